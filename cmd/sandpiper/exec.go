@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// runExec is `sandpiper exec`: run Python once in the configured sandbox,
+// print its stdout and stderr, and exit with its exit code (124 on timeout,
+// 137 when killed for memory).
+func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	code := fs.String("c", "", "Python code to run (default: read from standard input)")
+	verbose := fs.Bool("v", false, "print the sandbox's limits and the run's duration to standard error")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: sandpiper exec [-v] [-c CODE]   (code on standard input without -c)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	if *code == "" {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			fmt.Fprintf(stderr, "sandpiper: read code: %v\n", err)
+			return 1
+		}
+		*code = string(b)
+	}
+	cfg, err := loadSandboxConfig(ctx, envconfig.OsLookuper())
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 2
+	}
+	log := slog.New(slog.DiscardHandler)
+	if *verbose {
+		log = slog.New(slog.NewTextHandler(stderr, nil))
+	}
+	sb, err := newSandbox(ctx, cfg, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 1
+	}
+	res, err := sb.Run(ctx, sandbox.Request{Code: *code})
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 1
+	}
+	stdout.Write(res.Stdout)
+	stderr.Write(res.Stderr)
+	if res.StdoutTruncated {
+		fmt.Fprintf(stderr, "\nsandpiper: stdout truncated: %d of %d bytes shown\n", len(res.Stdout), res.StdoutSize)
+	}
+	if res.StderrTruncated {
+		fmt.Fprintf(stderr, "\nsandpiper: stderr truncated: %d of %d bytes shown\n", len(res.Stderr), res.StderrSize)
+	}
+	switch res.Limit {
+	case sandbox.LimitTimeout:
+		fmt.Fprintf(stderr, "sandpiper: timed out after %s\n", cfg.Timeout)
+	case sandbox.LimitMemory:
+		fmt.Fprintf(stderr, "sandpiper: killed: memory limit of %d MiB reached\n", int64(cfg.Memory)>>20)
+	case sandbox.LimitNone:
+	default:
+		fmt.Fprintf(stderr, "sandpiper: %s limit reached\n", res.Limit)
+	}
+	if *verbose {
+		fmt.Fprintf(stderr, "sandpiper: exit %d in %s\n", res.ExitCode, res.Duration)
+	}
+	switch {
+	case res.TimedOut:
+		return 124
+	case res.OutOfMemory:
+		return 137
+	}
+	return res.ExitCode
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/local"
+)
+
+// sandboxConfig is the sandbox's part of the environment.
+type sandboxConfig struct {
+	Backend     string        `env:"SANDPIPER_SANDBOX, default=local"`
+	Python      string        `env:"SANDPIPER_PYTHON, default=python3"`
+	Concurrency int           `env:"SANDPIPER_SANDBOX_CONCURRENCY"` // default: number of CPUs
+	Timeout     time.Duration `env:"SANDPIPER_SANDBOX_TIMEOUT, default=30s"`
+	Memory      byteSize      `env:"SANDPIPER_SANDBOX_MEMORY, default=512MiB"`
+	Processes   int           `env:"SANDPIPER_SANDBOX_PROCESSES, default=64"`
+	CPUTime     time.Duration `env:"SANDPIPER_SANDBOX_CPU_TIME, default=60s"`
+	OpenFiles   int           `env:"SANDPIPER_SANDBOX_OPEN_FILES, default=256"`
+	Disk        byteSize      `env:"SANDPIPER_SANDBOX_DISK, default=64MiB"`
+	Output      byteSize      `env:"SANDPIPER_SANDBOX_OUTPUT, default=1MiB"`
+}
+
+func (c sandboxConfig) limits() sandbox.Limits {
+	return sandbox.Limits{
+		Timeout:   c.Timeout,
+		Memory:    int64(c.Memory),
+		Processes: c.Processes,
+		CPUTime:   c.CPUTime,
+		OpenFiles: c.OpenFiles,
+		DiskSize:  int64(c.Disk),
+		Output:    int64(c.Output),
+	}
+}
+
+// validate names the variable to fix.
+func (c sandboxConfig) validate() error {
+	for _, v := range []struct {
+		name string
+		bad  bool
+	}{
+		{"SANDPIPER_SANDBOX_TIMEOUT", c.Timeout <= 0},
+		{"SANDPIPER_SANDBOX_MEMORY", c.Memory < 16<<20},
+		{"SANDPIPER_SANDBOX_PROCESSES", c.Processes < 1},
+		{"SANDPIPER_SANDBOX_CPU_TIME", c.CPUTime < time.Second},
+		{"SANDPIPER_SANDBOX_OPEN_FILES", c.OpenFiles < 16},
+		{"SANDPIPER_SANDBOX_DISK", c.Disk < 1<<20},
+		{"SANDPIPER_SANDBOX_OUTPUT", c.Output < 1<<10},
+		{"SANDPIPER_SANDBOX_CONCURRENCY", c.Concurrency < 0},
+	} {
+		if v.bad {
+			return fmt.Errorf("config: %s is out of range", v.name)
+		}
+	}
+	if c.Backend != "local" {
+		return fmt.Errorf("config: SANDPIPER_SANDBOX=%q: the only backend is \"local\"", c.Backend)
+	}
+	return nil
+}
+
+// loadSandboxConfig reads the sandbox variables from the environment.
+func loadSandboxConfig(ctx context.Context, lookup envconfig.Lookuper) (sandboxConfig, error) {
+	var c sandboxConfig
+	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &c, Lookuper: lookup}); err != nil {
+		return c, fmt.Errorf("config: %w", err)
+	}
+	return c, c.validate()
+}
+
+// newSandbox builds the configured backend.
+func newSandbox(ctx context.Context, c sandboxConfig, log *slog.Logger) (*local.Sandbox, error) {
+	return local.New(ctx, local.Config{
+		Python:      c.Python,
+		Concurrency: c.Concurrency,
+		Limits:      c.limits(),
+		Logger:      log,
+	})
+}
+
+// byteSize is a size in bytes written as 512MiB, 64MB, 1G or 4096.
+type byteSize int64
+
+func (b *byteSize) EnvDecode(s string) error {
+	n, err := parseByteSize(s)
+	if err != nil {
+		return err
+	}
+	*b = byteSize(n)
+	return nil
+}
+
+func parseByteSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := len(t)
+	for i > 0 && (t[i-1] < '0' || t[i-1] > '9') {
+		i--
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("invalid size %q (want e.g. 512MiB, 64MB, 4096)", s)
+	}
+	mult := map[string]int64{
+		"": 1, "b": 1,
+		"k": 1 << 10, "kb": 1000, "kib": 1 << 10,
+		"m": 1 << 20, "mb": 1000 * 1000, "mib": 1 << 20,
+		"g": 1 << 30, "gb": 1000 * 1000 * 1000, "gib": 1 << 30,
+	}[unit]
+	if mult == 0 {
+		return 0, fmt.Errorf("invalid size %q: unknown unit %q", s, unit)
+	}
+	return n * mult, nil
+}

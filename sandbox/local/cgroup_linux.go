@@ -1,0 +1,219 @@
+//go:build linux && (amd64 || arm64)
+
+package local
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// cgroups creates one memory+pids cgroup per run, on cgroup v2 where its
+// memory and pids controllers are available, else on the v1 memory and
+// pids hierarchies. A nil *cgroups means the host offers neither (or does
+// not let this user create groups): rlimits then stand alone.
+type cgroups struct {
+	v2   string // v2: the parent directory of the runs' groups
+	mem  string // v1: memory/sandpiper
+	pids string // v1: pids/sandpiper
+}
+
+const cgroupRoot = "/sys/fs/cgroup"
+
+// cgroupName is the parent group every run's group is created under.
+const cgroupName = "sandpiper"
+
+// detectCgroups prepares the parent groups, or returns why it cannot.
+func detectCgroups() (*cgroups, error) {
+	if ctrl, err := os.ReadFile(filepath.Join(cgroupRoot, "cgroup.controllers")); err == nil {
+		have := strings.Fields(string(ctrl))
+		if contains(have, "memory") && contains(have, "pids") {
+			return detectV2()
+		}
+	}
+	mem, pids := filepath.Join(cgroupRoot, "memory"), filepath.Join(cgroupRoot, "pids")
+	if _, err := os.Stat(filepath.Join(mem, "memory.limit_in_bytes")); err != nil {
+		return nil, errors.New("no cgroup v2 memory and pids controllers and no cgroup v1 memory hierarchy")
+	}
+	if _, err := os.Stat(filepath.Join(pids, "cgroup.procs")); err != nil {
+		return nil, errors.New("no cgroup v1 pids hierarchy")
+	}
+	c := &cgroups{mem: filepath.Join(mem, cgroupName), pids: filepath.Join(pids, cgroupName)}
+	for _, d := range []string{c.mem, c.pids} {
+		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("create %s: %w", d, err)
+		}
+	}
+	return c, nil
+}
+
+func detectV2() (*cgroups, error) {
+	// Our own group must not hold processes and enable controllers at
+	// once, so the runs' parent is a sibling at the root.
+	if err := os.WriteFile(filepath.Join(cgroupRoot, "cgroup.subtree_control"), []byte("+memory +pids"), 0); err != nil {
+		return nil, fmt.Errorf("enable cgroup v2 controllers: %w", err)
+	}
+	c := &cgroups{v2: filepath.Join(cgroupRoot, cgroupName)}
+	if err := os.Mkdir(c.v2, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("create %s: %w", c.v2, err)
+	}
+	if err := os.WriteFile(filepath.Join(c.v2, "cgroup.subtree_control"), []byte("+memory +pids"), 0); err != nil {
+		return nil, fmt.Errorf("enable cgroup v2 controllers in %s: %w", c.v2, err)
+	}
+	return c, nil
+}
+
+func (c *cgroups) String() string {
+	if c == nil {
+		return "none"
+	}
+	if c.v2 != "" {
+		return "v2 " + c.v2
+	}
+	return "v1 " + c.mem + ", " + c.pids
+}
+
+// runCgroup is one run's group (two directories on v1).
+type runCgroup struct {
+	dirs  []string
+	procs []*os.File // cgroup.procs of each directory, for init to write the program's pid
+	v2    bool
+}
+
+type cgroupSetting struct{ file, value string }
+
+type cgroupDir struct {
+	dir      string
+	settings []cgroupSetting
+}
+
+// create makes the group for one run with the given limits.
+func (c *cgroups) create(id string, memory int64, pids int) (*runCgroup, error) {
+	rc := &runCgroup{v2: c.v2 != ""}
+	mem, max := strconv.FormatInt(memory, 10), strconv.Itoa(pids)
+	var plan []cgroupDir
+	if rc.v2 {
+		plan = []cgroupDir{{filepath.Join(c.v2, id), []cgroupSetting{{"memory.max", mem}, {"memory.swap.max", "0"}, {"pids.max", max}}}}
+	} else {
+		plan = []cgroupDir{
+			{filepath.Join(c.mem, id), []cgroupSetting{{"memory.limit_in_bytes", mem}, {"memory.memsw.limit_in_bytes", mem}}},
+			{filepath.Join(c.pids, id), []cgroupSetting{{"pids.max", max}}},
+		}
+	}
+	for _, p := range plan {
+		if err := os.Mkdir(p.dir, 0o755); err != nil {
+			rc.remove()
+			return nil, fmt.Errorf("cgroup: %w", err)
+		}
+		rc.dirs = append(rc.dirs, p.dir)
+		for _, s := range p.settings {
+			err := os.WriteFile(filepath.Join(p.dir, s.file), []byte(s.value), 0)
+			if err != nil && !(errors.Is(err, fs.ErrNotExist) && (s.file == "memory.memsw.limit_in_bytes" || s.file == "memory.swap.max")) {
+				rc.remove()
+				return nil, fmt.Errorf("cgroup: set %s: %w", s.file, err)
+			}
+		}
+		f, err := os.OpenFile(filepath.Join(p.dir, "cgroup.procs"), os.O_WRONLY, 0)
+		if err != nil {
+			rc.remove()
+			return nil, fmt.Errorf("cgroup: %w", err)
+		}
+		rc.procs = append(rc.procs, f)
+	}
+	return rc, nil
+}
+
+// closeProcs closes the host's copies of the cgroup.procs files.
+func (rc *runCgroup) closeProcs() {
+	for _, f := range rc.procs {
+		f.Close()
+	}
+	rc.procs = nil
+}
+
+// oomKilled reports whether the memory limit killed a process of the run.
+func (rc *runCgroup) oomKilled() bool {
+	if rc.v2 {
+		return readKeyed(filepath.Join(rc.dirs[0], "memory.events"), "oom_kill") > 0
+	}
+	return readKeyed(filepath.Join(rc.dirs[0], "memory.oom_control"), "oom_kill") > 0
+}
+
+// pidsMaxHit reports whether a fork or thread creation hit the limit.
+func (rc *runCgroup) pidsMaxHit() bool {
+	return readKeyed(filepath.Join(rc.dirs[len(rc.dirs)-1], "pids.events"), "max") > 0
+}
+
+// memoryPeak returns the most memory the run used, 0 if unknown.
+func (rc *runCgroup) memoryPeak() int64 {
+	name := "memory.max_usage_in_bytes"
+	if rc.v2 {
+		name = "memory.peak"
+	}
+	b, err := os.ReadFile(filepath.Join(rc.dirs[0], name))
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return n
+}
+
+// remove deletes the group. Its processes are gone once the sandbox's init
+// has been reaped, but the kernel may take a moment to let go of the group.
+func (rc *runCgroup) remove() error {
+	rc.closeProcs()
+	var errs []error
+	for _, d := range rc.dirs {
+		var err error
+		for i := 0; i < 50; i++ {
+			err = unix.Rmdir(d)
+			if err == nil || err == unix.ENOENT {
+				err = nil
+				break
+			}
+			if err != unix.EBUSY {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cgroup: remove %s: %w", d, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// readKeyed returns the value of key in a "key value" lines file.
+func readKeyed(file, key string) int64 {
+	f, err := os.Open(file)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		k, v, ok := strings.Cut(s.Text(), " ")
+		if ok && k == key {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

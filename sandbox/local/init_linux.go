@@ -1,0 +1,446 @@
+//go:build linux && (amd64 || arm64)
+
+package local
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// newRoot is where init builds the sandbox's root before pivoting into it.
+// It is a tmpfs mounted in init's private mount namespace, so the host's
+// directory of that name is only covered, never touched.
+const newRoot = "/tmp"
+
+// Main runs the sandbox's init when this process was started as one, and
+// never returns then; otherwise it returns at once.
+func Main() {
+	if len(os.Args) == 0 || os.Args[0] != initArg0 {
+		return
+	}
+	start := time.Now()
+	res := initMain(start)
+	w := os.NewFile(resultFD, "result")
+	if err := gob.NewEncoder(w).Encode(res); err != nil {
+		os.Exit(3)
+	}
+	w.Close()
+	os.Exit(0)
+}
+
+func initMain(start time.Time) (res initResult) {
+	// Nothing inside may stop init with a signal: the Go runtime would
+	// otherwise exit on SIGTERM or an asynchronous SIGSEGV.
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs)
+	go func() {
+		for range sigs {
+		}
+	}()
+	// /proc/1 must not be readable by the program, which has the same uid.
+	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+	var req initRequest
+	if err := gob.NewDecoder(bufio.NewReader(os.Stdin)).Decode(&req); err != nil {
+		return initResult{Err: fmt.Sprintf("read request: %v", err)}
+	}
+	os.Stdin.Close()
+
+	if err := buildRoot(&req); err != nil {
+		return initResult{Err: err.Error()}
+	}
+	res, err := supervise(&req, start)
+	if err != nil {
+		return initResult{Err: err.Error()}
+	}
+	return res
+}
+
+// buildRoot assembles the sandbox's file system and pivots into it.
+func buildRoot(req *initRequest) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	if err := unix.Mount("sandbox", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=1m,nr_inodes=4096,mode=0755"); err != nil {
+		return fmt.Errorf("mount root tmpfs: %w", err)
+	}
+	fd := firstMountFD // the trees' file descriptors, in order
+	for _, m := range req.Mounts {
+		target := filepath.Join(newRoot, m.Target)
+		switch m.Kind {
+		case mountDir:
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return fmt.Errorf("mkdir %s: %w", m.Target, err)
+			}
+		case mountSymlink:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return fmt.Errorf("mkdir %s: %w", m.Target, err)
+			}
+			if err := os.Symlink(m.Link, target); err != nil {
+				return fmt.Errorf("symlink %s: %w", m.Target, err)
+			}
+		case mountTree:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return fmt.Errorf("mkdir %s: %w", m.Target, err)
+			}
+			if m.IsFile {
+				if err := os.WriteFile(target, nil, 0o644); err != nil {
+					return fmt.Errorf("create %s: %w", m.Target, err)
+				}
+			} else if err := os.Mkdir(target, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("mkdir %s: %w", m.Target, err)
+			}
+			if err := unix.MoveMount(fd, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+				return fmt.Errorf("mount %s: %w", m.Target, err)
+			}
+			unix.Close(fd)
+			fd++
+		}
+	}
+	req.cgroupFD = fd
+	for _, f := range req.EtcFiles {
+		p := filepath.Join(newRoot, "etc", f.Name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			return fmt.Errorf("write /etc/%s: %w", f.Name, err)
+		}
+	}
+
+	// The writable part: one tmpfs for /mnt/data, /tmp and /dev/shm, so
+	// that Limits.DiskSize bounds them all together.
+	work := filepath.Join(newRoot, "mnt")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+	opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0755", req.Limits.DiskSize, 16384)
+	if err := unix.Mount("sandbox-work", work, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("mount work tmpfs: %w", err)
+	}
+	for _, d := range []struct {
+		name string
+		mode os.FileMode
+		bind string
+	}{
+		{"data", 0o755, ""},
+		{"tmp", 0o1777, "tmp"},
+		{"shm", 0o1777, "dev/shm"},
+	} {
+		p := filepath.Join(work, d.name)
+		if err := os.Mkdir(p, d.mode); err != nil {
+			return err
+		}
+		if err := os.Chmod(p, d.mode); err != nil { // past the umask
+			return err
+		}
+		if d.bind == "" {
+			continue
+		}
+		dst := filepath.Join(newRoot, d.bind)
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			return err
+		}
+		if err := unix.Mount(p, dst, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("bind /%s: %w", d.bind, err)
+		}
+	}
+	if err := writeInputs(filepath.Join(work, "data"), req.Files); err != nil {
+		return err
+	}
+
+	// A fresh /proc for the new PID namespace.
+	procDir := filepath.Join(newRoot, "proc")
+	if err := os.MkdirAll(procDir, 0o555); err != nil {
+		return err
+	}
+	if err := unix.Mount("proc", procDir, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mount /proc: %w", err)
+	}
+	for _, l := range [][2]string{{"/proc/self/fd", "dev/fd"}, {"/proc/self/fd/0", "dev/stdin"}, {"/proc/self/fd/1", "dev/stdout"}, {"/proc/self/fd/2", "dev/stderr"}} {
+		if err := os.Symlink(l[0], filepath.Join(newRoot, l[1])); err != nil {
+			return fmt.Errorf("symlink /%s: %w", l[1], err)
+		}
+	}
+
+	if err := unix.Sethostname([]byte("sandbox")); err != nil {
+		return fmt.Errorf("sethostname: %w", err)
+	}
+	if err := unix.Chdir(newRoot); err != nil {
+		return err
+	}
+	// pivot_root(".", ".") stacks the old root under the new one; the
+	// detached unmount then drops every host mount from this namespace.
+	if err := unix.PivotRoot(".", "."); err != nil {
+		return fmt.Errorf("pivot_root: %w", err)
+	}
+	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("unmount old root: %w", err)
+	}
+	if err := unix.Chdir("/"); err != nil {
+		return err
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+		return fmt.Errorf("make root read-only: %w", err)
+	}
+	return nil
+}
+
+// writeInputs places the request's files in dir.
+func writeInputs(dir string, files []sandbox.File) error {
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("input %s: %w", f.Name, err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			return fmt.Errorf("input %s: %w", f.Name, err)
+		}
+	}
+	return nil
+}
+
+// supervise runs the program, enforces the deadline, reaps every process,
+// and collects the output files.
+func supervise(req *initRequest, start time.Time) (initResult, error) {
+	var res initResult
+	devnull, err := os.Open("/dev/null")
+	if err != nil {
+		return res, fmt.Errorf("open /dev/null: %w", err)
+	}
+	argv := []string{"python3", "-c", req.Code}
+
+	// The program is forked from a locked OS thread that alone carries the
+	// lock-down (no_new_privs, no capabilities, Landlock, seccomp); init's
+	// other threads keep what they need to clean up.
+	type started struct {
+		pid int
+		err error
+	}
+	ch := make(chan started, 1)
+	go func() {
+		runtime.LockOSThread()
+		// Never unlocked: the thread exits with this goroutine.
+		if err := lockdownThread(); err != nil {
+			ch <- started{err: err}
+			return
+		}
+		pid, err := syscall.ForkExec(req.Python, argv, &syscall.ProcAttr{
+			Dir:   sandbox.WorkDir,
+			Env:   req.Env,
+			Files: []uintptr{devnull.Fd(), 1, 2},
+			// No Pdeathsig: it would fire when this thread exits. The
+			// program dies with init, through the PID namespace.
+			Sys: &syscall.SysProcAttr{Setsid: true},
+		})
+		ch <- started{pid, err}
+	}()
+	s := <-ch
+	devnull.Close()
+	if s.err != nil {
+		return res, fmt.Errorf("start %s: %w", req.Python, s.err)
+	}
+	res.Started = time.Since(start)
+	limitProcess(s.pid, req)
+	for i := 0; i < req.CgroupFDs; i++ {
+		fd := req.cgroupFD + i
+		if _, err := unix.Write(fd, []byte(strconv.Itoa(s.pid))); err != nil {
+			unix.Kill(-1, unix.SIGKILL)
+			return res, fmt.Errorf("join cgroup: %w", err)
+		}
+		unix.Close(fd)
+	}
+
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(req.Deadline-time.Since(start), func() {
+		timedOut.Store(true)
+		unix.Kill(-1, unix.SIGKILL)
+	})
+	var status unix.WaitStatus
+	for {
+		pid, err := unix.Wait4(-1, &status, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return res, fmt.Errorf("wait: %w", err)
+		}
+		if pid == s.pid {
+			break
+		}
+	}
+	timer.Stop()
+	res.TimedOut = timedOut.Load()
+	// Whatever the program left behind goes with it.
+	unix.Kill(-1, unix.SIGKILL)
+	for {
+		var st unix.WaitStatus
+		_, err := unix.Wait4(-1, &st, 0, nil)
+		if err == unix.ECHILD {
+			break
+		}
+	}
+	switch {
+	case status.Exited():
+		res.Exited, res.ExitCode = true, status.ExitStatus()
+	case status.Signaled():
+		res.Signal = int(status.Signal())
+		res.ExitCode = 128 + res.Signal
+	}
+	var st unix.Statfs_t
+	if unix.Statfs("/mnt", &st) == nil && st.Bavail*uint64(st.Bsize) < 64<<10 {
+		res.DiskFull = true
+	}
+	res.Files, res.Omitted = collect(sandbox.WorkDir, req.Files, req.Limits)
+	return res, nil
+}
+
+// limitProcess applies the rlimits to the program. It runs right after the
+// exec, while the interpreter is still starting up; rlimits are
+// per-process, so setting them on init would bind init as well.
+func limitProcess(pid int, req *initRequest) {
+	l := req.Limits
+	cpu := uint64((l.CPUTime + time.Second - 1) / time.Second)
+	set := func(res int, soft, hard uint64) {
+		unix.Prlimit(pid, res, &unix.Rlimit{Cur: soft, Max: hard}, nil)
+	}
+	set(unix.RLIMIT_CPU, cpu, cpu+1)
+	set(unix.RLIMIT_FSIZE, uint64(l.DiskSize), uint64(l.DiskSize))
+	set(unix.RLIMIT_NOFILE, uint64(l.OpenFiles), uint64(l.OpenFiles))
+	// Init's own threads run as the same user and count here too.
+	set(unix.RLIMIT_NPROC, uint64(l.Processes+initThreads), uint64(l.Processes+initThreads))
+	set(unix.RLIMIT_CORE, 0, 0)
+	set(unix.RLIMIT_MEMLOCK, 64<<10, 64<<10)
+	if req.CgroupFDs == 0 {
+		// Without a memory cgroup the address space is the only bound.
+		set(unix.RLIMIT_AS, uint64(l.Memory), uint64(l.Memory))
+	}
+}
+
+// initThreads is the headroom in RLIMIT_NPROC for init's own threads.
+const initThreads = 16
+
+// collect returns the files under dir that are not among the inputs
+// unchanged, within the limits; symbolic links and special files are
+// never followed or read.
+func collect(dir string, inputs []sandbox.File, lim sandbox.Limits) (files []sandbox.File, omitted []string) {
+	in := make(map[string][]byte, len(inputs))
+	for _, f := range inputs {
+		in[f.Name] = f.Data
+	}
+	var names []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.IsDir():
+			return nil
+		case d.Type().IsRegular():
+			names = append(names, rel)
+		default:
+			omitted = append(omitted, rel+" (not a regular file)")
+		}
+		return nil
+	})
+	sort.Strings(names)
+	budget := lim.DiskSize
+	for _, name := range names {
+		data, err := readNoFollow(path.Join(dir, name), budget)
+		if err != nil {
+			omitted = append(omitted, fmt.Sprintf("%s (%v)", name, err))
+			continue
+		}
+		if old, ok := in[name]; ok && bytes.Equal(old, data) {
+			continue
+		}
+		if len(files) >= lim.Files {
+			omitted = append(omitted, name+" (too many files)")
+			continue
+		}
+		budget -= int64(len(data))
+		files = append(files, sandbox.File{Name: name, Data: data})
+	}
+	return files, omitted
+}
+
+var errTooBig = errors.New("too large")
+
+func readNoFollow(p string, max int64) ([]byte, error) {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	if fi.Size() > max {
+		return nil, errTooBig
+	}
+	data := make([]byte, fi.Size())
+	if _, err := f.ReadAt(data, 0); err != nil && fi.Size() > 0 {
+		return nil, err
+	}
+	return data, nil
+}
+
+// lockdownThread drops every privilege of the calling OS thread, which is
+// what a process forked from it inherits.
+func lockdownThread() error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
+	if err := restrictLandlock(); err != nil {
+		return err
+	}
+	if err := installSeccomp(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func dropCapabilities() error {
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			return fmt.Errorf("drop bounding capability %d: %w", c, err)
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	return nil
+}

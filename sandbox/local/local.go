@@ -1,0 +1,62 @@
+// Package local runs each sandbox request in a fresh set of Linux namespaces
+// on this host: a private read-only root holding only the Python install, a
+// size-limited writable /mnt/data and /tmp, no network, no view of the host's
+// processes, files or environment, a seccomp filter, Landlock, rlimits and,
+// where the host offers them, cgroup memory and pids limits.
+//
+// The binary re-executes itself as the sandbox's PID 1, so every program
+// that uses this package must call [Main] first thing in main (and in
+// TestMain).
+package local
+
+import (
+	"log/slog"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// Config configures a [Sandbox]. Zero fields take defaults.
+type Config struct {
+	// Python is the interpreter: a path or a name looked up in PATH
+	// (default "python3"). It is resolved once, through shims, to the real
+	// executable and its prefix.
+	Python string
+	// Concurrency bounds runs at once (default: number of CPUs).
+	Concurrency int
+	// Limits are the defaults for requests; a request's own non-zero
+	// limits win.
+	Limits sandbox.Limits
+	// Logger receives start-up facts and cleanup failures (default: discard).
+	Logger *slog.Logger
+}
+
+// mergeLimits returns req's limits, with zero fields taken from def and then
+// from the package defaults.
+func mergeLimits(req, def sandbox.Limits) sandbox.Limits {
+	def = def.WithDefaults()
+	if req.Timeout <= 0 {
+		req.Timeout = def.Timeout
+	}
+	if req.Memory <= 0 {
+		req.Memory = def.Memory
+	}
+	if req.Processes <= 0 {
+		req.Processes = def.Processes
+	}
+	if req.CPUTime <= 0 {
+		req.CPUTime = def.CPUTime
+	}
+	if req.OpenFiles <= 0 {
+		req.OpenFiles = def.OpenFiles
+	}
+	if req.DiskSize <= 0 {
+		req.DiskSize = def.DiskSize
+	}
+	if req.Output <= 0 {
+		req.Output = def.Output
+	}
+	if req.Files <= 0 {
+		req.Files = def.Files
+	}
+	return req
+}

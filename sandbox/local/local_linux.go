@@ -1,0 +1,481 @@
+//go:build linux && (amd64 || arm64)
+
+package local
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/gob"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// The program's user inside the sandbox, and the unprivileged host user it
+// maps to when the bot runs as root. (Run by another user, the bot maps the
+// sandbox user to itself: the kernel allows nothing else.)
+const (
+	sandboxID = 1000
+	nobodyID  = 65534
+)
+
+// hostGrace is how long past the timeout the host waits for init to end the
+// run itself before killing the whole sandbox from outside.
+const hostGrace = 5 * time.Second
+
+// Sandbox is the local backend. It is safe for concurrent use.
+type Sandbox struct {
+	cfg     Config
+	log     *slog.Logger
+	python  *Python
+	mounts  []hostMount
+	env     []string
+	etc     []sandbox.File
+	cgroups *cgroups
+	sem     chan struct{}
+	hostID  int // host uid and gid the sandbox user maps to
+}
+
+// hostMount is one entry of the sandbox's root: for trees, Source is the
+// host path cloned and Attr the mount attributes it gets.
+type hostMount struct {
+	initMount
+	Source string
+	Attr   uint64
+}
+
+// New checks that this host can create sandboxes and resolves the
+// interpreter. It fails, saying why and what to do, when it cannot; it never
+// falls back to running code unsandboxed.
+func New(ctx context.Context, cfg Config) (*Sandbox, error) {
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = runtime.NumCPU()
+	}
+	cfg.Limits = cfg.Limits.WithDefaults()
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	py, err := resolvePython(ctx, cfg.Python)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sandbox{
+		cfg:    cfg,
+		log:    log,
+		python: py,
+		sem:    make(chan struct{}, cfg.Concurrency),
+		hostID: os.Geteuid(),
+	}
+	if s.hostID == 0 {
+		s.hostID = nobodyID
+	}
+	if err := s.plan(); err != nil {
+		return nil, err
+	}
+	if os.Geteuid() == 0 {
+		s.cgroups, err = detectCgroups()
+	} else {
+		err = errors.New("not running as root")
+	}
+	if err != nil {
+		log.Warn("sandbox: no cgroup limits; memory is bounded by RLIMIT_AS and processes by RLIMIT_NPROC only", "reason", err)
+	}
+
+	// Prove it works before anyone relies on it.
+	res, err := s.Run(ctx, sandbox.Request{Code: "print(6 * 7)", Limits: sandbox.Limits{Timeout: 30 * time.Second}})
+	if err != nil {
+		return nil, explainStartFailure(err)
+	}
+	if got := strings.TrimSpace(string(res.Stdout)); got != "42" || res.ExitCode != 0 {
+		return nil, fmt.Errorf("sandbox: self-test printed %q (exit %d), want 42; stderr: %s", got, res.ExitCode, bytes.TrimSpace(res.Stderr))
+	}
+	log.Info("sandbox: local backend ready", "python", py.Executable, "version", py.Version,
+		"cgroups", s.cgroups.String(), "landlock_abi", landlockABI(), "concurrency", cfg.Concurrency,
+		"self_test", res.Duration.Round(time.Microsecond))
+	return s, nil
+}
+
+// Python returns the resolved interpreter.
+func (s *Sandbox) Python() Python { return *s.python }
+
+// explainStartFailure turns a failure to create the namespaces into advice.
+func explainStartFailure(err error) error {
+	var se *sandbox.Error
+	if !errors.As(err, &se) || se.Op != "start" {
+		return fmt.Errorf("sandbox: self-test failed: %w", err)
+	}
+	why := "this host does not let the bot create user, PID, mount and network namespaces"
+	if b, rerr := os.ReadFile("/proc/sys/user/max_user_namespaces"); rerr == nil && strings.TrimSpace(string(b)) == "0" {
+		why = "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0)"
+	} else if b, rerr := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); rerr == nil && strings.TrimSpace(string(b)) == "0" && os.Geteuid() != 0 {
+		why = "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone=0)"
+	}
+	return fmt.Errorf("sandbox: cannot create a sandbox: %s (%v). "+
+		"In Docker, run the container with --security-opt seccomp=unconfined --security-opt apparmor=unconfined "+
+		"(or --privileged); on a host, enable user namespaces (sysctl user.max_user_namespaces=15000, "+
+		"kernel.unprivileged_userns_clone=1, kernel.apparmor_restrict_unprivileged_userns=0); "+
+		"or choose a remote backend. Code is never run unsandboxed", why, se.Err)
+}
+
+// plan decides, once, what the sandbox's root holds.
+func (s *Sandbox) plan() error {
+	const ro = unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV
+	var ms []hostMount
+	add := func(hostPath, target string, attr uint64) error {
+		fi, err := os.Lstat(hostPath)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("sandbox: %w", err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			link, err := os.Readlink(hostPath)
+			if err != nil {
+				return fmt.Errorf("sandbox: %w", err)
+			}
+			ms = append(ms, hostMount{initMount: initMount{Kind: mountSymlink, Target: target, Link: link}})
+			return nil
+		}
+		ms = append(ms, hostMount{initMount: initMount{Kind: mountTree, Target: target, IsFile: !fi.IsDir()}, Source: hostPath, Attr: attr})
+		return nil
+	}
+	for _, d := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
+		if err := add(d, d, ro); err != nil {
+			return err
+		}
+	}
+	// Only what the interpreter and common libraries read from /etc.
+	for _, f := range []string{"ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime",
+		"matplotlibrc", "fonts", "mime.types", "ssl"} {
+		if err := add("/etc/"+f, "/etc/"+f, ro); err != nil {
+			return err
+		}
+	}
+	// The interpreter's own install, where it lives outside /usr.
+	covered := func(p string) bool {
+		for _, m := range ms {
+			if m.Kind == mountTree && (p == m.Target || strings.HasPrefix(p, m.Target+"/")) {
+				return true
+			}
+		}
+		return false
+	}
+	dirs := append([]string{filepath.Dir(s.python.Executable)}, s.python.Prefixes...)
+	dirs = append(dirs, s.python.Path...)
+	for _, d := range dirs {
+		d = filepath.Clean(d)
+		if covered(d) {
+			continue
+		}
+		for _, bad := range []string{"/", "/proc", "/dev", "/mnt", "/tmp", "/etc", "/sys"} {
+			if d == bad || strings.HasPrefix(d, bad+"/") && bad != "/" {
+				return fmt.Errorf("sandbox: python directory %s cannot be made visible in the sandbox (it is under %s); install Python elsewhere or set SANDPIPER_PYTHON", d, bad)
+			}
+		}
+		if err := add(d, d, ro); err != nil {
+			return err
+		}
+	}
+	ms = append(ms, hostMount{initMount: initMount{Kind: mountDir, Target: "/dev"}})
+	for _, dev := range writableFiles {
+		ms = append(ms, hostMount{initMount: initMount{Kind: mountTree, Target: dev, IsFile: true}, Source: dev,
+			Attr: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC})
+	}
+	s.mounts = ms
+
+	pathDirs := []string{"/usr/local/bin", "/usr/bin", "/bin"}
+	if bin := filepath.Dir(s.python.Executable); !contains(pathDirs, bin) {
+		pathDirs = append([]string{bin}, pathDirs...)
+	}
+	threads := strconv.Itoa(min(runtime.NumCPU(), 4))
+	s.env = []string{
+		"PATH=" + strings.Join(pathDirs, ":"),
+		"HOME=/tmp",
+		"LANG=C.UTF-8",
+		"TMPDIR=/tmp",
+		"USER=sandbox",
+		"PYTHONUNBUFFERED=1", // output written before a timeout is kept
+		"PYTHONDONTWRITEBYTECODE=1",
+		"MPLBACKEND=Agg",
+		"MPLCONFIGDIR=/tmp/.matplotlib",
+		"OPENBLAS_NUM_THREADS=" + threads,
+		"OMP_NUM_THREADS=" + threads,
+	}
+	// Hardware workarounds some hosts need for correct BLAS results.
+	for _, k := range []string{"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"} {
+		if v, ok := os.LookupEnv(k); ok {
+			s.env = append(s.env, k+"="+v)
+		}
+	}
+	s.etc = []sandbox.File{
+		{Name: "passwd", Data: []byte("root:x:0:0:root:/:/usr/sbin/nologin\nsandbox:x:1000:1000:sandbox:/tmp:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")},
+		{Name: "group", Data: []byte("root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n")},
+		{Name: "hosts", Data: []byte("127.0.0.1\tlocalhost sandbox\n::1\tlocalhost sandbox\n")},
+		{Name: "hostname", Data: []byte("sandbox\n")},
+		{Name: "nsswitch.conf", Data: []byte("passwd: files\ngroup: files\nhosts: files\n")},
+	}
+	return nil
+}
+
+// Run runs req in a fresh sandbox. It waits for a free slot first (see
+// Config.Concurrency), honouring ctx. A program that fails, times out or
+// exceeds a limit is reported in the Result; an error means the sandbox
+// could not be created or ctx ended the run.
+func (s *Sandbox) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error) {
+	if err := checkNames(req.Files); err != nil {
+		return nil, err
+	}
+	select {
+	case s.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("sandbox: waiting for a free slot: %w", context.Cause(ctx))
+	}
+	defer func() { <-s.sem }()
+	return s.run(ctx, req)
+}
+
+// checkNames refuses input file names that could leave the working
+// directory or are not plain relative paths.
+func checkNames(files []sandbox.File) error {
+	seen := make(map[string]bool, len(files))
+	if len(files) > sandbox.DefaultInputFiles {
+		return fmt.Errorf("sandbox: %d input files, at most %d", len(files), sandbox.DefaultInputFiles)
+	}
+	for _, f := range files {
+		n := f.Name
+		if n == "" || strings.HasPrefix(n, "/") || path.Clean(n) != n || n == "." ||
+			strings.HasPrefix(n, "../") || n == ".." || strings.ContainsRune(n, 0) || len(n) > 1024 {
+			return fmt.Errorf("sandbox: input file name %q is not a clean relative path", n)
+		}
+		if seen[n] {
+			return fmt.Errorf("sandbox: input file %q given twice", n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
+
+func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Result, err error) {
+	lim := mergeLimits(req.Limits, s.cfg.Limits)
+	var inputSize int64
+	for _, f := range req.Files {
+		inputSize += int64(len(f.Data))
+	}
+	if inputSize > lim.DiskSize {
+		return nil, fmt.Errorf("sandbox: input files hold %d bytes, more than the disk limit of %d", inputSize, lim.DiskSize)
+	}
+	start := time.Now()
+
+	// The mount trees, cloned from the host for this run alone.
+	var extra []*os.File
+	defer func() {
+		for _, f := range extra {
+			f.Close()
+		}
+	}()
+	resultR, resultW, err := os.Pipe()
+	if err != nil {
+		return nil, &sandbox.Error{Op: "pipe", Err: err}
+	}
+	defer resultR.Close()
+	extra = append(extra, resultW)
+	initMounts := make([]initMount, 0, len(s.mounts))
+	for _, m := range s.mounts {
+		if m.Kind == mountTree {
+			fd, err := unix.OpenTree(unix.AT_FDCWD, m.Source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+			if err != nil {
+				return nil, &sandbox.Error{Op: "clone " + m.Source, Err: err}
+			}
+			extra = append(extra, os.NewFile(uintptr(fd), m.Source))
+			attr := unix.MountAttr{Attr_set: m.Attr}
+			if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
+				return nil, &sandbox.Error{Op: "lock " + m.Source, Err: err}
+			}
+		}
+		initMounts = append(initMounts, m.initMount)
+	}
+
+	var cg *runCgroup
+	if s.cgroups != nil {
+		cg, err = s.cgroups.create(runID(), lim.Memory, lim.Processes)
+		if err != nil {
+			return nil, &sandbox.Error{Op: "cgroup", Err: err}
+		}
+		defer func() {
+			if rerr := cg.remove(); rerr != nil {
+				s.log.Warn("sandbox: cleanup", "err", rerr)
+			}
+		}()
+		extra = append(extra, cg.procs...)
+		cg.procs = nil // closed with extra
+	}
+
+	stdout := &capBuffer{max: lim.Output}
+	stderr := &capBuffer{max: lim.Output}
+	reqR, reqW, err := os.Pipe()
+	if err != nil {
+		return nil, &sandbox.Error{Op: "pipe", Err: err}
+	}
+	runCtx, cancel := context.WithTimeout(ctx, lim.Timeout+hostGrace)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, "/proc/self/exe")
+	cmd.Args = []string{initArg0}
+	cmd.Env = []string{} // init's environment, and so /proc/1/environ, is empty
+	cmd.Stdin = reqR
+	cmd.Stdout = stdout
+	cmd.Stderr = stderr
+	cmd.ExtraFiles = extra
+	cmd.WaitDelay = time.Second
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
+			syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: sandboxID, HostID: s.hostID, Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: sandboxID, HostID: s.hostID, Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		Credential:                 &syscall.Credential{Uid: sandboxID, Gid: sandboxID, NoSetGroups: true},
+		// What init needs to build the root; the program gets none.
+		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP},
+		Pdeathsig:   syscall.SIGKILL,
+		Setsid:      true,
+	}
+	if err := cmd.Start(); err != nil {
+		reqR.Close()
+		reqW.Close()
+		return nil, &sandbox.Error{Op: "start", Err: err}
+	}
+	reqR.Close()
+	for _, f := range extra {
+		f.Close()
+	}
+	extra = nil
+
+	go func() {
+		gob.NewEncoder(reqW).Encode(initRequest{
+			Code:      req.Code,
+			Files:     req.Files,
+			Python:    s.python.Executable,
+			Env:       s.env,
+			Mounts:    initMounts,
+			EtcFiles:  s.etc,
+			Limits:    lim,
+			Deadline:  lim.Timeout,
+			CgroupFDs: cgroupFDs(cg),
+		})
+		reqW.Close()
+	}()
+	resultc := make(chan initResultOrErr, 1)
+	go func() {
+		var r initResult
+		err := gob.NewDecoder(resultR).Decode(&r)
+		io.Copy(io.Discard, resultR)
+		resultc <- initResultOrErr{r, err}
+	}()
+
+	waitErr := cmd.Wait()
+	ir := <-resultc
+	dur := time.Since(start)
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("sandbox: run: %w", context.Cause(ctx))
+	}
+	res = &sandbox.Result{
+		Stdout:          stdout.buf.Bytes(),
+		Stderr:          stderr.buf.Bytes(),
+		StdoutSize:      stdout.n,
+		StderrSize:      stderr.n,
+		StdoutTruncated: stdout.n > lim.Output,
+		StderrTruncated: stderr.n > lim.Output,
+		Duration:        dur,
+	}
+	if ir.err != nil {
+		if runCtx.Err() != nil { // init did not end the run in time: killed from outside
+			res.TimedOut, res.Limit, res.ExitCode = true, sandbox.LimitTimeout, 124
+			return res, nil
+		}
+		return nil, &sandbox.Error{Op: "wait", Err: fmt.Errorf("no result from the sandbox's init (%v): %w", waitErr, ir.err)}
+	}
+	if ir.r.Err != "" {
+		return nil, &sandbox.Error{Op: "setup", Err: errors.New(ir.r.Err)}
+	}
+	r := ir.r
+	res.ExitCode = r.ExitCode
+	res.Files, res.FilesOmitted = r.Files, r.Omitted
+	switch {
+	case r.TimedOut:
+		res.TimedOut, res.Limit = true, sandbox.LimitTimeout
+	case cg != nil && r.Signal == int(unix.SIGKILL) && cg.oomKilled():
+		res.OutOfMemory, res.Limit = true, sandbox.LimitMemory
+	case cg == nil && r.Exited && r.ExitCode != 0 && bytes.Contains(lastLine(res.Stderr), []byte("MemoryError")):
+		res.OutOfMemory, res.Limit = true, sandbox.LimitMemory
+	case r.Signal == int(unix.SIGXCPU):
+		res.Limit = sandbox.LimitCPU
+	case r.DiskFull:
+		res.Limit = sandbox.LimitDisk
+	case cg != nil && cg.pidsMaxHit():
+		res.Limit = sandbox.LimitProcesses
+	}
+	if cg != nil {
+		res.MemoryPeak = cg.memoryPeak()
+	}
+	return res, nil
+}
+
+type initResultOrErr struct {
+	r   initResult
+	err error
+}
+
+func cgroupFDs(cg *runCgroup) int {
+	if cg == nil {
+		return 0
+	}
+	return len(cg.dirs)
+}
+
+func lastLine(b []byte) []byte {
+	b = bytes.TrimRight(b, "\n")
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		return b[i+1:]
+	}
+	return b
+}
+
+func runID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// capBuffer keeps the first max bytes written and counts them all, so a
+// program may print without bound while the bot's memory stays bounded.
+type capBuffer struct {
+	buf bytes.Buffer
+	max int64
+	n   int64
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	if room := c.max - int64(c.buf.Len()); room > 0 {
+		c.buf.Write(p[:min(int64(len(p)), room)])
+	}
+	c.n += int64(len(p))
+	return len(p), nil
+}

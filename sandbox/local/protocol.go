@@ -1,0 +1,63 @@
+package local
+
+import (
+	"time"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// The host and the sandbox's init talk over two pipes: the host writes one
+// initRequest (gob) to init's stdin and closes it; init writes one
+// initResult (gob) to fd 3 before it exits. Init's stdout and stderr are
+// the program's, passed straight through.
+
+const (
+	initArg0     = "sandpiper-sandbox-init" // os.Args[0] of an init process
+	resultFD     = 3                        // init's result pipe
+	firstMountFD = 4                        // the mount trees in initRequest.Mounts order, then the cgroup.procs files
+)
+
+// mountKind says how init puts a host path into the new root.
+type mountKind int
+
+const (
+	mountTree    mountKind = iota // move the detached tree passed as a file descriptor
+	mountSymlink                  // create a symbolic link (Target -> Link)
+	mountDir                      // create an empty directory
+)
+
+type initMount struct {
+	Kind   mountKind
+	Target string // absolute path inside the sandbox
+	Link   string // for mountSymlink
+	IsFile bool   // for mountTree: the tree's root is a file, not a directory
+}
+
+type initRequest struct {
+	Code      string
+	Files     []sandbox.File
+	Python    string   // absolute path of the interpreter, inside the sandbox
+	Env       []string // the program's whole environment
+	Mounts    []initMount
+	EtcFiles  []sandbox.File // generated files under /etc (passwd, group, hosts)
+	Limits    sandbox.Limits
+	Deadline  time.Duration // from init's start; init kills the program then
+	CgroupFDs int           // cgroup.procs files passed after the mounts, joined by the program
+
+	cgroupFD int // init's own: the first cgroup.procs descriptor
+}
+
+type initResult struct {
+	// Err is set when init could not build the sandbox or start the
+	// program: a machinery failure.
+	Err string
+	// Status is the program's wait status.
+	Exited   bool
+	ExitCode int
+	Signal   int
+	TimedOut bool
+	DiskFull bool
+	Started  time.Duration // from init's start to the program's exec
+	Files    []sandbox.File
+	Omitted  []string
+}

@@ -1,0 +1,119 @@
+//go:build linux && (amd64 || arm64)
+
+package local
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The seccomp filter refuses, with EPERM, what a Python program has no
+// business doing: other processes' memory, the kernel keyring, namespaces
+// and mounts, loading code into the kernel, io_uring (which other filters
+// cannot see into), clocks and reboot. A foreign architecture (32-bit
+// entry points) kills the process, so the list cannot be bypassed.
+
+// deniedSyscalls is the list, filtered by what this architecture has.
+var deniedSyscalls = append([]uintptr{
+	unix.SYS_PTRACE, unix.SYS_PROCESS_VM_READV, unix.SYS_PROCESS_VM_WRITEV, unix.SYS_KCMP,
+	unix.SYS_PIDFD_GETFD,
+	unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY,
+	unix.SYS_UNSHARE, unix.SYS_SETNS,
+	unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT, unix.SYS_CHROOT,
+	unix.SYS_OPEN_TREE, unix.SYS_MOVE_MOUNT, unix.SYS_FSOPEN, unix.SYS_FSCONFIG,
+	unix.SYS_FSMOUNT, unix.SYS_FSPICK, unix.SYS_MOUNT_SETATTR,
+	unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN, unix.SYS_USERFAULTFD,
+	unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
+	unix.SYS_KEXEC_LOAD, unix.SYS_KEXEC_FILE_LOAD,
+	unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE,
+	unix.SYS_REBOOT, unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_ACCT,
+	unix.SYS_SETTIMEOFDAY, unix.SYS_CLOCK_SETTIME, unix.SYS_CLOCK_ADJTIME, unix.SYS_ADJTIMEX,
+	unix.SYS_SETHOSTNAME, unix.SYS_SETDOMAINNAME,
+	unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_OPEN_BY_HANDLE_AT,
+	unix.SYS_FANOTIFY_INIT, unix.SYS_QUOTACTL, unix.SYS_SYSLOG, unix.SYS_VHANGUP,
+	unix.SYS_MBIND, unix.SYS_MOVE_PAGES, unix.SYS_MIGRATE_PAGES,
+	unix.SYS_SET_MEMPOLICY,
+}, archDeniedSyscalls...)
+
+// Classic BPF over struct seccomp_data: nr at 0, arch at 4, args at 16.
+const (
+	offNr   = 0
+	offArch = 4
+	offArg0 = 16 // low 32 bits on little-endian machines
+	offArg1 = 24
+
+	retAllow = unix.SECCOMP_RET_ALLOW
+	retEPERM = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	retENOSY = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+	retKill  = unix.SECCOMP_RET_KILL_PROCESS
+)
+
+// namespaceFlags are the clone flags that create namespaces.
+const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
+
+type bpfProg []unix.SockFilter
+
+func (p *bpfProg) stmt(code uint16, k uint32) {
+	*p = append(*p, unix.SockFilter{Code: code, K: k})
+}
+
+func (p *bpfProg) jump(code uint16, k uint32, jt, jf uint8) {
+	*p = append(*p, unix.SockFilter{Code: code, K: k, Jt: jt, Jf: jf})
+}
+
+// seccompFilter builds the program.
+func seccompFilter() []unix.SockFilter {
+	var p bpfProg
+	ld := func(off uint32) { p.stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, off) }
+	ret := func(v uint32) { p.stmt(unix.BPF_RET|unix.BPF_K, v) }
+	// if nr == k { return v }
+	deny := func(nr uint32, v uint32) {
+		p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, nr, 0, 1)
+		ret(v)
+	}
+
+	ld(offArch)
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, auditArch, 1, 0)
+	ret(retKill)
+	ld(offNr)
+	if x32SyscallBit != 0 {
+		p.jump(unix.BPF_JMP|unix.BPF_JGE|unix.BPF_K, x32SyscallBit, 0, 1)
+		ret(retKill)
+	}
+	for _, nr := range deniedSyscalls {
+		deny(uint32(nr), retEPERM)
+	}
+	// clone3 passes its flags in memory the filter cannot read: refuse
+	// it with ENOSYS so that the C library falls back to clone.
+	deny(unix.SYS_CLONE3, retENOSY)
+
+	// clone: refuse new namespaces. The flags are argument 0 on most
+	// architectures.
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.SYS_CLONE, 0, 3)
+	ld(offArg0)
+	p.jump(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, namespaceFlags, 0, 1)
+	ret(retEPERM)
+	ld(offNr) // reload after the argument check (harmless when skipped)
+
+	// ioctl: no faking terminal input.
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.SYS_IOCTL, 0, 4)
+	ld(offArg1)
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.TIOCSTI, 1, 0)
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.TIOCLINUX, 0, 1)
+	ret(retEPERM)
+	ret(retAllow)
+	return p
+}
+
+// installSeccomp loads the filter on the calling thread only.
+func installSeccomp() error {
+	filter := seccompFilter()
+	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog))); errno != 0 {
+		return fmt.Errorf("seccomp: %w", errno)
+	}
+	return nil
+}

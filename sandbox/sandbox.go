@@ -1,0 +1,153 @@
+// Package sandbox describes one run of untrusted Python: the request (code,
+// input files, limits) and the result (output, exit status, which limit ended
+// the run, files produced). Backends such as [github.com/sandpiper-bot/sandpiper/sandbox/local]
+// run a request in a sandbox created for that run alone and destroyed after.
+//
+// A user program that fails (a traceback, a non-zero exit, a timeout, the
+// memory limit) is reported in the [Result]; a Go error from a backend means
+// the sandbox machinery itself failed.
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// WorkDir is the program's working directory inside every sandbox. Input
+// files are placed there; files the program creates or changes there are the
+// run's output files.
+const WorkDir = "/mnt/data"
+
+// Default limits, used for every zero field of [Limits].
+const (
+	DefaultTimeout     = 30 * time.Second
+	DefaultMemory      = 512 << 20 // bytes
+	DefaultProcesses   = 64        // processes and threads
+	DefaultCPUTime     = 60 * time.Second
+	DefaultOpenFiles   = 256
+	DefaultDiskSize    = 64 << 20 // bytes written, in all
+	DefaultOutputSize  = 1 << 20  // bytes captured per stream
+	DefaultFileCount   = 64       // output files returned
+	DefaultInputFiles  = 64       // input files accepted
+	DefaultFileNameLen = 255
+)
+
+// Limits bound one run. A zero field takes its default.
+type Limits struct {
+	Timeout   time.Duration // wall clock
+	Memory    int64         // bytes of memory, including tmpfs pages
+	Processes int           // processes and threads alive at once
+	CPUTime   time.Duration // CPU time of each process
+	OpenFiles int           // open file descriptors per process
+	DiskSize  int64         // bytes in the writable directories, in all (also the largest output file)
+	Output    int64         // bytes of stdout and of stderr kept; the rest is counted and dropped
+	Files     int           // output files returned
+}
+
+// WithDefaults returns l with every zero field set to its default.
+func (l Limits) WithDefaults() Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = DefaultTimeout
+	}
+	if l.Memory <= 0 {
+		l.Memory = DefaultMemory
+	}
+	if l.Processes <= 0 {
+		l.Processes = DefaultProcesses
+	}
+	if l.CPUTime <= 0 {
+		l.CPUTime = DefaultCPUTime
+	}
+	if l.OpenFiles <= 0 {
+		l.OpenFiles = DefaultOpenFiles
+	}
+	if l.DiskSize <= 0 {
+		l.DiskSize = DefaultDiskSize
+	}
+	if l.Output <= 0 {
+		l.Output = DefaultOutputSize
+	}
+	if l.Files <= 0 {
+		l.Files = DefaultFileCount
+	}
+	return l
+}
+
+// File is a file in the sandbox's working directory. Name is a plain file
+// name or a slash-separated path relative to [WorkDir]; it never starts with
+// a slash or contains "..".
+type File struct {
+	Name string
+	Data []byte
+}
+
+// Request is one run.
+type Request struct {
+	Code   string // run as python3 -c Code
+	Files  []File // placed in WorkDir before the run
+	Limits Limits // zero fields take defaults
+}
+
+// Limit names the limit that ended a run.
+type Limit string
+
+const (
+	LimitNone      Limit = ""
+	LimitTimeout   Limit = "timeout"   // wall-clock timeout
+	LimitMemory    Limit = "memory"    // killed by the memory limit
+	LimitCPU       Limit = "cpu"       // CPU time limit
+	LimitProcesses Limit = "processes" // the process limit was hit (the run may have ended normally)
+	LimitDisk      Limit = "disk"      // a write hit the size limit
+)
+
+// Result is what a run produced. It is returned, with a nil error, for every
+// run the sandbox completed, whatever the program did.
+type Result struct {
+	Stdout []byte
+	Stderr []byte
+	// ExitCode is the program's exit status; a program killed by a signal
+	// reports 128+signal (137 for SIGKILL), as a shell would.
+	ExitCode int
+	// TimedOut is set when the wall-clock timeout ended the run.
+	TimedOut bool
+	// OutOfMemory is set when the memory limit killed the program.
+	OutOfMemory bool
+	// StdoutTruncated and StderrTruncated are set when a stream passed
+	// Limits.Output; StdoutSize and StderrSize count every byte written.
+	StdoutTruncated bool
+	StderrTruncated bool
+	StdoutSize      int64
+	StderrSize      int64
+	// Limit names the limit that ended the run, or was hit during it.
+	Limit Limit
+	// MemoryPeak is the most memory the run used, where the backend can
+	// tell (0 otherwise).
+	MemoryPeak int64
+	// Duration is the wall time from the sandbox's creation to its end.
+	Duration time.Duration
+	// Files are the files the program created or changed in WorkDir, in
+	// lexical order, within Limits.Files and Limits.DiskSize.
+	Files []File
+	// FilesOmitted names files left out: symbolic links, special files,
+	// or files past the count limit.
+	FilesOmitted []string
+}
+
+// Truncated reports whether any output was cut.
+func (r *Result) Truncated() bool { return r.StdoutTruncated || r.StderrTruncated }
+
+// Runner runs requests. Backends implement it; consumers usually declare
+// the subset they use.
+type Runner interface {
+	Run(ctx context.Context, req Request) (*Result, error)
+}
+
+// Error wraps a failure of the sandbox machinery (not of the user program).
+type Error struct {
+	Op  string // "start", "setup", "wait", ...
+	Err error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("sandbox: %s: %v", e.Op, e.Err) }
+func (e *Error) Unwrap() error { return e.Err }
