@@ -1,0 +1,243 @@
+// Package agent answers questions with a tool loop: the model reads the
+// conversation, may call tools (chiefly executeCode, which runs Python in a
+// fresh sandbox), reads their results, and goes on until it answers without
+// calling a tool or the step limit stops it.
+//
+// The loop is model-agnostic: it talks to a [Model], which the subpackages
+// openai (OpenAI-compatible chat completions, including the Vercel AI
+// Gateway) and anthropic (the Messages API) implement. Whoever shows a run
+// (the terminal, Slack) watches it through an [Observer].
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// DefaultMaxSteps bounds the model calls of one run when
+// [Agent.MaxSteps] is zero.
+const DefaultMaxSteps = 10
+
+// StopReason says why a run ended.
+type StopReason string
+
+const (
+	// StopAnswered: the model answered without calling a tool.
+	StopAnswered StopReason = "answered"
+	// StopStepLimit: the model was still calling tools when the run
+	// reached its step limit; there is no final answer.
+	StopStepLimit StopReason = "step-limit"
+	// StopLength: the model's output token limit cut its answer short.
+	StopLength StopReason = "length"
+	// StopError: the model call failed.
+	StopError StopReason = "error"
+	// StopCanceled: the run's context was cancelled or timed out.
+	StopCanceled StopReason = "canceled"
+)
+
+// Agent runs the tool loop. Its fields are read, never written, by Run, so
+// one Agent can serve many runs at once.
+type Agent struct {
+	Model Model
+	Tools []Tool
+	// Instructions are the system prompt (default DefaultInstructions).
+	Instructions string
+	// MaxSteps bounds the model calls of one run (default DefaultMaxSteps).
+	MaxSteps int
+	Logger   *slog.Logger
+}
+
+// Outcome is what a run did.
+type Outcome struct {
+	// Messages are the run's new messages, to append to the history for
+	// the next turn: for each completed step the assistant message and the
+	// tool message answering its calls, and the final answer. A step cut
+	// short by an error or cancellation is left out, so the history stays
+	// valid.
+	Messages []Message
+	// Answer is the text of the last assistant message: the answer when
+	// Stop is StopAnswered, and whatever the model last said otherwise.
+	Answer string
+	Steps  int   // model calls made
+	Usage  Usage // tokens, summed over the steps
+	Stop   StopReason
+	Model  string // the model's ID
+}
+
+// Run continues the conversation in history (which must end with a user
+// message) until the model answers or the step limit is reached, telling
+// obs (which may be nil) as it goes. It returns a non-nil Outcome even with
+// an error: the error is the model's failure (usually an [*APIError]) or
+// the context's, and the Outcome holds the steps completed before it.
+// Tool failures are not errors: they go back to the model.
+func (a *Agent) Run(ctx context.Context, history []Message, obs Observer) (*Outcome, error) {
+	if obs == nil {
+		obs = ObserverFuncs{}
+	}
+	log := orDiscard(a.Logger)
+	maxSteps := a.MaxSteps
+	if maxSteps <= 0 {
+		maxSteps = DefaultMaxSteps
+	}
+	instructions := a.Instructions
+	if instructions == "" {
+		instructions = DefaultInstructions
+	}
+	tools := make(map[string]Tool, len(a.Tools))
+	specs := make([]ToolSpec, 0, len(a.Tools))
+	for _, t := range a.Tools {
+		s := t.Spec()
+		tools[s.Name] = t
+		specs = append(specs, s)
+	}
+
+	out := &Outcome{Model: a.Model.ID()}
+	start := time.Now()
+	end := func(stop StopReason, err error) (*Outcome, error) {
+		out.Stop = stop
+		attrs := []any{"model", out.Model, "steps", out.Steps, "stop", string(stop), "usage", out.Usage, "duration", time.Since(start)}
+		if err != nil {
+			log.WarnContext(ctx, "agent: run failed", append(attrs, "err", err)...)
+		} else {
+			log.InfoContext(ctx, "agent: run finished", attrs...)
+		}
+		obs.Finished(FinishEvent{Steps: out.Steps, Usage: out.Usage, Stop: stop, Model: out.Model, Answer: out.Answer, Err: err})
+		return out, err
+	}
+	failed := func(err error) (*Outcome, error) {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return end(StopCanceled, fmt.Errorf("agent: run stopped: %w", ctxErr))
+		}
+		return end(StopError, err)
+	}
+
+	msgs := slices.Clip(history)
+	req := &Request{Instructions: instructions, Tools: specs}
+	for step := 1; step <= maxSteps; step++ {
+		obs.StepStarted(StepEvent{Step: step, MaxSteps: maxSteps})
+		req.Messages = msgs
+		resp, err := a.Model.Generate(ctx, req, func(delta string) {
+			if delta != "" {
+				obs.AnswerDelta(DeltaEvent{Step: step, Text: delta})
+			}
+		})
+		if err != nil {
+			return failed(fmt.Errorf("agent: step %d: %w", step, err))
+		}
+		out.Steps = step
+		out.Usage = out.Usage.Add(resp.Usage)
+		msg := resp.Message
+		msg.Role = RoleAssistant
+		out.Answer = msg.Text
+		log.DebugContext(ctx, "agent: model turn", "step", step, "finish", string(resp.Finish),
+			"tool_calls", len(msg.ToolCalls), "text_bytes", len(msg.Text), "usage", resp.Usage)
+
+		if len(msg.ToolCalls) == 0 {
+			if strings.TrimSpace(msg.Text) != "" {
+				out.Messages = append(out.Messages, msg)
+			}
+			if resp.Finish == FinishLength {
+				return end(StopLength, nil)
+			}
+			return end(StopAnswered, nil)
+		}
+
+		msg.ToolCalls = slices.Clone(msg.ToolCalls)
+		results := make([]ToolResult, len(msg.ToolCalls))
+		for i := range msg.ToolCalls {
+			call := &msg.ToolCalls[i]
+			if call.ID == "" { // some OpenAI-compatible servers leave it out
+				call.ID = fmt.Sprintf("call_%d_%d", step, i)
+			}
+			results[i] = a.call(ctx, log, obs, tools, step, i, *call)
+			if ctx.Err() != nil {
+				return failed(ctx.Err())
+			}
+		}
+		turn := []Message{msg, {Role: RoleTool, ToolResults: results}}
+		out.Messages = append(out.Messages, turn...)
+		msgs = append(msgs, turn...)
+	}
+	log.WarnContext(ctx, "agent: step limit reached", "max_steps", maxSteps)
+	return end(StopStepLimit, nil)
+}
+
+// call runs one tool call and tells obs. Every failure becomes an error
+// result for the model.
+func (a *Agent) call(ctx context.Context, log *slog.Logger, obs Observer, tools map[string]Tool, step, index int, call ToolCall) ToolResult {
+	ev := ToolCallEvent{Step: step, Index: index, Call: call}
+	tool, ok := tools[call.Name]
+	if ok {
+		if ct, isCode := tool.(codeTool); isCode {
+			ev.Code = ct.code(call.Input)
+		}
+	}
+	obs.ToolCallStarted(ev)
+	start := time.Now()
+	var (
+		output *ToolOutput
+		err    error
+	)
+	switch {
+	case !ok:
+		err = unknownTool(call.Name, tools)
+	case len(call.Input) > 0 && !json.Valid(call.Input):
+		err = fmt.Errorf("invalid input for %s: the arguments are not valid JSON; send a JSON object that matches the tool's schema", call.Name)
+	default:
+		input := call.Input
+		if len(input) == 0 {
+			input = json.RawMessage("{}")
+		}
+		output, err = callTool(ctx, tool, input)
+	}
+	dur := time.Since(start)
+
+	res := ToolResult{CallID: call.ID, Name: call.Name}
+	done := ToolResultEvent{ToolCallEvent: ev, Duration: dur}
+	switch {
+	case err != nil:
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			err = ctxErr
+		}
+		res.Content = "Error: " + err.Error()
+		res.IsError = true
+		done.Err = err
+		log.InfoContext(ctx, "agent: tool call failed", "tool", call.Name, "step", step, "err", err)
+	default:
+		res.Content = output.Content
+		res.IsError = output.IsError
+		done.Sandbox = output.Sandbox
+	}
+	done.Result = res
+	obs.ToolCallFinished(done)
+	return res
+}
+
+// callTool calls t, turning a panic into an error so that one bad tool
+// cannot take the process down.
+func callTool(ctx context.Context, t Tool, input json.RawMessage) (out *ToolOutput, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the tool crashed: %v", r)
+		}
+	}()
+	out, err = t.Call(ctx, input)
+	if err == nil && out == nil {
+		err = errors.New("the tool returned no result")
+	}
+	return out, err
+}
+
+func unknownTool(name string, tools map[string]Tool) error {
+	if len(tools) == 0 {
+		return fmt.Errorf("unknown tool %q: no tools are available; answer without calling one", name)
+	}
+	return fmt.Errorf("unknown tool %q; the available tools are: %s", name, strings.Join(slices.Sorted(maps.Keys(tools)), ", "))
+}

@@ -1,0 +1,267 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// ExecuteCodeName is the name the model calls the code tool by, as in the
+// reference tool.
+const ExecuteCodeName = "executeCode"
+
+// DefaultModelOutput is how many bytes of stdout, and of stderr, of one run
+// go back to the model. Longer output keeps its head and tail and says how
+// much was left out; observers still get the whole [sandbox.Result].
+const DefaultModelOutput = 16 << 10
+
+// noOutput is the result's output when a program succeeds silently.
+const noOutput = "The code ran successfully but printed nothing. Only printed output comes back: print() every result you need."
+
+// Runner runs code in a sandbox; [github.com/sandpiper-bot/sandpiper/sandbox/local.Sandbox]
+// implements it. A Go error means the sandbox machinery failed; a program
+// that fails is a [sandbox.Result].
+type Runner interface {
+	Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error)
+}
+
+// ExecuteCodeOptions configure [NewExecuteCode]. Zero fields take defaults.
+type ExecuteCodeOptions struct {
+	// Runtime is the sandbox's Python and modules, from [ProbeRuntime];
+	// the tool's description tells the model about them.
+	Runtime Runtime
+	// Limits go with every request and are described to the model; zero
+	// fields take the sandbox package's defaults. Give the sandbox the
+	// same limits so that the description is true.
+	Limits sandbox.Limits
+	// ModelOutput is how many bytes of each stream go back to the model
+	// (default DefaultModelOutput).
+	ModelOutput int
+	// InputFiles, when set, is called before each run; the files it
+	// returns are placed in the sandbox's working directory. Derive them
+	// from ctx (which is the ctx given to [Agent.Run]) to give each run
+	// its own files.
+	InputFiles func(ctx context.Context) []sandbox.File
+	// OutputFiles, when set, receives the files each run created or
+	// changed in the working directory (also in [ToolResultEvent.Sandbox]).
+	OutputFiles func(ctx context.Context, files []sandbox.File)
+	// Logger gets a debug record of every run's code and raw output.
+	Logger *slog.Logger
+}
+
+// ExecuteCode is the executeCode tool: it runs the model's Python with
+// `python3 -c` in a fresh sandbox and returns what the program printed. It
+// is safe for concurrent use if its Runner is.
+type ExecuteCode struct {
+	runner Runner
+	opts   ExecuteCodeOptions
+	limits sandbox.Limits // with defaults, for the description
+	spec   ToolSpec
+	log    *slog.Logger
+}
+
+var _ Tool = (*ExecuteCode)(nil)
+
+// NewExecuteCode returns the executeCode tool running code through runner.
+func NewExecuteCode(runner Runner, opts ExecuteCodeOptions) *ExecuteCode {
+	if opts.ModelOutput <= 0 {
+		opts.ModelOutput = DefaultModelOutput
+	}
+	t := &ExecuteCode{
+		runner: runner,
+		opts:   opts,
+		limits: opts.Limits.WithDefaults(),
+		log:    orDiscard(opts.Logger),
+	}
+	t.spec = ToolSpec{
+		Name:        ExecuteCodeName,
+		Description: describeExecuteCode(opts.Runtime, t.limits),
+		InputSchema: executeCodeSchema,
+	}
+	return t
+}
+
+// executeCodeSchema is the tool's input: one required string.
+var executeCodeSchema = json.RawMessage(`{"type":"object","properties":{"code":{"type":"string","description":"Python 3 source code, run as python3 -c. Print every result you need to see, e.g. print(5 + 5)."}},"required":["code"],"additionalProperties":false}`)
+
+// Spec describes the tool.
+func (t *ExecuteCode) Spec() ToolSpec { return t.spec }
+
+// codeResult is the JSON the model reads. The field names match the
+// reference tool's (output, exitCode, stderr).
+type codeResult struct {
+	Output    string   `json:"output"`
+	Stderr    string   `json:"stderr"`
+	ExitCode  int      `json:"exitCode"`
+	TimedOut  bool     `json:"timedOut,omitempty"`
+	Truncated bool     `json:"truncated,omitempty"`
+	Files     []string `json:"files,omitempty"`
+}
+
+// Call runs the code in input ({"code": "..."}).
+func (t *ExecuteCode) Call(ctx context.Context, input json.RawMessage) (*ToolOutput, error) {
+	code, err := decodeCode(input)
+	if err != nil {
+		return nil, err
+	}
+	req := sandbox.Request{Code: code, Limits: t.opts.Limits}
+	if t.opts.InputFiles != nil {
+		req.Files = t.opts.InputFiles(ctx)
+	}
+	t.log.DebugContext(ctx, "executeCode: running", "code", code, "files", len(req.Files))
+	res, err := t.runner.Run(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		t.log.ErrorContext(ctx, "executeCode: sandbox failed", "err", err)
+		return nil, fmt.Errorf("the sandbox failed before running the code (%v); this is not a problem with the code", err)
+	}
+	t.log.DebugContext(ctx, "executeCode: finished",
+		"exit_code", res.ExitCode, "limit", string(res.Limit), "duration", res.Duration,
+		"stdout", string(res.Stdout), "stderr", string(res.Stderr),
+		"stdout_truncated", res.StdoutTruncated, "stderr_truncated", res.StderrTruncated,
+		"files", len(res.Files))
+	if t.opts.OutputFiles != nil && len(res.Files) > 0 {
+		t.opts.OutputFiles(ctx, res.Files)
+	}
+	content, err := json.Marshal(t.result(res))
+	if err != nil {
+		return nil, fmt.Errorf("agent: encode executeCode result: %w", err)
+	}
+	return &ToolOutput{Content: string(content), Sandbox: res}, nil
+}
+
+func (t *ExecuteCode) result(res *sandbox.Result) codeResult {
+	out, cutOut := clip(res.Stdout, t.opts.ModelOutput)
+	errText, cutErr := clip(res.Stderr, t.opts.ModelOutput)
+	r := codeResult{
+		Output:    out,
+		Stderr:    errText,
+		ExitCode:  res.ExitCode,
+		TimedOut:  res.TimedOut,
+		Truncated: res.Truncated() || cutOut || cutErr,
+	}
+	if res.StdoutTruncated {
+		r.Output += fmt.Sprintf("\n[output cut: the program printed %s, more than the %s kept]", size(res.StdoutSize), size(t.limits.Output))
+	}
+	if res.StderrTruncated {
+		r.Stderr += fmt.Sprintf("\n[stderr cut: the program wrote %s, more than the %s kept]", size(res.StderrSize), size(t.limits.Output))
+	}
+	if note := t.limitNote(res); note != "" {
+		if r.Stderr != "" && !strings.HasSuffix(r.Stderr, "\n") {
+			r.Stderr += "\n"
+		}
+		r.Stderr += note
+	}
+	if len(res.Stdout) == 0 && res.ExitCode == 0 && res.Limit == sandbox.LimitNone && !res.TimedOut {
+		r.Output = noOutput
+	}
+	for _, f := range res.Files {
+		r.Files = append(r.Files, f.Name)
+	}
+	return r
+}
+
+// limitNote explains, in stderr, a limit that ended or hampered the run.
+func (t *ExecuteCode) limitNote(res *sandbox.Result) string {
+	l := t.limits
+	switch {
+	case res.TimedOut || res.Limit == sandbox.LimitTimeout:
+		return fmt.Sprintf("[sandbox: the program was stopped after the %s time limit]", l.Timeout)
+	case res.OutOfMemory || res.Limit == sandbox.LimitMemory:
+		return fmt.Sprintf("[sandbox: the program was killed for passing the %s memory limit]", size(l.Memory))
+	case res.Limit == sandbox.LimitCPU:
+		return fmt.Sprintf("[sandbox: the program was killed for passing the %s CPU time limit]", l.CPUTime)
+	case res.Limit == sandbox.LimitProcesses:
+		return fmt.Sprintf("[sandbox: the program hit the limit of %d processes and threads]", l.Processes)
+	case res.Limit == sandbox.LimitDisk:
+		return fmt.Sprintf("[sandbox: a write failed at the %s disk limit]", size(l.DiskSize))
+	case res.Limit != sandbox.LimitNone:
+		return fmt.Sprintf("[sandbox: the %s limit ended the program]", res.Limit)
+	}
+	return ""
+}
+
+// code implements codeTool.
+func (t *ExecuteCode) code(input json.RawMessage) string {
+	code, _ := decodeCode(input)
+	return code
+}
+
+// decodeCode reads {"code": "..."}. Its errors are written for the model.
+func decodeCode(input json.RawMessage) (string, error) {
+	var in struct {
+		Code *string `json:"code"`
+	}
+	if err := json.Unmarshal(input, &in); err != nil {
+		// Some models send the arguments object as a JSON string.
+		var s string
+		if json.Unmarshal(input, &s) == nil && json.Unmarshal([]byte(s), &in) == nil {
+			err = nil
+		}
+		if err != nil {
+			var syn *json.SyntaxError
+			if errors.As(err, &syn) || !json.Valid(input) {
+				return "", fmt.Errorf(`invalid input: the arguments are not valid JSON (%v); send an object like {"code": "print(5 + 5)"}`, err)
+			}
+			return "", fmt.Errorf(`invalid input: %v; send an object like {"code": "print(5 + 5)"}`, err)
+		}
+	}
+	if in.Code == nil {
+		return "", errors.New(`invalid input: the required field "code" is missing; send an object like {"code": "print(5 + 5)"}`)
+	}
+	if strings.TrimSpace(*in.Code) == "" {
+		return "", errors.New(`invalid input: "code" is empty; send the Python source to run`)
+	}
+	return *in.Code, nil
+}
+
+// clip keeps at most n bytes of b: three quarters from the head and a
+// quarter from the tail, cut on UTF-8 boundaries, with a note of what was
+// left out between them.
+func clip(b []byte, n int) (string, bool) {
+	if len(b) <= n {
+		return string(b), false
+	}
+	head := n * 3 / 4
+	for head > 0 && !utf8.RuneStart(b[head]) {
+		head--
+	}
+	tail := len(b) - (n - head)
+	for tail < len(b) && !utf8.RuneStart(b[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s\n[... %s left out ...]\n%s", b[:head], size(int64(tail-head)), b[tail:]), true
+}
+
+// size formats a byte count for people and models.
+func size(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func orDiscard(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}

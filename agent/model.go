@@ -1,0 +1,129 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+)
+
+// Model is a language model that can call tools. Providers (see the
+// subpackages openai and anthropic) implement it.
+type Model interface {
+	// ID names the model, as configured (e.g. "anthropic/claude-opus-4.8").
+	ID() string
+	// Generate asks for the next assistant turn. It calls text, when not
+	// nil, with each piece of answer text as it arrives, from the calling
+	// goroutine, before returning. It returns once the turn is complete;
+	// a turn cut short (a broken stream) is an error, never a partial
+	// response. Cancelling ctx abandons the request at once.
+	Generate(ctx context.Context, req *Request, text func(delta string)) (*Response, error)
+}
+
+// Request is what a [Model] is asked.
+type Request struct {
+	Instructions string // the system prompt
+	Messages     []Message
+	Tools        []ToolSpec
+}
+
+// Response is one assistant turn.
+type Response struct {
+	// Message has RoleAssistant, the turn's text and its tool calls in the
+	// order the model made them.
+	Message Message
+	Usage   Usage
+	Finish  Finish
+}
+
+// Finish says why a model ended its turn.
+type Finish string
+
+const (
+	FinishStop      Finish = "stop"       // the model finished its turn
+	FinishToolCalls Finish = "tool_calls" // the model wants tool results
+	FinishLength    Finish = "length"     // the output token limit cut the turn
+	FinishRefusal   Finish = "refusal"    // the provider's safety system ended the turn
+	FinishOther     Finish = "other"      // any other reason the provider gave
+)
+
+// ToolSpec describes a tool to the model.
+type ToolSpec struct {
+	Name        string
+	Description string
+	// InputSchema is a JSON Schema for the tool's input object.
+	InputSchema json.RawMessage
+}
+
+// APIKey is a model API credential and the environment variable that
+// supplied it. Its String, GoString and LogValue methods never show the
+// key, so it can be logged and formatted safely.
+type APIKey struct {
+	Value  string
+	Source string // e.g. "SANDPIPER_MODEL_API_KEY"
+}
+
+func (k APIKey) String() string {
+	if k.Value == "" {
+		return "(no key)"
+	}
+	if k.Source == "" {
+		return "(key)"
+	}
+	return "(key from " + k.Source + ")"
+}
+
+// GoString keeps %#v from printing the key.
+func (k APIKey) GoString() string { return k.String() }
+
+// LogValue keeps structured logs from printing the key.
+func (k APIKey) LogValue() slog.Value { return slog.StringValue(k.String()) }
+
+// APIError is a failure of a model provider's API that retrying did not
+// fix. Its message says what to do about it and never contains the key.
+type APIError struct {
+	Provider   string // "OpenAI-compatible API" or "Anthropic API"
+	StatusCode int    // HTTP status; 0 when the failure was not an HTTP error
+	Message    string // the provider's own explanation, when it sent one
+	Hint       string // what the person running sandpiper can do
+	Retries    int    // how many times the request was retried
+	Err        error  // the underlying error, if any
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	b.WriteString("model: ")
+	b.WriteString(e.Provider)
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&b, ": %d %s", e.StatusCode, statusText(e.StatusCode))
+	}
+	if e.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	} else if e.Err != nil && e.StatusCode == 0 {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	if e.Retries > 0 {
+		fmt.Fprintf(&b, " (after %d retries)", e.Retries)
+	}
+	if e.Hint != "" {
+		b.WriteString(". ")
+		b.WriteString(e.Hint)
+	}
+	return b.String()
+}
+
+func (e *APIError) Unwrap() error { return e.Err }
+
+func statusText(code int) string {
+	if code == 529 {
+		return "Overloaded" // Anthropic's
+	}
+	if t := http.StatusText(code); t != "" {
+		return t
+	}
+	return "error"
+}

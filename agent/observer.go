@@ -1,0 +1,119 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// Observer is told what a run does, for whoever shows it (a terminal, a
+// Slack thread). [Agent.Run] calls its methods from the goroutine that
+// called Run, in the order things happen, and waits for each to return, so
+// an observer needs no locking but must not block for long.
+//
+// A run goes: for each step, StepStarted, then AnswerDelta for each piece
+// of text the model writes, then, for each tool call in call order,
+// ToolCallStarted and ToolCallFinished; at the end, Finished exactly once.
+// Text written in a step that then calls tools is the model's commentary
+// before the calls; the answer is the text of the last step.
+type Observer interface {
+	StepStarted(StepEvent)
+	AnswerDelta(DeltaEvent)
+	ToolCallStarted(ToolCallEvent)
+	ToolCallFinished(ToolResultEvent)
+	Finished(FinishEvent)
+}
+
+// StepEvent starts a step: one model call and the tool calls it makes.
+type StepEvent struct {
+	Step     int // from 1
+	MaxSteps int
+}
+
+// DeltaEvent is a piece of text streamed from the model.
+type DeltaEvent struct {
+	Step int
+	Text string
+}
+
+// ToolCallEvent is a tool call about to run.
+type ToolCallEvent struct {
+	Step  int
+	Index int // position of the call in its step, from 0
+	Call  ToolCall
+	// Code is the Python source of an executeCode call (empty for other
+	// tools, or when the input could not be decoded).
+	Code string
+}
+
+// ToolResultEvent is a tool call that finished.
+type ToolResultEvent struct {
+	ToolCallEvent
+	// Result is what goes back to the model.
+	Result ToolResult
+	// Sandbox is the raw run of an executeCode call: stdout, stderr, exit
+	// code, the limit that ended it, and files it produced. It is nil for
+	// other tools and when the code never ran (bad input, sandbox failure).
+	Sandbox *sandbox.Result
+	// Duration is how long the call took, sandbox start-up included.
+	Duration time.Duration
+	// Err is why the tool failed (unknown tool, invalid input, a sandbox
+	// machinery failure); nil when it ran. A program that fails is not a
+	// tool failure: see Sandbox.ExitCode.
+	Err error
+}
+
+// FinishEvent ends a run.
+type FinishEvent struct {
+	Steps int
+	Usage Usage
+	Stop  StopReason
+	Model string // the model's ID
+	// Answer is the final text (possibly empty, or partial when Stop is
+	// StopLength or StopStepLimit).
+	Answer string
+	// Err is the error Run returns, when Stop is StopError or StopCanceled.
+	Err error
+}
+
+// ObserverFuncs is an [Observer] made of optional functions; nil ones do
+// nothing. The zero value observes nothing.
+type ObserverFuncs struct {
+	OnStepStarted      func(StepEvent)
+	OnAnswerDelta      func(DeltaEvent)
+	OnToolCallStarted  func(ToolCallEvent)
+	OnToolCallFinished func(ToolResultEvent)
+	OnFinished         func(FinishEvent)
+}
+
+var _ Observer = ObserverFuncs{}
+
+func (o ObserverFuncs) StepStarted(e StepEvent) {
+	if o.OnStepStarted != nil {
+		o.OnStepStarted(e)
+	}
+}
+
+func (o ObserverFuncs) AnswerDelta(e DeltaEvent) {
+	if o.OnAnswerDelta != nil {
+		o.OnAnswerDelta(e)
+	}
+}
+
+func (o ObserverFuncs) ToolCallStarted(e ToolCallEvent) {
+	if o.OnToolCallStarted != nil {
+		o.OnToolCallStarted(e)
+	}
+}
+
+func (o ObserverFuncs) ToolCallFinished(e ToolResultEvent) {
+	if o.OnToolCallFinished != nil {
+		o.OnToolCallFinished(e)
+	}
+}
+
+func (o ObserverFuncs) Finished(e FinishEvent) {
+	if o.OnFinished != nil {
+		o.OnFinished(e)
+	}
+}

@@ -1,0 +1,176 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// Runtime is what the sandbox's Python offers, as [ProbeRuntime] found it.
+type Runtime struct {
+	Python  string   // version, e.g. "3.11.2"; empty when unknown
+	Modules []Module // importable third-party modules, in [ProbedModules] order
+}
+
+// Module is an importable third-party module.
+type Module struct {
+	Name    string // import name, e.g. "sklearn"
+	Version string // may be empty
+}
+
+// Has reports whether the module with the import name is importable.
+func (r Runtime) Has(name string) bool {
+	for _, m := range r.Modules {
+		if m.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// String lists the version and modules, e.g.
+// "Python 3.11.2 with numpy 1.26.4, sympy 1.12".
+func (r Runtime) String() string {
+	var b strings.Builder
+	b.WriteString("Python")
+	if r.Python != "" {
+		b.WriteString(" " + r.Python)
+	}
+	if len(r.Modules) == 0 {
+		b.WriteString(" (standard library only)")
+		return b.String()
+	}
+	b.WriteString(" with ")
+	b.WriteString(r.moduleList())
+	return b.String()
+}
+
+func (r Runtime) moduleList() string {
+	names := make([]string, len(r.Modules))
+	for i, m := range r.Modules {
+		names[i] = strings.TrimSpace(m.Name + " " + m.Version)
+	}
+	return strings.Join(names, ", ")
+}
+
+// ProbedModules are the third-party modules [ProbeRuntime] looks for:
+// import name and distribution name.
+var ProbedModules = [][2]string{
+	{"numpy", "numpy"},
+	{"pandas", "pandas"},
+	{"scipy", "scipy"},
+	{"sympy", "sympy"},
+	{"mpmath", "mpmath"},
+	{"matplotlib", "matplotlib"},
+	{"seaborn", "seaborn"},
+	{"statsmodels", "statsmodels"},
+	{"sklearn", "scikit-learn"},
+	{"networkx", "networkx"},
+	{"openpyxl", "openpyxl"},
+	{"xlrd", "xlrd"},
+	{"pyarrow", "pyarrow"},
+	{"polars", "polars"},
+	{"PIL", "pillow"},
+	{"dateutil", "python-dateutil"},
+	{"pytz", "pytz"},
+	{"tabulate", "tabulate"},
+}
+
+// probeProgram prints the Python version and, for each module it can
+// import, its version, as JSON. It imports rather than looks modules up
+// so that a broken install does not count.
+const probeProgram = `
+import json, sys
+mods = json.loads(%q)
+found = []
+for name, dist in mods:
+    try:
+        m = __import__(name)
+    except BaseException:
+        continue
+    v = getattr(m, "__version__", "")
+    if not isinstance(v, str) or not v:
+        try:
+            from importlib import metadata
+            v = metadata.version(dist)
+        except BaseException:
+            v = ""
+    found.append([name, v])
+print(json.dumps({"python": "%%d.%%d.%%d" %% sys.version_info[:3], "modules": found}))
+`
+
+// ProbeRuntime runs a short program in the sandbox to learn its Python
+// version and which of [ProbedModules] it can import. Call it once at
+// start-up; it takes a few seconds when many modules are installed.
+func ProbeRuntime(ctx context.Context, runner Runner) (Runtime, error) {
+	mods, err := json.Marshal(ProbedModules)
+	if err != nil {
+		return Runtime{}, fmt.Errorf("agent: probe runtime: %w", err)
+	}
+	res, err := runner.Run(ctx, sandbox.Request{Code: fmt.Sprintf(probeProgram, mods)})
+	if err != nil {
+		return Runtime{}, fmt.Errorf("agent: probe the sandbox's Python: %w", err)
+	}
+	if res.ExitCode != 0 || res.TimedOut {
+		msg := strings.TrimSpace(string(res.Stderr))
+		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
+			msg = msg[i+1:] // the exception line of a traceback
+		}
+		if res.TimedOut {
+			msg = "timed out"
+		}
+		return Runtime{}, fmt.Errorf("agent: probe the sandbox's Python: exit code %d: %s", res.ExitCode, msg)
+	}
+	var out struct {
+		Python  string      `json:"python"`
+		Modules [][2]string `json:"modules"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(res.Stdout), &out); err != nil {
+		return Runtime{}, fmt.Errorf("agent: probe the sandbox's Python: unexpected output %q: %w", clipString(string(res.Stdout), 200), err)
+	}
+	rt := Runtime{Python: out.Python}
+	for _, m := range out.Modules {
+		rt.Modules = append(rt.Modules, Module{Name: m[0], Version: m[1]})
+	}
+	return rt, nil
+}
+
+// describeExecuteCode writes the tool's description: what it does, what is
+// installed, the limits and the result's shape.
+func describeExecuteCode(rt Runtime, l sandbox.Limits) string {
+	var b strings.Builder
+	b.WriteString("Run Python code and get back what it printed. ")
+	b.WriteString("The code runs non-interactively, as `python3 -c <code>`, in a fresh sandbox that is thrown away afterwards: ")
+	b.WriteString("nothing carries over between calls, so every call must import and define all it uses. ")
+	b.WriteString("This is not a REPL and nothing is echoed: only what the program prints comes back. ")
+	b.WriteString("A bare expression such as `5 + 5` shows nothing; write `print(5 + 5)`.\n\n")
+
+	if rt.Python != "" {
+		fmt.Fprintf(&b, "Python %s. ", rt.Python)
+	}
+	if len(rt.Modules) > 0 {
+		fmt.Fprintf(&b, "Third-party modules available: %s; the rest is the standard library only. ", rt.moduleList())
+	} else {
+		b.WriteString("Only the standard library is available: no numpy, pandas, sympy or other third-party modules. ")
+	}
+	b.WriteString("There is no network access, so nothing can be installed or downloaded.\n\n")
+
+	fmt.Fprintf(&b, "Limits per run: %s of wall time, %s of memory, %s of output per stream (longer output is cut). ",
+		l.Timeout, size(l.Memory), size(l.Output))
+	fmt.Fprintf(&b, "The working directory is %s (%s writable).\n\n", sandbox.WorkDir, size(l.DiskSize))
+
+	b.WriteString("The result is JSON: `output` (stdout), `stderr`, `exitCode`, and `timedOut` / `truncated` when true. ")
+	b.WriteString("If the code fails, read stderr, fix the code and run it again.")
+	return b.String()
+}
+
+func clipString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
