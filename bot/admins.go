@@ -1,0 +1,38 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/patrickmn/go-cache"
+	"github.com/slack-go/slack"
+)
+
+// admins decides who may change a channel's settings: the configured user
+// IDs, and the workspace's admins and owners (users.info, cached).
+type admins struct {
+	ids   []string
+	api   *slack.Client
+	cache *cache.Cache
+}
+
+func newAdmins(ids []string, api *slack.Client) *admins {
+	return &admins{ids: ids, api: api, cache: cache.New(defaultAdminTTL, defaultAdminTTL)}
+}
+
+func (a *admins) isAdmin(ctx context.Context, user string) (bool, error) {
+	if slices.Contains(a.ids, user) {
+		return true, nil
+	}
+	if v, ok := a.cache.Get(user); ok {
+		return v.(bool), nil
+	}
+	u, err := a.api.GetUserInfoContext(ctx, user, slack.GetUserInfoOptionIncludeLocale(false))
+	if err != nil {
+		return false, fmt.Errorf("users.info %s: %w", user, err)
+	}
+	ok := (u.IsAdmin || u.IsOwner || u.IsPrimaryOwner) && !u.Deleted && !u.IsBot
+	a.cache.SetDefault(user, ok)
+	return ok, nil
+}

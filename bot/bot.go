@@ -1,0 +1,310 @@
+// Package bot is sandpiper's Slack side. It connects over Socket Mode, acks
+// every envelope at once, and answers @mentions, direct messages and
+// follow-ups in threads it has answered in. Each answer shows a tool card
+// per executeCode run (the Python, then its output) and ends with the
+// model's answer converted to Slack's mrkdwn. Threads are remembered for a
+// TTL and rebuilt from Slack after a restart. Admins switch debug on per
+// channel; the setting is kept in the data directory.
+//
+// The model and the sandbox are behind [Answerer]; [NewAgentAnswerer]
+// adapts the agent package.
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/patrickmn/go-cache"
+	"github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// Config configures a [Bot]. Zero fields take the defaults in limits.go.
+type Config struct {
+	BotToken string // xoxb-…, for the Web API
+	AppToken string // xapp-…, for Socket Mode
+	APIURL   string // Slack's Web API base URL, ending in "/"
+
+	Admins          []string // user IDs allowed to change channel settings
+	DataDir         string
+	ThreadTTL       time.Duration
+	ShutdownTimeout time.Duration
+	AnswerTimeout   time.Duration // one answer, model and sandbox included
+	// HTTPAddr is the health and metrics address; "-" disables it (the
+	// command maps an empty SANDPIPER_HTTP_ADDR to "-").
+	HTTPAddr string
+	Workers  int // answers at once
+
+	Answerer Answerer
+	// SandboxLimits are the limits runs get, shown in debug cards.
+	SandboxLimits sandbox.Limits
+	Logger        *slog.Logger
+
+	// PingInterval is how long the socket may go without Slack's ping
+	// before reconnecting (default 30s); tests shorten it.
+	PingInterval time.Duration
+	// StatusInterval is how often the "working" status is renewed.
+	StatusInterval time.Duration
+}
+
+func (c *Config) setDefaults() {
+	if c.APIURL == "" {
+		c.APIURL = DefaultAPIURL
+	}
+	if !strings.HasSuffix(c.APIURL, "/") {
+		c.APIURL += "/"
+	}
+	if c.DataDir == "" {
+		c.DataDir = DefaultDataDir
+	}
+	if c.ThreadTTL <= 0 {
+		c.ThreadTTL = DefaultThreadTTL
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if c.AnswerTimeout <= 0 {
+		c.AnswerTimeout = DefaultAnswerTimeout
+	}
+	if c.HTTPAddr == "" {
+		c.HTTPAddr = DefaultHTTPAddr
+	}
+	if c.Workers <= 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.StatusInterval <= 0 {
+		c.StatusInterval = defaultStatusInterval
+	}
+}
+
+// ConfigError is a configuration problem found at start-up; Var names the
+// environment variable to fix.
+type ConfigError struct {
+	Var string
+	Err error
+}
+
+func (e *ConfigError) Error() string { return e.Var + ": " + e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Validate checks the configuration without calling Slack.
+func (c *Config) Validate() error {
+	switch {
+	case c.BotToken == "":
+		return &ConfigError{"SLACK_BOT_TOKEN", errors.New("not set; copy the Bot User OAuth Token (xoxb-…) from the app's OAuth & Permissions page")}
+	case !strings.HasPrefix(c.BotToken, "xoxb-"):
+		return &ConfigError{"SLACK_BOT_TOKEN", errors.New(`must be a bot token starting with "xoxb-"`)}
+	case c.AppToken == "":
+		return &ConfigError{"SLACK_APP_TOKEN", errors.New("not set; create an app-level token with the connections:write scope on the app's Basic Information page")}
+	case !strings.HasPrefix(c.AppToken, "xapp-"):
+		return &ConfigError{"SLACK_APP_TOKEN", errors.New(`must be an app-level token starting with "xapp-"`)}
+	case c.Answerer == nil:
+		return errors.New("bot: no Answerer")
+	}
+	if c.APIURL != "" && !strings.HasPrefix(c.APIURL, "https://") && !strings.HasPrefix(c.APIURL, "http://") {
+		return &ConfigError{"SLACK_API_URL", fmt.Errorf("%q is not an http(s) URL", c.APIURL)}
+	}
+	for _, a := range c.Admins {
+		if !reAdminID.MatchString(a) {
+			return &ConfigError{"SANDPIPER_ADMINS", fmt.Errorf("%q is not a Slack user ID (like U0123ABCD)", a)}
+		}
+	}
+	return nil
+}
+
+// Bot is a running Slack bot. Create it with [New] and start it with
+// [Bot.Run].
+type Bot struct {
+	cfg Config
+	log *slog.Logger
+	api *slack.Client
+	sm  *socketmode.Client
+
+	userID, botID, teamID string
+
+	seen     *cache.Cache // event ids and message keys already handled
+	memory   *threadMemory
+	settings *settingsStore
+	admins   *admins
+	pool     *dispatcher
+	metrics  *metrics
+	http     *http.Server
+	httpLn   net.Listener
+
+	connected atomic.Bool
+	now       func() time.Time
+}
+
+// New checks the configuration and both tokens (auth.test and
+// apps.connections.open), loads the channel settings and returns a bot
+// ready to [Bot.Run]. Its errors say what to fix.
+func New(ctx context.Context, cfg Config) (*Bot, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	api := newSlackClient(cfg)
+	auth, err := api.AuthTestContext(ctx)
+	if err != nil {
+		return nil, &ConfigError{"SLACK_BOT_TOKEN", fmt.Errorf("auth.test failed: %w (is the token current and the app installed in the workspace?)", explain(err))}
+	}
+	sm := socketmode.New(api,
+		socketmode.OptionLog(slog.NewLogLogger(log.Handler(), slog.LevelDebug)),
+		socketmode.OptionPingInterval(cmp(cfg.PingInterval, 30*time.Second)),
+	)
+	if _, _, err := sm.OpenContext(ctx); err != nil {
+		return nil, &ConfigError{"SLACK_APP_TOKEN", fmt.Errorf("apps.connections.open failed: %w (is Socket Mode enabled, and does the token have connections:write?)", explain(err))}
+	}
+	settings, err := openSettings(cfg.DataDir)
+	if err != nil {
+		return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
+	}
+	b := &Bot{
+		cfg:      cfg,
+		log:      log,
+		api:      api,
+		sm:       sm,
+		userID:   auth.UserID,
+		botID:    auth.BotID,
+		teamID:   auth.TeamID,
+		seen:     cache.New(defaultDedupeTTL, 10*time.Minute),
+		memory:   newThreadMemory(api, auth.UserID, cfg.ThreadTTL),
+		settings: settings,
+		admins:   newAdmins(cfg.Admins, api),
+		pool:     newDispatcher(cfg.Workers, defaultQueueLimit),
+		metrics:  newMetrics(),
+		now:      time.Now,
+	}
+	if cfg.HTTPAddr != "-" {
+		ln, err := net.Listen("tcp", cfg.HTTPAddr)
+		if err != nil {
+			return nil, &ConfigError{"SANDPIPER_HTTP_ADDR", err}
+		}
+		b.httpLn = ln
+		b.http = &http.Server{Handler: b.httpHandler(), ReadHeaderTimeout: 5 * time.Second}
+	}
+	log.Info("slack credentials ok", "team", auth.Team, "team_id", auth.TeamID, "bot_user", auth.UserID)
+	return b, nil
+}
+
+func cmp[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// HTTPAddr returns the health and metrics server's address, or "".
+func (b *Bot) HTTPAddr() string {
+	if b.httpLn == nil {
+		return ""
+	}
+	return b.httpLn.Addr().String()
+}
+
+func newSlackClient(cfg Config) *slack.Client {
+	return slack.New(cfg.BotToken,
+		slack.OptionAppLevelToken(cfg.AppToken),
+		slack.OptionAPIURL(cfg.APIURL),
+		slack.OptionHTTPClient(&http.Client{Timeout: slackCallTimeout}),
+		slack.OptionRetryConfig(slack.RetryConfig{
+			MaxRetries:         defaultRetries,
+			RetryAfterDuration: 5 * time.Second,
+			RetryAfterJitter:   200 * time.Millisecond,
+		}),
+	)
+}
+
+// explain turns a Slack error into text that names the Slack error code
+// and any detail Slack gave.
+func explain(err error) error {
+	var se slack.SlackErrorResponse
+	if errors.As(err, &se) {
+		var details []string
+		details = append(details, se.ResponseMetadata.Messages...)
+		if se.Needed != "" {
+			details = append(details, "needed scope "+se.Needed)
+		}
+		if len(details) > 0 {
+			return fmt.Errorf("%s (%s)", se.Err, strings.Join(details, "; "))
+		}
+	}
+	return err
+}
+
+// Run serves Slack until ctx is cancelled, then stops taking events,
+// finishes the answers in flight (up to the shutdown timeout), closes the
+// socket and returns nil. It returns an error if Slack refuses the
+// connection for good.
+func (b *Bot) Run(ctx context.Context) error {
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	b.pool.start(workCtx)
+
+	if b.http != nil {
+		go func() {
+			if err := b.http.Serve(b.httpLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				b.log.Error("health server stopped", "err", err)
+			}
+		}()
+	}
+
+	sockCtx, cancelSock := context.WithCancel(ctx)
+	defer cancelSock()
+	sockErr := make(chan error, 1)
+	go func() { sockErr <- b.sm.RunContext(sockCtx) }()
+
+	var runErr error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			break loop
+		case err := <-sockErr:
+			sockErr <- err
+			if err != nil && !errors.Is(err, context.Canceled) {
+				runErr = fmt.Errorf("socket mode: %w", explain(err))
+				b.log.Error("slack refused the connection", "err", runErr)
+			}
+			break loop
+		case evt := <-b.sm.Events:
+			b.handleEvent(evt)
+		}
+	}
+
+	b.log.Info("shutting down: no new events; finishing answers in flight", "timeout", b.cfg.ShutdownTimeout)
+	b.connected.Store(false)
+	cancelSock()
+	<-sockErr
+
+	done := make(chan struct{})
+	go func() { b.pool.wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(b.cfg.ShutdownTimeout):
+		b.log.Warn("shutdown timeout: cancelling answers in flight")
+		cancelWork()
+		<-done
+	}
+	if b.http != nil {
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		b.http.Shutdown(sctx)
+		cancel()
+	}
+	b.log.Info("stopped")
+	return runErr
+}

@@ -1,0 +1,278 @@
+package bot
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// Message metadata event types; they let a restarted bot recognise its own
+// messages when it rebuilds a thread from conversations.replies.
+const (
+	metaToolRun = "sandpiper_tool_run"
+	metaAnswer  = "sandpiper_answer"
+	metaNotice  = "sandpiper_notice"
+)
+
+// card is one executeCode run as shown in a thread.
+type card struct {
+	N        int    // run number within the answer, from 1
+	Code     string // the Python the model wrote
+	Running  bool
+	Result   *sandbox.Result // nil while running or when the sandbox failed
+	Err      error           // the sandbox machinery failed
+	Duration time.Duration
+	Debug    bool // the channel has debug on
+	Limits   sandbox.Limits
+}
+
+// attachment is a file posted in the thread after a card or an answer.
+type attachment struct {
+	Name    string
+	Title   string
+	Content string
+}
+
+// failed reports whether the run did not end normally.
+func (c *card) failed() bool {
+	return c.Err != nil || (c.Result != nil && (c.Result.ExitCode != 0 || c.Result.TimedOut || c.Result.OutOfMemory))
+}
+
+func (c *card) codeFile() string   { return fmt.Sprintf("code-%d.py", c.N) }
+func (c *card) outputFile() string { return fmt.Sprintf("output-%d.txt", c.N) }
+func (c *card) stderrFile() string { return fmt.Sprintf("stderr-%d.txt", c.N) }
+
+// status is the card's first line.
+func (c *card) status() string {
+	switch {
+	case c.Running:
+		return fmt.Sprintf(":hourglass_flowing_sand: *Running Python* (run %d)…", c.N)
+	case c.Err != nil:
+		return fmt.Sprintf(":warning: *Could not run this code* (run %d): the sandbox failed. Nothing ran; the model was told.", c.N)
+	}
+	r := c.Result
+	d := formatDuration(c.duration())
+	limits := c.Limits.WithDefaults()
+	switch {
+	case r.TimedOut:
+		return fmt.Sprintf(":stopwatch: *Stopped: took longer than %s* (run %d) · exit %d · %s", formatDuration(limits.Timeout), c.N, r.ExitCode, d)
+	case r.OutOfMemory:
+		return fmt.Sprintf(":boom: *Stopped: ran out of memory (%s)* (run %d) · exit %d · %s", formatBytes(limits.Memory), c.N, r.ExitCode, d)
+	case r.ExitCode != 0:
+		return fmt.Sprintf(":x: *Python failed* (run %d) · exit %d · %s", c.N, r.ExitCode, d)
+	default:
+		return fmt.Sprintf(":white_check_mark: *Ran Python* (run %d) · exit 0 · %s", c.N, d)
+	}
+}
+
+func (c *card) duration() time.Duration {
+	if c.Result != nil && c.Result.Duration > 0 {
+		return c.Result.Duration
+	}
+	return c.Duration
+}
+
+// fallback is the card's notification text.
+func (c *card) fallback() string {
+	switch {
+	case c.Running:
+		return fmt.Sprintf("Running Python (run %d)…", c.N)
+	case c.Err != nil:
+		return fmt.Sprintf("Could not run Python (run %d): the sandbox failed", c.N)
+	case c.failed():
+		return fmt.Sprintf("Python failed (run %d), exit %d", c.N, c.Result.ExitCode)
+	default:
+		return fmt.Sprintf("Ran Python (run %d), exit 0", c.N)
+	}
+}
+
+// render returns the card's blocks and the files to attach for what did
+// not fit.
+func (c *card) render() ([]slack.Block, []attachment) {
+	var blocks []slack.Block
+	var files []attachment
+	var notes []string
+	mrkdwn := func(s string) *slack.TextBlockObject {
+		return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
+	}
+	section := func(s string) { blocks = append(blocks, slack.NewSectionBlock(mrkdwn(s), nil, nil)) }
+
+	blocks = append(blocks, slack.NewContextBlock("", mrkdwn(c.status())))
+
+	code := c.Code
+	if n := utf8.RuneCountInString(code); n > cardCodeChars {
+		code, _ = cutRunes(code, cardCodeChars)
+		notes = append(notes, fmt.Sprintf(":scissors: Showing the first %s of %s characters of code; the full code is attached as `%s`.",
+			thousands(cardCodeChars), thousands(int64(n)), c.codeFile()))
+		if !c.Running {
+			files = append(files, attachment{Name: c.codeFile(), Title: fmt.Sprintf("Code of run %d", c.N), Content: c.Code})
+		}
+	}
+	section(codeBlock(code))
+
+	if c.Err != nil {
+		section("*Sandbox error*\n" + codeBlock(truncate(c.Err.Error(), 500)))
+	}
+	if r := c.Result; r != nil {
+		stdout, stderr := string(r.Stdout), string(r.Stderr)
+		failed := c.failed()
+		if stdout != "" || !failed {
+			shown, note, file := c.clip("Output", stdout, cardOutputChars, false, r.StdoutTruncated, r.StdoutSize, c.outputFile())
+			if strings.TrimSpace(shown) == "" {
+				section("*Output*\n_No output. The program printed nothing._")
+			} else {
+				section("*Output*\n" + codeBlock(shown))
+			}
+			notes = append(notes, note...)
+			if file != nil {
+				files = append(files, *file)
+			}
+		}
+		if failed || c.Debug {
+			if stderr != "" {
+				limit, label := cardOutputChars, "*Error*"
+				if !failed {
+					limit, label = cardStderrChars, "*stderr*"
+				}
+				shown, note, file := c.clip("error output", stderr, limit, true, r.StderrTruncated, r.StderrSize, c.stderrFile())
+				section(label + "\n" + codeBlock(shown))
+				notes = append(notes, note...)
+				if file != nil {
+					files = append(files, *file)
+				}
+			} else if failed && stdout == "" {
+				section("*Error*\n_The program printed no error message._")
+			}
+		}
+		if c.Debug {
+			notes = append(notes, c.debugLine())
+		}
+	}
+	if len(notes) > 0 {
+		var els []slack.MixedElement
+		for _, n := range notes[:min(len(notes), 10)] {
+			els = append(els, mrkdwn(n))
+		}
+		blocks = append(blocks, slack.NewContextBlock("", els...))
+	}
+	return blocks, files
+}
+
+// clip fits one stream into limit characters: the head of output, or the
+// tail of an error (where the traceback's last line is). It returns the
+// notes that say what was left out, and the file to attach when it cut.
+func (c *card) clip(what, s string, limit int, tail, sandboxCut bool, size int64, name string) (string, []string, *attachment) {
+	var notes []string
+	var file *attachment
+	n := utf8.RuneCountInString(s)
+	shown := s
+	if n > limit {
+		if tail {
+			shown = "…\n" + lastRunes(s, limit)
+			notes = append(notes, fmt.Sprintf(":scissors: Showing the last %s of %s characters of %s; the full text is attached as `%s`.",
+				thousands(int64(limit)), thousands(int64(n)), strings.ToLower(what), name))
+		} else {
+			shown, _ = cutRunes(s, limit)
+			shown += "\n…"
+			notes = append(notes, fmt.Sprintf(":scissors: Showing the first %s of %s characters of %s; the full text is attached as `%s`.",
+				thousands(int64(limit)), thousands(int64(n)), strings.ToLower(what), name))
+		}
+		file = &attachment{Name: name, Title: fmt.Sprintf("%s of run %d", what, c.N), Content: s}
+	}
+	if sandboxCut && size > int64(len(s)) {
+		notes = append(notes, fmt.Sprintf(":scissors: The program wrote %s of %s; the sandbox kept the first %s.",
+			formatBytes(size), strings.ToLower(what), formatBytes(int64(len(s)))))
+	}
+	return shown, notes, file
+}
+
+func (c *card) debugLine() string {
+	r := c.Result
+	parts := []string{
+		fmt.Sprintf("exit %d", r.ExitCode),
+		formatDuration(c.duration()),
+		"stdout " + formatBytes(r.StdoutSize),
+		"stderr " + formatBytes(r.StderrSize),
+	}
+	if r.Limit != sandbox.LimitNone {
+		parts = append(parts, "limit hit: "+string(r.Limit))
+	}
+	if r.Truncated() {
+		parts = append(parts, "output truncated by the sandbox")
+	}
+	if len(r.Files) > 0 || len(r.FilesOmitted) > 0 {
+		parts = append(parts, fmt.Sprintf("%d files written", len(r.Files)+len(r.FilesOmitted)))
+	}
+	l := c.Limits.WithDefaults()
+	parts = append(parts, fmt.Sprintf("limits: %s, %s, %d processes", formatDuration(l.Timeout), formatBytes(l.Memory), l.Processes))
+	return ":lady_beetle: " + strings.Join(parts, " · ")
+}
+
+// metadata is what a restarted bot needs to remember the run.
+func (c *card) metadata() slack.SlackMetadata {
+	p := map[string]any{"run": c.N, "code": truncate(c.Code, metadataTextChars)}
+	if c.Running {
+		p["state"] = "running"
+	} else {
+		p["state"] = "done"
+		p["output"] = truncate(runOutput(c.Result, c.Err), metadataTextChars)
+		if c.Result != nil {
+			p["exit_code"] = c.Result.ExitCode
+		}
+	}
+	return slack.SlackMetadata{EventType: metaToolRun, EventPayload: p}
+}
+
+// runOutput is what a run produced, as remembered for follow-ups.
+func runOutput(r *sandbox.Result, err error) string {
+	if err != nil {
+		return "sandbox error: " + err.Error()
+	}
+	if r == nil {
+		return ""
+	}
+	out := string(r.Stdout)
+	if r.ExitCode != 0 || r.TimedOut || r.OutOfMemory {
+		out = strings.TrimRight(out, "\n")
+		if len(r.Stderr) > 0 {
+			out += "\n[stderr]\n" + lastRunes(string(r.Stderr), runOutputHistoryChars/2)
+		}
+		switch {
+		case r.TimedOut:
+			out += "\n[timed out]"
+		case r.OutOfMemory:
+			out += "\n[out of memory]"
+		}
+		out += fmt.Sprintf("\n[exit %d]", r.ExitCode)
+	}
+	return strings.TrimLeft(out, "\n")
+}
+
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	default:
+		return d.Round(time.Second).String()
+	}
+}
+
+func formatBytes(n int64) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	default:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	}
+}

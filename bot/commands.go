@@ -1,0 +1,119 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/slack-go/slack"
+)
+
+var reAdminID = regexp.MustCompile(`^[UW][A-Z0-9]{2,}$`)
+
+// helpText is the answer to "help". %s is the bot's mention.
+const helpText = `:wave: *I'm sandpiper.* I answer math and data questions by writing Python and running it in a fresh, isolated sandbox. Every piece of code I run is shown in the thread with its output, then my answer.
+
+*How to ask*
+• Mention me in a channel: %[1]s _what is the probability of at least two sixes in ten rolls of a die?_
+• Or send me a direct message.
+• Follow up in the same thread without mentioning me again: _now plot it for 1 to 20 rolls_ or _what if the die has 8 sides?_
+
+*Good questions*
+• _%[1]s compound interest on $10,000 at 4.5%% for 12 years, monthly_
+• _%[1]s is 2^61 − 1 prime?_
+• _%[1]s fit a line to (1, 2.1), (2, 3.9), (3, 6.2), (4, 7.8) and give R²_
+
+*Commands*
+• %[1]s help (or ` + "`/sandpiper help`" + `): this message
+• %[1]s debug on|off|status (or ` + "`/sandpiper debug …`" + `): show extra detail in this channel (exit codes, stderr, limits, model and token use). Only admins can change it.
+
+Each run starts from scratch: no network, no files from earlier runs.`
+
+// runCommand handles help and debug sent as a mention or a DM.
+func (b *Bot) runCommand(ctx context.Context, m message) {
+	f := strings.Fields(strings.ToLower(m.Text))
+	if len(f) == 0 || strings.Trim(f[0], "!/.:,?") == "help" {
+		b.notice(ctx, m, fmt.Sprintf(helpText, "<@"+b.userID+">"))
+		return
+	}
+	reply, private := b.debugCommand(ctx, m.Channel, m.User, f[1:])
+	if private && !m.IM {
+		_, err := b.api.PostEphemeralContext(ctx, m.Channel, m.User, slack.MsgOptionTS(m.ThreadTS), slack.MsgOptionText(reply, false))
+		if err == nil {
+			return
+		}
+		b.log.Warn("ephemeral reply failed; replying in thread", "err", err)
+	}
+	b.notice(ctx, m, reply)
+}
+
+// onSlashCommand answers /sandpiper through the command's response URL,
+// visible only to the user who typed it.
+func (b *Bot) onSlashCommand(cmd slack.SlashCommand) {
+	f := strings.Fields(strings.ToLower(cmd.Text))
+	job := func(ctx context.Context) {
+		var reply string
+		switch {
+		case len(f) == 0 || f[0] == "help":
+			reply = fmt.Sprintf(helpText, "<@"+b.userID+">")
+		case f[0] == "debug":
+			reply, _ = b.debugCommand(ctx, cmd.ChannelID, cmd.UserID, f[1:])
+		default:
+			reply = fmt.Sprintf("To ask a question, mention me: <@%s> %s\nType `/sandpiper help` for examples.", b.userID, escape(cmd.Text))
+		}
+		_, _, err := b.api.PostMessageContext(ctx, cmd.ChannelID,
+			slack.MsgOptionResponseURL(cmd.ResponseURL, slack.ResponseTypeEphemeral),
+			slack.MsgOptionText(reply, false))
+		if err != nil {
+			b.log.Error("slash command reply failed", "err", explain(err))
+		}
+	}
+	if !b.pool.submit("slash/"+cmd.TriggerID, job) {
+		b.metrics.errors.inc("busy")
+	}
+}
+
+// debugCommand runs "debug on|off|status" for user in channel and returns
+// the reply and whether it should be private.
+func (b *Bot) debugCommand(ctx context.Context, channel, user string, args []string) (reply string, private bool) {
+	cur := b.settings.get(channel)
+	state := func(on bool) string {
+		if on {
+			return "*on*"
+		}
+		return "*off*"
+	}
+	if len(args) == 0 || args[0] == "status" {
+		s := "Debug is " + state(cur.Debug) + " in this channel."
+		if cur.UpdatedBy != "" {
+			s += fmt.Sprintf(" Last changed by <@%s> on %s.", cur.UpdatedBy, cur.UpdatedAt.Format("2 Jan 2006 15:04 MST"))
+		}
+		return s, true
+	}
+	var on bool
+	switch args[0] {
+	case "on", "true", "enable":
+		on = true
+	case "off", "false", "disable":
+	default:
+		return "Usage: `debug on`, `debug off` or `debug status`.", true
+	}
+	ok, err := b.admins.isAdmin(ctx, user)
+	if err != nil {
+		b.log.Warn("admin check failed", "user", user, "err", err)
+		return ":warning: I couldn't check whether you are an admin (Slack said: " + escape(explain(err).Error()) + "). Nothing was changed.", true
+	}
+	if !ok {
+		return "Sorry, only workspace admins and the admins listed in sandpiper's configuration can change debug settings. Debug is " + state(cur.Debug) + " in this channel; nothing was changed.", true
+	}
+	if err := b.settings.setDebug(channel, on, user, b.now()); err != nil {
+		b.log.Error("saving settings failed", "err", err)
+		return ":warning: I couldn't save the setting, so nothing was changed. The operator should check the data directory.", true
+	}
+	b.log.Info("debug setting changed", "channel", channel, "debug", on, "by", user)
+	if on {
+		return fmt.Sprintf("Debug is now *on* in this channel (set by <@%s>). Tool cards show stderr, exit codes, durations and limits; answers show the model, steps, tokens and time.", user), false
+	}
+	return fmt.Sprintf("Debug is now *off* in this channel (set by <@%s>).", user), false
+}

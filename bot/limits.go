@@ -1,0 +1,59 @@
+package bot
+
+import "time"
+
+// Slack's limits (docs.slack.dev) and the bot's own budgets, in one place.
+const (
+	// slackSectionChars is the most text a section block may hold.
+	slackSectionChars = 3000
+	// slackMaxBlocks is the most blocks in one message.
+	slackMaxBlocks = 50
+	// messageTextBudget bounds the text of all blocks of one message;
+	// Slack rejects payloads near 12,000 characters (msg_blocks_too_long).
+	messageTextBudget = 10000
+	// fallbackTextChars bounds a message's top-level (notification) text.
+	fallbackTextChars = 3000
+
+	// cardCodeChars and cardOutputChars bound the code and the output
+	// shown in a tool card; the rest goes to an attached file.
+	cardCodeChars   = 2600
+	cardOutputChars = 2600
+	// cardStderrChars bounds the extra stderr a debug card shows.
+	cardStderrChars = 1200
+	// answerMessageChars bounds the answer text per message; a longer
+	// answer is posted in parts.
+	answerMessageChars = 9000
+	// answerMaxParts bounds the parts of one answer; past it the rest
+	// is attached as a file.
+	answerMaxParts = 4
+
+	// metadataTextChars bounds the code and output kept in a tool card's
+	// message metadata for rebuilding a thread's memory.
+	metadataTextChars = 3000
+	// historyChars is the thread history budget given to the model;
+	// older turns are dropped first.
+	historyChars = 40000
+	// runOutputHistoryChars bounds one run's output kept in history.
+	runOutputHistoryChars = 4000
+	// threadRepliesMax bounds the messages read to rebuild a thread.
+	threadRepliesMax = 1000
+)
+
+// Defaults for the configuration; zero fields of [Config] take them.
+const (
+	DefaultAPIURL          = "https://slack.com/api/"
+	DefaultDataDir         = "./data"
+	DefaultThreadTTL       = 24 * time.Hour
+	DefaultShutdownTimeout = 30 * time.Second
+	DefaultHTTPAddr        = ":8080"
+	DefaultWorkers         = 8
+	DefaultAnswerTimeout   = 10 * time.Minute
+
+	defaultQueueLimit     = 1000             // questions waiting for a worker
+	defaultDedupeTTL      = time.Hour        // remembered event ids
+	defaultAdminTTL       = 10 * time.Minute // cached users.info answers
+	defaultForeignTTL     = 10 * time.Minute // threads known not to be ours
+	defaultStatusInterval = 90 * time.Second // Slack clears a status after 2 min
+	defaultRetries        = 3                // Web API retries after a 429
+	slackCallTimeout      = 20 * time.Second
+)

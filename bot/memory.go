@@ -1,0 +1,225 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/patrickmn/go-cache"
+	"github.com/slack-go/slack"
+)
+
+// Turn is one question in a thread and what the bot did about it.
+type Turn struct {
+	User     string // who asked
+	TS       string // the question's message ts
+	Question string // with the bot's mention removed
+	Runs     []Run
+	Answer   string // the model's answer, in Markdown; empty if it failed
+}
+
+// Run is one executeCode call as remembered for follow-ups.
+type Run struct {
+	Code   string
+	Output string // stdout, or for a failure stdout, stderr and exit code
+}
+
+func (t Turn) size() int {
+	n := len(t.Question) + len(t.Answer)
+	for _, r := range t.Runs {
+		n += len(r.Code) + len(r.Output)
+	}
+	return n
+}
+
+// trimHistory drops the oldest turns until the history fits budget
+// characters; the newest turn is always kept (its runs' outputs cut).
+func trimHistory(turns []Turn, budget int) []Turn {
+	total := 0
+	for _, t := range turns {
+		total += t.size()
+	}
+	for len(turns) > 1 && total > budget {
+		total -= turns[0].size()
+		turns = turns[1:]
+	}
+	if len(turns) == 1 && total > budget {
+		t := turns[0]
+		runs := make([]Run, len(t.Runs))
+		for i, r := range t.Runs {
+			runs[i] = Run{Code: truncate(r.Code, budget/4), Output: truncate(r.Output, budget/8)}
+		}
+		t.Runs = runs
+		turns = []Turn{t}
+	}
+	return turns
+}
+
+// threadMemory keeps each thread's turns in memory for a TTL; a thread
+// that is not there (after a restart or an eviction) is rebuilt from
+// conversations.replies.
+type threadMemory struct {
+	api     *slack.Client
+	botUser string
+	cache   *cache.Cache
+	foreign *cache.Cache // threads the bot has not answered in
+
+	mu sync.Mutex // serialises rebuilds of a thread with its updates
+}
+
+func newThreadMemory(api *slack.Client, botUser string, ttl time.Duration) *threadMemory {
+	return &threadMemory{
+		api:     api,
+		botUser: botUser,
+		cache:   cache.New(ttl, ttl/4+time.Minute),
+		foreign: cache.New(defaultForeignTTL, defaultForeignTTL),
+	}
+}
+
+func threadKey(channel, threadTS string) string { return channel + "/" + threadTS }
+
+// known reports whether the bot has answered in the thread, without
+// calling Slack.
+func (m *threadMemory) known(channel, threadTS string) bool {
+	_, ok := m.cache.Get(threadKey(channel, threadTS))
+	return ok
+}
+
+// history returns the thread's turns before the message at beforeTS, and
+// whether the bot has taken part in the thread.
+func (m *threadMemory) history(ctx context.Context, channel, threadTS, beforeTS string) ([]Turn, bool, error) {
+	key := threadKey(channel, threadTS)
+	if v, ok := m.cache.Get(key); ok {
+		return before(v.([]Turn), beforeTS), true, nil
+	}
+	if _, ok := m.foreign.Get(key); ok {
+		return nil, false, nil
+	}
+	turns, ours, err := m.rebuild(ctx, channel, threadTS)
+	if err != nil {
+		return nil, false, err
+	}
+	if !ours {
+		m.foreign.SetDefault(key, true)
+		return nil, false, nil
+	}
+	m.cache.SetDefault(key, turns)
+	return before(turns, beforeTS), true, nil
+}
+
+func before(turns []Turn, ts string) []Turn {
+	var out []Turn
+	for _, t := range turns {
+		if ts != "" && t.TS >= ts {
+			break
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// record stores a finished turn at the end of the thread's history.
+func (m *threadMemory) record(channel, threadTS string, t Turn) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := threadKey(channel, threadTS)
+	m.foreign.Delete(key)
+	var turns []Turn
+	if v, ok := m.cache.Get(key); ok {
+		turns = v.([]Turn)
+	}
+	// Replace a turn rebuilt for the same question, keep order by ts.
+	out := make([]Turn, 0, len(turns)+1)
+	for _, x := range turns {
+		if x.TS != t.TS {
+			out = append(out, x)
+		}
+	}
+	out = append(out, t)
+	m.cache.SetDefault(key, trimHistory(out, historyChars*2))
+}
+
+var reMention = regexp.MustCompile(`<@([UW][A-Z0-9]+)(\|[^>]*)?>`)
+
+// cleanQuestion removes the bot's mention and turns other mentions and
+// Slack's entities into plain text for the model.
+func cleanQuestion(text, botUser string) string {
+	text = reMention.ReplaceAllStringFunc(text, func(s string) string {
+		sub := reMention.FindStringSubmatch(s)
+		if sub[1] == botUser {
+			return ""
+		}
+		return "@" + sub[1]
+	})
+	text = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(text)
+	return strings.TrimSpace(text)
+}
+
+// rebuild reads the thread from Slack and reconstructs its turns from
+// the humans' messages and the bot's tool cards and answers (recognised
+// by their message metadata).
+func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([]Turn, bool, error) {
+	var msgs []slack.Message
+	cursor := ""
+	for len(msgs) < threadRepliesMax {
+		page, _, next, err := m.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+			ChannelID: channel, Timestamp: threadTS, Cursor: cursor, Limit: 200, IncludeAllMetadata: true,
+		})
+		if err != nil {
+			return nil, false, fmt.Errorf("conversations.replies %s: %w", threadKey(channel, threadTS), err)
+		}
+		msgs = append(msgs, page...)
+		if next == "" {
+			break
+		}
+		cursor = next
+	}
+	var turns []Turn
+	ours := false
+	for _, msg := range msgs {
+		meta := msg.Metadata
+		switch {
+		case msg.User == m.botUser || msg.BotID != "":
+			if msg.User == m.botUser {
+				ours = true
+			}
+			if len(turns) == 0 {
+				continue
+			}
+			t := &turns[len(turns)-1]
+			switch meta.EventType {
+			case metaToolRun:
+				code, _ := meta.EventPayload["code"].(string)
+				out, _ := meta.EventPayload["output"].(string)
+				t.Runs = append(t.Runs, Run{Code: code, Output: out})
+			case metaAnswer:
+				if a, _ := meta.EventPayload["answer"].(string); a != "" {
+					t.Answer = a
+				} else {
+					t.Answer = msg.Text
+				}
+			}
+		case msg.SubType == "" || msg.SubType == slack.MsgSubTypeThreadBroadcast || msg.SubType == "file_share":
+			q := cleanQuestion(msg.Text, m.botUser)
+			if q == "" {
+				continue
+			}
+			turns = append(turns, Turn{User: msg.User, TS: msg.Timestamp, Question: q})
+		}
+	}
+	// Humans talking among themselves before the bot joined are context
+	// too, but keep only turns from the bot's first answer's question on.
+	return turns, ours, nil
+}
+
+// historyBudgeted returns turns trimmed to the model's history budget.
+func historyBudgeted(turns []Turn) []Turn {
+	return trimHistory(turns, historyChars)
+}
+
+// runeLen is utf8.RuneCountInString, short.
+func runeLen(s string) int { return utf8.RuneCountInString(s) }

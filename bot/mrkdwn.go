@@ -1,0 +1,282 @@
+package bot
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// escape makes text safe for Slack's mrkdwn: &, < and > become entities,
+// so <!channel>, <@U…> and <url|text> written by a model or a program are
+// shown as typed instead of pinging or linking.
+func escape(s string) string {
+	return mrkdwnEscaper.Replace(s)
+}
+
+var mrkdwnEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// codeBlock returns s as a mrkdwn code block. Backtick runs that would end
+// the block early are broken with a zero-width space.
+func codeBlock(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		s = " "
+	}
+	s = strings.ReplaceAll(escape(s), "```", "``\u200b`")
+	return "```\n" + s + "\n```"
+}
+
+var (
+	reHeading  = regexp.MustCompile(`^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$`)
+	reBullet   = regexp.MustCompile(`^(\s*)[-*+]\s+(.*)$`)
+	reRule     = regexp.MustCompile(`^\s{0,3}([-*_])(\s*[-*_]){2,}\s*$`)
+	reTableSep = regexp.MustCompile(`^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$`)
+	reLink     = regexp.MustCompile(`\[([^\[\]]+)\]\(\s*(https?://[^\s()<>|]+|mailto:[^\s()<>|]+)\s*\)`)
+	reAutoLink = regexp.MustCompile(`&lt;(https?://[^\s<>|&]+)&gt;`)
+	reBold     = regexp.MustCompile(`\*\*([^*\n]+?)\*\*|__([^_\n]+?)__`)
+	reItalic   = regexp.MustCompile(`(^|[^\w*])\*([^*\s][^*\n]*?)\*($|[^\w*])`)
+	reStrike   = regexp.MustCompile(`~~([^~\n]+?)~~`)
+)
+
+// markdownToMrkdwn converts a model's Markdown to Slack mrkdwn: bold,
+// italics, strike-through, links, headings, lists, rules, code and tables.
+// Everything is escaped first, so nothing in it can ping or inject links
+// other than the Markdown links it contains.
+func markdownToMrkdwn(md string) string {
+	md = strings.ReplaceAll(md, "\r\n", "\n")
+	lines := strings.Split(md, "\n")
+	var out []string
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		trimmed := strings.TrimSpace(line)
+		// Fenced code: copied as is, escaped, without the language tag.
+		if strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~") {
+			fence := trimmed[:3]
+			var code []string
+			j := i + 1
+			for ; j < len(lines); j++ {
+				if strings.HasPrefix(strings.TrimSpace(lines[j]), fence) {
+					break
+				}
+				code = append(code, lines[j])
+			}
+			out = append(out, codeBlock(strings.Join(code, "\n")))
+			i = j
+			continue
+		}
+		// Tables: shown as a code block so their columns line up.
+		if strings.HasPrefix(trimmed, "|") && i+1 < len(lines) && reTableSep.MatchString(lines[i+1]) {
+			var rows []string
+			j := i
+			for ; j < len(lines) && strings.HasPrefix(strings.TrimSpace(lines[j]), "|"); j++ {
+				if j == i+1 {
+					continue
+				}
+				rows = append(rows, lines[j])
+			}
+			out = append(out, codeBlock(alignTable(rows)))
+			i = j - 1
+			continue
+		}
+		switch {
+		case reRule.MatchString(line) && trimmed != "":
+			out = append(out, "──────────")
+		case reHeading.MatchString(line):
+			out = append(out, "*"+inline(reHeading.FindStringSubmatch(line)[1])+"*")
+		case reBullet.MatchString(line):
+			m := reBullet.FindStringSubmatch(line)
+			out = append(out, m[1]+"• "+inline(m[2]))
+		case strings.HasPrefix(trimmed, ">"):
+			out = append(out, "> "+inline(strings.TrimSpace(strings.TrimPrefix(trimmed, ">"))))
+		default:
+			out = append(out, inline(line))
+		}
+	}
+	return strings.TrimSpace(strings.Join(out, "\n"))
+}
+
+// inline converts one line's inline Markdown; code spans are kept apart.
+func inline(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "`")
+		if i < 0 {
+			b.WriteString(inlineText(s))
+			break
+		}
+		j := strings.Index(s[i+1:], "`")
+		if j < 0 {
+			b.WriteString(inlineText(s))
+			break
+		}
+		b.WriteString(inlineText(s[:i]))
+		b.WriteString("`" + escape(s[i+1:i+1+j]) + "`")
+		s = s[i+2+j:]
+	}
+	return b.String()
+}
+
+func inlineText(s string) string {
+	if s == "" {
+		return ""
+	}
+	// Links first, from the unescaped text, with placeholders so the
+	// escaping and emphasis passes leave them alone.
+	var links []string
+	s = reLink.ReplaceAllStringFunc(s, func(m string) string {
+		sub := reLink.FindStringSubmatch(m)
+		text := strings.NewReplacer("|", "¦", "*", "", "_", "").Replace(sub[1])
+		links = append(links, "<"+sub[2]+"|"+escape(text)+">")
+		return fmt.Sprintf("\x00%d\x00", len(links)-1)
+	})
+	s = escape(s)
+	s = reAutoLink.ReplaceAllString(s, "<$1>")
+	s = reBold.ReplaceAllStringFunc(s, func(m string) string {
+		sub := reBold.FindStringSubmatch(m)
+		return "\x01" + sub[1] + sub[2] + "\x01"
+	})
+	s = reItalic.ReplaceAllString(s, "${1}_${2}_${3}")
+	s = reStrike.ReplaceAllString(s, "~$1~")
+	s = strings.ReplaceAll(s, "\x01", "*")
+	for i, l := range links {
+		s = strings.Replace(s, fmt.Sprintf("\x00%d\x00", i), l, 1)
+	}
+	return s
+}
+
+// alignTable lays out Markdown table rows in aligned columns.
+func alignTable(rows []string) string {
+	var cells [][]string
+	var widths []int
+	for _, r := range rows {
+		r = strings.TrimSpace(r)
+		r = strings.TrimPrefix(r, "|")
+		r = strings.TrimSuffix(r, "|")
+		var row []string
+		for k, c := range strings.Split(r, "|") {
+			c = strings.TrimSpace(strings.ReplaceAll(c, "**", ""))
+			row = append(row, c)
+			if k >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[k] = max(widths[k], utf8.RuneCountInString(c))
+		}
+		cells = append(cells, row)
+	}
+	var b strings.Builder
+	for i, row := range cells {
+		for k, c := range row {
+			if k > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(c)
+			if k < len(row)-1 {
+				b.WriteString(strings.Repeat(" ", widths[k]-utf8.RuneCountInString(c)))
+			}
+		}
+		b.WriteString("\n")
+		if i == 0 && len(cells) > 1 {
+			total := 0
+			for _, w := range widths {
+				total += w + 2
+			}
+			b.WriteString(strings.Repeat("─", max(total-2, 1)) + "\n")
+		}
+	}
+	return b.String()
+}
+
+// splitMrkdwn cuts mrkdwn into parts of at most n characters, at line
+// breaks where it can, closing and reopening code blocks that span a cut.
+func splitMrkdwn(s string, n int) []string {
+	var parts []string
+	var cur strings.Builder
+	inCode := false
+	flush := func() {
+		p := cur.String()
+		if inCode {
+			p += "\n```"
+		}
+		if strings.TrimSpace(p) != "" {
+			parts = append(parts, strings.TrimRight(p, "\n"))
+		}
+		cur.Reset()
+		if inCode {
+			cur.WriteString("```\n")
+		}
+	}
+	for _, line := range strings.SplitAfter(s, "\n") {
+		for utf8.RuneCountInString(line) > n-8 { // a single line too long
+			head, rest := cutRunes(line, n-8)
+			if cur.Len() > 0 {
+				flush()
+			}
+			cur.WriteString(head)
+			flush()
+			line = rest
+		}
+		if utf8.RuneCountInString(cur.String())+utf8.RuneCountInString(line)+4 > n {
+			flush()
+		}
+		cur.WriteString(line)
+		if strings.Count(line, "```")%2 == 1 {
+			inCode = !inCode
+		}
+	}
+	inCode = false
+	flush()
+	return parts
+}
+
+// cutRunes splits s after n runes.
+func cutRunes(s string, n int) (string, string) {
+	if n <= 0 {
+		return "", s
+	}
+	i := 0
+	for k := range s {
+		if i == n {
+			return s[:k], s[k:]
+		}
+		i++
+	}
+	return s, ""
+}
+
+// lastRunes returns the last n runes of s.
+func lastRunes(s string, n int) string {
+	c := utf8.RuneCountInString(s)
+	if c <= n {
+		return s
+	}
+	_, tail := cutRunes(s, c-n)
+	return tail
+}
+
+// truncate shortens s to n runes, adding an ellipsis when it cut.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	head, _ := cutRunes(s, max(n-1, 0))
+	return head + "…"
+}
+
+// thousands formats n with thousands separators.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,130 @@
+package bot
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// settingsFile is the name of the per-channel settings file in the data
+// directory.
+const settingsFile = "channels.json"
+
+// channelSettings is what admins set for one channel.
+type channelSettings struct {
+	Debug     bool      `json:"debug"`
+	UpdatedBy string    `json:"updated_by,omitempty"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+}
+
+// settingsStore keeps per-channel settings in a JSON file, written
+// atomically (temporary file, fsync, rename) on every change.
+type settingsStore struct {
+	path string
+
+	mu       sync.Mutex
+	channels map[string]channelSettings
+}
+
+// openSettings loads the store from dir, creating dir when missing. A file
+// that cannot be read or parsed is an error naming it.
+func openSettings(dir string) (*settingsStore, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	s := &settingsStore{path: filepath.Join(dir, settingsFile), channels: map[string]channelSettings{}}
+	data, err := os.ReadFile(s.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("reading settings: %w", err)
+	default:
+		var file struct {
+			Channels map[string]channelSettings `json:"channels"`
+		}
+		if err := json.Unmarshal(data, &file); err != nil {
+			return nil, fmt.Errorf("settings file %s is corrupt (fix or delete it): %w", s.path, err)
+		}
+		if file.Channels != nil {
+			s.channels = file.Channels
+		}
+	}
+	// Prove the directory is writable now rather than at the first toggle.
+	probe, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s is not writable: %w", dir, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return s, nil
+}
+
+func (s *settingsStore) get(channel string) channelSettings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.channels[channel]
+}
+
+// setDebug changes a channel's debug setting and saves the store. On a
+// failed save the change is undone.
+func (s *settingsStore) setDebug(channel string, on bool, by string, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, had := s.channels[channel]
+	s.channels[channel] = channelSettings{Debug: on, UpdatedBy: by, UpdatedAt: now.UTC()}
+	if err := s.saveLocked(); err != nil {
+		if had {
+			s.channels[channel] = old
+		} else {
+			delete(s.channels, channel)
+		}
+		return err
+	}
+	return nil
+}
+
+func (s *settingsStore) saveLocked() error {
+	data, err := json.MarshalIndent(struct {
+		Channels map[string]channelSettings `json:"channels"`
+	}{s.channels}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(s.path, append(data, '\n'))
+}
+
+// writeFileAtomic replaces path with data so that readers (and a crash)
+// see either the old or the new contents, never a mix.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("saving %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after the rename
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("saving %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("saving %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("saving %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("saving %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,668 @@
+// Package slacktest is an in-process fake Slack for tests. It speaks the real
+// wire formats: a Web API over HTTP (form-encoded bodies with the token in the
+// form, JSON responses with ok/error) and a Socket Mode WebSocket that sends
+// hello, event envelopes, slash commands and disconnect frames, sends pings,
+// and records the client's acks.
+//
+// It keeps a small workspace: channels' messages and threads, reactions,
+// ephemeral messages, uploaded files, users with admin flags and assistant
+// thread statuses. chat.postMessage and chat.update check Slack's Block Kit
+// limits and fail the way Slack does. Failures (such as HTTP 429 with
+// Retry-After) can be injected per method.
+package slacktest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gorilla/websocket"
+)
+
+// Identities of the fake workspace and app.
+const (
+	BotToken  = "xoxb-test-bot-token"
+	AppToken  = "xapp-test-app-token"
+	TeamID    = "T0TEST"
+	AppID     = "A0TEST"
+	BotUserID = "U0BOT"
+	BotID     = "B0BOT"
+)
+
+// Message is a message as the fake workspace stores it.
+type Message struct {
+	Channel     string
+	TS          string
+	ThreadTS    string // empty for a message that is not in a thread
+	User        string
+	BotID       string
+	Text        string
+	Blocks      json.RawMessage
+	Metadata    json.RawMessage
+	Reactions   []string
+	Files       []File
+	Edits       int  // chat.update calls on this message
+	Ephemeral   bool // seen only by EphemeralTo
+	EphemeralTo string
+	Deleted     bool
+}
+
+// File is an uploaded file.
+type File struct {
+	ID, Name, Title string
+	Data            []byte
+}
+
+// User is a workspace member as users.info reports it.
+type User struct {
+	ID      string
+	Name    string
+	IsAdmin bool
+	IsOwner bool
+	IsBot   bool
+}
+
+// Call is one Web API call the fake received.
+type Call struct {
+	Method string
+	Form   url.Values
+	At     time.Time
+}
+
+// Ack is an acknowledgement the client sent over the socket.
+type Ack struct {
+	EnvelopeID string
+	Payload    json.RawMessage
+	At         time.Time // when the fake read it
+	Sent       time.Time // when the fake sent the envelope
+}
+
+// Failure is an injected Web API failure.
+type Failure struct {
+	Status     int    // HTTP status; 0 means 200 with ok:false
+	RetryAfter int    // seconds, sent as Retry-After when non-zero
+	Error      string // Slack error code for ok:false
+}
+
+// Server is the fake Slack. Create it with [New].
+type Server struct {
+	t    testing.TB
+	http *httptest.Server
+	// URL is the Web API base URL, ending in "/", for slack.OptionAPIURL.
+	URL string
+	// PingInterval is how often the socket pings the client.
+	PingInterval time.Duration
+	// EchoBotMessages makes the fake send message events for the bot's own
+	// posts and edits, as Slack does when the app subscribes to message.*.
+	EchoBotMessages bool
+
+	mu        sync.Mutex
+	cond      *sync.Cond
+	clock     int64 // microseconds, for message timestamps
+	seq       int
+	messages  []*Message
+	users     map[string]User
+	calls     []Call
+	acks      []Ack
+	sent      map[string]time.Time // envelope id → sent
+	failures  map[string][]Failure
+	tickets   map[string]bool
+	conns     []*conn
+	opens     int
+	files     map[string]*File
+	statuses  map[string]string // channel/thread → assistant status
+	closed    bool
+	responses map[string]responseURL
+}
+
+type responseURL struct{ channel, user, threadTS string }
+
+type conn struct {
+	ws     *websocket.Conn
+	wmu    sync.Mutex
+	done   chan struct{}
+	closed bool
+}
+
+// New starts a fake Slack and stops it when the test ends.
+func New(t testing.TB) *Server {
+	s := &Server{
+		t:               t,
+		PingInterval:    2 * time.Second,
+		EchoBotMessages: true,
+		clock:           1_700_000_000_000_000,
+		users:           map[string]User{},
+		sent:            map[string]time.Time{},
+		failures:        map[string][]Failure{},
+		tickets:         map[string]bool{},
+		files:           map[string]*File{},
+		statuses:        map[string]string{},
+		responses:       map[string]responseURL{},
+	}
+	s.cond = sync.NewCond(&s.mu)
+	s.users[BotUserID] = User{ID: BotUserID, Name: "sandpiper", IsBot: true}
+	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.URL = s.http.URL + "/api/"
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Close closes every socket and stops the server.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	conns := s.conns
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	for _, c := range conns {
+		c.close()
+	}
+	s.http.Close()
+}
+
+// AddUser adds or replaces a workspace member.
+func (s *Server) AddUser(u User) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.users[u.ID] = u
+}
+
+// FailNext makes the next calls of method fail, one failure per call.
+func (s *Server) FailNext(method string, f ...Failure) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failures[method] = append(s.failures[method], f...)
+}
+
+func (s *Server) nextTS() string {
+	s.clock += 100
+	return fmt.Sprintf("%d.%06d", s.clock/1_000_000, s.clock%1_000_000)
+}
+
+func (s *Server) nextID(prefix string) string {
+	s.seq++
+	return fmt.Sprintf("%s%06d", prefix, s.seq)
+}
+
+// ---- Web API ----
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.URL.Path == "/ws":
+		s.serveSocket(w, r)
+		return
+	case strings.HasPrefix(r.URL.Path, "/upload/"):
+		s.serveUpload(w, r)
+		return
+	case strings.HasPrefix(r.URL.Path, "/response/"):
+		s.serveResponseURL(w, r)
+		return
+	case !strings.HasPrefix(r.URL.Path, "/api/"):
+		http.NotFound(w, r)
+		return
+	}
+	method := strings.TrimPrefix(r.URL.Path, "/api/")
+	form := url.Values{}
+	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		if err := r.ParseForm(); err != nil {
+			writeJSON(w, 400, map[string]any{"ok": false, "error": "invalid_form_data"})
+			return
+		}
+		form = r.PostForm
+		if t := form.Get("token"); t != "" {
+			token = t
+		}
+	}
+	s.mu.Lock()
+	s.calls = append(s.calls, Call{Method: method, Form: form, At: time.Now()})
+	s.cond.Broadcast()
+	var fail *Failure
+	if fs := s.failures[method]; len(fs) > 0 {
+		fail = &fs[0]
+		s.failures[method] = fs[1:]
+	}
+	s.mu.Unlock()
+
+	wantToken := BotToken
+	if method == "apps.connections.open" {
+		wantToken = AppToken
+	}
+	if token == "" {
+		writeJSON(w, 200, map[string]any{"ok": false, "error": "not_authed"})
+		return
+	}
+	if token != wantToken {
+		writeJSON(w, 200, map[string]any{"ok": false, "error": "invalid_auth"})
+		return
+	}
+	if fail != nil {
+		if fail.RetryAfter > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(fail.RetryAfter))
+		}
+		status := fail.Status
+		if status == 0 {
+			status = 200
+		}
+		code := fail.Error
+		if code == "" {
+			code = "ratelimited"
+		}
+		writeJSON(w, status, map[string]any{"ok": false, "error": code})
+		return
+	}
+
+	var resp map[string]any
+	switch method {
+	case "auth.test":
+		w.Header().Set("X-OAuth-Scopes", "app_mentions:read,chat:write,channels:history,groups:history,im:history,mpim:history,reactions:write,users:read,files:write,commands")
+		resp = map[string]any{"url": "https://fake.slack.com/", "team": "Fake", "user": "sandpiper", "team_id": TeamID, "user_id": BotUserID, "bot_id": BotID}
+	case "apps.connections.open":
+		resp = s.connectionsOpen()
+	case "chat.postMessage":
+		resp = s.postMessage(form, false)
+	case "chat.postEphemeral":
+		resp = s.postMessage(form, true)
+	case "chat.update":
+		resp = s.update(form)
+	case "reactions.add", "reactions.remove":
+		resp = s.reaction(form, method == "reactions.add")
+	case "conversations.replies":
+		resp = s.replies(form)
+	case "users.info":
+		resp = s.userInfo(form)
+	case "files.getUploadURLExternal":
+		resp = s.getUploadURL(form)
+	case "files.completeUploadExternal":
+		resp = s.completeUpload(form)
+	case "assistant.threads.setStatus":
+		s.mu.Lock()
+		s.statuses[form.Get("channel_id")+"/"+form.Get("thread_ts")] = form.Get("status")
+		s.mu.Unlock()
+		resp = map[string]any{}
+	default:
+		resp = map[string]any{"ok": false, "error": "unknown_method"}
+	}
+	if _, ok := resp["ok"]; !ok {
+		resp["ok"] = true
+	}
+	writeJSON(w, 200, resp)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func slackErr(code string, messages ...string) map[string]any {
+	r := map[string]any{"ok": false, "error": code}
+	if len(messages) > 0 {
+		r["response_metadata"] = map[string]any{"messages": messages}
+	}
+	return r
+}
+
+func (s *Server) connectionsOpen() map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opens++
+	ticket := s.nextID("ticket")
+	s.tickets[ticket] = true
+	u := strings.Replace(s.http.URL, "http://", "ws://", 1) + "/ws?ticket=" + ticket
+	return map[string]any{"url": u}
+}
+
+// checkBlocks applies Slack's Block Kit limits to a blocks payload.
+func checkBlocks(raw string) map[string]any {
+	if raw == "" {
+		return nil
+	}
+	var blocks []map[string]any
+	if err := json.Unmarshal([]byte(raw), &blocks); err != nil {
+		return slackErr("invalid_blocks_format")
+	}
+	if len(blocks) > 50 {
+		return slackErr("invalid_blocks", "must provide an array with no more than 50 items [json-pointer:/blocks]")
+	}
+	total := 0
+	for i, b := range blocks {
+		switch b["type"] {
+		case "section":
+			if t, ok := b["text"].(map[string]any); ok {
+				n := utf8.RuneCountInString(fmt.Sprint(t["text"]))
+				total += n
+				if n > 3000 {
+					return slackErr("invalid_blocks", fmt.Sprintf("must be less than 3001 characters [json-pointer:/blocks/%d/text/text]", i))
+				}
+			}
+		case "header":
+			if t, ok := b["text"].(map[string]any); ok {
+				n := utf8.RuneCountInString(fmt.Sprint(t["text"]))
+				total += n
+				if n > 150 {
+					return slackErr("invalid_blocks", fmt.Sprintf("must be less than 151 characters [json-pointer:/blocks/%d/text/text]", i))
+				}
+			}
+		case "context":
+			els, _ := b["elements"].([]any)
+			if len(els) > 10 {
+				return slackErr("invalid_blocks", fmt.Sprintf("must provide an array with no more than 10 items [json-pointer:/blocks/%d/elements]", i))
+			}
+			for j, e := range els {
+				m, _ := e.(map[string]any)
+				n := utf8.RuneCountInString(fmt.Sprint(m["text"]))
+				total += n
+				if n > 3000 {
+					return slackErr("invalid_blocks", fmt.Sprintf("must be less than 3001 characters [json-pointer:/blocks/%d/elements/%d/text]", i, j))
+				}
+			}
+		case "divider":
+		case "rich_text", "markdown":
+			total += len(raw) // conservative
+		default:
+			return slackErr("invalid_blocks", fmt.Sprintf("unsupported type [json-pointer:/blocks/%d/type]", i))
+		}
+		if id, _ := b["block_id"].(string); len(id) > 255 {
+			return slackErr("invalid_blocks", fmt.Sprintf("must be less than 256 characters [json-pointer:/blocks/%d/block_id]", i))
+		}
+	}
+	if total > 12000 {
+		return slackErr("msg_blocks_too_long")
+	}
+	return nil
+}
+
+func (s *Server) findLocked(channel, ts string) *Message {
+	for _, m := range s.messages {
+		if m.Channel == channel && m.TS == ts && !m.Ephemeral {
+			return m
+		}
+	}
+	return nil
+}
+
+func (s *Server) postMessage(form url.Values, ephemeral bool) map[string]any {
+	channel := form.Get("channel")
+	text, blocks := form.Get("text"), form.Get("blocks")
+	if channel == "" {
+		return slackErr("channel_not_found")
+	}
+	if text == "" && (blocks == "" || blocks == "[]") {
+		return slackErr("no_text")
+	}
+	if utf8.RuneCountInString(text) > 40000 {
+		return slackErr("msg_too_long")
+	}
+	if e := checkBlocks(blocks); e != nil {
+		return e
+	}
+	s.mu.Lock()
+	m := &Message{
+		Channel:     channel,
+		TS:          s.nextTS(),
+		ThreadTS:    form.Get("thread_ts"),
+		User:        BotUserID,
+		BotID:       BotID,
+		Text:        text,
+		Blocks:      json.RawMessage(blocks),
+		Metadata:    json.RawMessage(form.Get("metadata")),
+		Ephemeral:   ephemeral,
+		EphemeralTo: form.Get("user"),
+	}
+	if m.ThreadTS != "" {
+		if parent := s.findLocked(channel, m.ThreadTS); parent == nil {
+			s.mu.Unlock()
+			return slackErr("thread_not_found") // Slack would post unthreaded; tests want to know.
+		}
+	}
+	s.messages = append(s.messages, m)
+	s.cond.Broadcast()
+	echo := s.EchoBotMessages && !ephemeral
+	s.mu.Unlock()
+	if ephemeral {
+		return map[string]any{"message_ts": m.TS}
+	}
+	if echo {
+		s.sendMessageEvent(m, "")
+	}
+	return map[string]any{"channel": channel, "ts": m.TS, "message": wireMessage(m, true)}
+}
+
+func (s *Server) update(form url.Values) map[string]any {
+	channel, ts := form.Get("channel"), form.Get("ts")
+	text, blocks := form.Get("text"), form.Get("blocks")
+	if utf8.RuneCountInString(text) > 40000 {
+		return slackErr("msg_too_long")
+	}
+	if e := checkBlocks(blocks); e != nil {
+		return e
+	}
+	s.mu.Lock()
+	m := s.findLocked(channel, ts)
+	if m == nil {
+		s.mu.Unlock()
+		return slackErr("message_not_found")
+	}
+	if m.User != BotUserID {
+		s.mu.Unlock()
+		return slackErr("cant_update_message")
+	}
+	if form.Has("text") {
+		m.Text = text
+	}
+	if form.Has("blocks") {
+		m.Blocks = json.RawMessage(blocks)
+	}
+	if form.Has("metadata") {
+		m.Metadata = json.RawMessage(form.Get("metadata"))
+	}
+	m.Edits++
+	s.cond.Broadcast()
+	echo := s.EchoBotMessages
+	s.mu.Unlock()
+	if echo {
+		s.sendMessageEvent(m, "message_changed")
+	}
+	return map[string]any{"channel": channel, "ts": ts, "text": m.Text}
+}
+
+func (s *Server) reaction(form url.Values, add bool) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.findLocked(form.Get("channel"), form.Get("timestamp"))
+	if m == nil {
+		return slackErr("message_not_found")
+	}
+	name := form.Get("name")
+	for i, r := range m.Reactions {
+		if r == name {
+			if add {
+				return slackErr("already_reacted")
+			}
+			m.Reactions = append(m.Reactions[:i], m.Reactions[i+1:]...)
+			s.cond.Broadcast()
+			return map[string]any{}
+		}
+	}
+	if !add {
+		return slackErr("no_reaction")
+	}
+	m.Reactions = append(m.Reactions, name)
+	s.cond.Broadcast()
+	return map[string]any{}
+}
+
+func wireMessage(m *Message, withMetadata bool) map[string]any {
+	w := map[string]any{"type": "message", "ts": m.TS, "text": m.Text, "user": m.User}
+	if m.ThreadTS != "" {
+		w["thread_ts"] = m.ThreadTS
+	}
+	if m.BotID != "" {
+		w["bot_id"] = m.BotID
+		w["app_id"] = AppID
+	}
+	if len(m.Blocks) > 0 {
+		w["blocks"] = m.Blocks
+	}
+	if withMetadata && len(m.Metadata) > 0 {
+		w["metadata"] = m.Metadata
+	}
+	if len(m.Files) > 0 {
+		var fs []map[string]any
+		for _, f := range m.Files {
+			fs = append(fs, map[string]any{"id": f.ID, "name": f.Name, "title": f.Title, "size": len(f.Data)})
+		}
+		w["files"] = fs
+	}
+	return w
+}
+
+func (s *Server) replies(form url.Values) map[string]any {
+	channel, ts := form.Get("channel"), form.Get("ts")
+	limit, _ := strconv.Atoi(form.Get("limit"))
+	if limit <= 0 || limit > 1000 {
+		limit = 1000
+	}
+	start, _ := strconv.Atoi(form.Get("cursor"))
+	withMeta := form.Get("include_all_metadata") == "true" || form.Get("include_all_metadata") == "1"
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.findLocked(channel, ts) == nil {
+		return slackErr("thread_not_found")
+	}
+	var all []*Message
+	for _, m := range s.messages {
+		if m.Channel == channel && !m.Ephemeral && !m.Deleted && (m.TS == ts || m.ThreadTS == ts) {
+			all = append(all, m)
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].TS < all[j].TS })
+	var out []map[string]any
+	end := min(start+limit, len(all))
+	for _, m := range all[min(start, len(all)):end] {
+		out = append(out, wireMessage(m, withMeta))
+	}
+	resp := map[string]any{"messages": out, "has_more": end < len(all)}
+	if end < len(all) {
+		resp["response_metadata"] = map[string]any{"next_cursor": strconv.Itoa(end)}
+	}
+	return resp
+}
+
+func (s *Server) userInfo(form url.Values) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	u, ok := s.users[form.Get("user")]
+	if !ok {
+		return slackErr("user_not_found")
+	}
+	return map[string]any{"user": map[string]any{
+		"id": u.ID, "name": u.Name, "team_id": TeamID,
+		"is_admin": u.IsAdmin, "is_owner": u.IsOwner, "is_bot": u.IsBot,
+	}}
+}
+
+func (s *Server) getUploadURL(form url.Values) map[string]any {
+	n, _ := strconv.Atoi(form.Get("length"))
+	if form.Get("filename") == "" || n <= 0 {
+		return slackErr("invalid_arguments")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := s.nextID("F")
+	s.files[id] = &File{ID: id, Name: form.Get("filename")}
+	return map[string]any{"upload_url": s.http.URL + "/upload/" + id, "file_id": id}
+}
+
+func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
+	id := strings.TrimPrefix(r.URL.Path, "/upload/")
+	f, _, err := r.FormFile("file")
+	if err != nil {
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	file, ok := s.files[id]
+	if !ok {
+		http.NotFound(w, r)
+		return
+	}
+	file.Data = data
+	w.Write([]byte("OK - " + strconv.Itoa(len(data))))
+}
+
+func (s *Server) completeUpload(form url.Values) map[string]any {
+	var files []struct{ ID, Title string }
+	if err := json.Unmarshal([]byte(form.Get("files")), &files); err != nil || len(files) == 0 {
+		return slackErr("invalid_arguments")
+	}
+	s.mu.Lock()
+	m := &Message{Channel: form.Get("channel_id"), TS: s.nextTS(), ThreadTS: form.Get("thread_ts"), User: BotUserID, BotID: BotID, Text: form.Get("initial_comment")}
+	var out []map[string]any
+	for _, f := range files {
+		file, ok := s.files[f.ID]
+		if !ok || file.Data == nil {
+			s.mu.Unlock()
+			return slackErr("file_not_found")
+		}
+		file.Title = f.Title
+		m.Files = append(m.Files, *file)
+		out = append(out, map[string]any{"id": f.ID, "title": f.Title})
+	}
+	if m.Channel != "" {
+		s.messages = append(s.messages, m)
+	}
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	return map[string]any{"files": out}
+}
+
+func (s *Server) serveResponseURL(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Text         string          `json:"text"`
+		Blocks       json.RawMessage `json:"blocks"`
+		ResponseType string          `json:"response_type"`
+		ThreadTS     string          `json:"thread_ts"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		http.Error(w, err.Error(), 400)
+		return
+	}
+	s.mu.Lock()
+	ru, ok := s.responses[strings.TrimPrefix(r.URL.Path, "/response/")]
+	if !ok {
+		s.mu.Unlock()
+		http.NotFound(w, r)
+		return
+	}
+	m := &Message{Channel: ru.channel, TS: s.nextTS(), User: BotUserID, BotID: BotID, Text: body.Text, Blocks: body.Blocks}
+	if body.ResponseType != "in_channel" {
+		m.Ephemeral, m.EphemeralTo = true, ru.user
+	}
+	s.messages = append(s.messages, m)
+	s.calls = append(s.calls, Call{Method: "response_url", At: time.Now()})
+	s.cond.Broadcast()
+	s.mu.Unlock()
+	writeJSON(w, 200, map[string]any{"ok": true})
+}
