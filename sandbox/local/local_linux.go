@@ -20,6 +20,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -51,6 +52,9 @@ type Sandbox struct {
 	cgroups *cgroups
 	sem     chan struct{}
 	hostID  int // host uid and gid the sandbox user maps to
+
+	liveCgroups atomic.Int64 // for tests: runs' cgroups not yet removed
+	lastCgroup  atomic.Value // for tests: []string, the last run's cgroup directories
 }
 
 // hostMount is one entry of the sandbox's root: for trees, Source is the
@@ -84,6 +88,7 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 		sem:    make(chan struct{}, cfg.Concurrency),
 		hostID: os.Geteuid(),
 	}
+	s.lastCgroup.Store([]string(nil))
 	if s.hostID == 0 {
 		s.hostID = nobodyID
 	}
@@ -320,10 +325,14 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		if err != nil {
 			return nil, &sandbox.Error{Op: "cgroup", Err: err}
 		}
+		s.liveCgroups.Add(1)
+		s.lastCgroup.Store(cg.dirs)
 		defer func() {
 			if rerr := cg.remove(); rerr != nil {
 				s.log.Warn("sandbox: cleanup", "err", rerr)
+				return
 			}
+			s.liveCgroups.Add(-1)
 		}()
 		extra = append(extra, cg.procs...)
 		cg.procs = nil // closed with extra
