@@ -61,6 +61,9 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	defer pcancel()
 	p.finishOpen(pctx)
 
+	if err := b.api.RemoveReactionContext(pctx, workingReaction, ref); err != nil {
+		log.Debug("reactions.remove failed", "err", err)
+	}
 	turn := Turn{User: m.User, TS: m.TS, Question: m.Text, Runs: p.runs}
 	switch {
 	case err == nil && strings.TrimSpace(ans.Text) != "":
@@ -77,9 +80,6 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 		b.notice(pctx, m, text)
 	}
 	b.memory.record(m.Channel, m.ThreadTS, turn)
-	if err := b.api.RemoveReactionContext(pctx, workingReaction, ref); err != nil {
-		log.Debug("reactions.remove failed", "err", err)
-	}
 }
 
 // failureText says in one line what went wrong, for the thread.
@@ -219,6 +219,8 @@ func (p *cardPoster) RunStarted(ctx context.Context, id, code string) {
 	p.mu.Unlock()
 	p.status.set("is running Python…")
 
+	ctx, cancel := slackContext(ctx)
+	defer cancel()
 	blocks, _ := c.render()
 	_, ts, err := p.b.api.PostMessageContext(ctx, p.m.Channel,
 		slack.MsgOptionTS(p.m.ThreadTS),
@@ -255,6 +257,8 @@ func (p *cardPoster) RunFinished(ctx context.Context, id string, res *sandbox.Re
 	if p.debug {
 		p.log.Info("execution", "run", c.N, "code", c.Code, "output", runOutput(res, runErr), "duration", d)
 	}
+	ctx, cancel := slackContext(ctx)
+	defer cancel()
 	p.post(ctx, c)
 }
 
@@ -298,6 +302,13 @@ func (p *cardPoster) finishOpen(ctx context.Context) {
 	for _, c := range open {
 		p.post(ctx, c)
 	}
+}
+
+// slackContext returns a context for Slack calls made for an answer: it
+// outlives the answer's deadline (a card must show that its run ended)
+// but not a stuck Slack.
+func slackContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), slackCallTimeout)
 }
 
 func runResult(res *sandbox.Result, err error) string {

@@ -53,7 +53,7 @@ func (c *card) status() string {
 	case c.Running:
 		return fmt.Sprintf(":hourglass_flowing_sand: *Running Python* (run %d)…", c.N)
 	case c.Err != nil:
-		return fmt.Sprintf(":warning: *Could not run this code* (run %d): the sandbox failed. Nothing ran; the model was told.", c.N)
+		return fmt.Sprintf(":warning: *Could not run this code* (run %d). The model was told why.", c.N)
 	}
 	r := c.Result
 	d := formatDuration(c.duration())
@@ -83,7 +83,7 @@ func (c *card) fallback() string {
 	case c.Running:
 		return fmt.Sprintf("Running Python (run %d)…", c.N)
 	case c.Err != nil:
-		return fmt.Sprintf("Could not run Python (run %d): the sandbox failed", c.N)
+		return fmt.Sprintf("Could not run Python (run %d)", c.N)
 	case c.failed():
 		return fmt.Sprintf("Python failed (run %d), exit %d", c.N, c.Result.ExitCode)
 	default:
@@ -116,7 +116,7 @@ func (c *card) render() ([]slack.Block, []attachment) {
 	section(codeBlock(code))
 
 	if c.Err != nil {
-		section("*Sandbox error*\n" + codeBlock(truncate(c.Err.Error(), 500)))
+		section("*Why*\n" + codeBlock(truncate(c.Err.Error(), 500)))
 	}
 	if r := c.Result; r != nil {
 		stdout, stderr := string(r.Stdout), string(r.Stderr)

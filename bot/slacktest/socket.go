@@ -120,12 +120,12 @@ func (c *conn) close() {
 	c.wmu.Unlock()
 }
 
-// current returns the newest open connection, waiting up to 10s for one.
-func (s *Server) current() *conn {
+// current returns the newest open connection, waiting up to wait for one.
+func (s *Server) current(wait time.Duration) *conn {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	deadline := time.Now().Add(10 * time.Second)
-	stop := time.AfterFunc(10*time.Second, func() {
+	deadline := time.Now().Add(wait)
+	stop := time.AfterFunc(wait, func() {
 		s.mu.Lock()
 		s.cond.Broadcast()
 		s.mu.Unlock()
@@ -141,7 +141,7 @@ func (s *Server) current() *conn {
 				return c
 			}
 		}
-		if s.closed || time.Now().After(deadline) {
+		if s.closed || !time.Now().Before(deadline) {
 			return nil
 		}
 		s.cond.Wait()
@@ -180,7 +180,11 @@ func (s *Server) WaitConnections(n int, timeout time.Duration) bool {
 
 // SendEnvelope sends a raw envelope (already JSON) over the current socket.
 func (s *Server) SendEnvelope(envelopeID string, raw []byte) error {
-	c := s.current()
+	return s.sendEnvelope(envelopeID, raw, 10*time.Second)
+}
+
+func (s *Server) sendEnvelope(envelopeID string, raw []byte, wait time.Duration) error {
+	c := s.current(wait)
 	if c == nil {
 		return fmt.Errorf("slacktest: no open socket")
 	}
@@ -200,6 +204,10 @@ type Event struct {
 // SendEvent wraps inner in an event_callback envelope and sends it. It
 // returns the envelope id.
 func (s *Server) SendEvent(ev Event) (string, error) {
+	return s.sendEvent(ev, 10*time.Second)
+}
+
+func (s *Server) sendEvent(ev Event, wait time.Duration) (string, error) {
 	s.mu.Lock()
 	env := s.nextID("env-")
 	if ev.EventID == "" {
@@ -231,13 +239,13 @@ func (s *Server) SendEvent(ev Event) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return env, s.SendEnvelope(env, raw)
+	return env, s.sendEnvelope(env, raw, wait)
 }
 
 // Disconnect sends a disconnect frame with reason (e.g. "refresh_requested")
 // on the current socket.
 func (s *Server) Disconnect(reason string) error {
-	c := s.current()
+	c := s.current(10 * time.Second)
 	if c == nil {
 		return fmt.Errorf("slacktest: no open socket")
 	}
@@ -277,7 +285,7 @@ func (s *Server) sendMessageEvent(m *Message, subtype string) {
 			"previous_message": wireMessage(m, false),
 		}
 	}
-	_, _ = s.SendEvent(Event{Inner: inner})
+	_, _ = s.sendEvent(Event{Inner: inner}, 0) // dropped when no socket is open
 }
 
 // Post is a human posting a message, with the events Slack sends for it.

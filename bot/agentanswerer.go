@@ -1,0 +1,79 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+)
+
+// agentAnswerer answers with an [agent.Agent].
+type agentAnswerer struct {
+	agent *agent.Agent
+}
+
+// NewAgentAnswerer returns an [Answerer] that runs a's tool loop: the
+// thread's history becomes the conversation, and the executeCode calls
+// become tool cards.
+func NewAgentAnswerer(a *agent.Agent) Answerer { return &agentAnswerer{agent: a} }
+
+func (aa *agentAnswerer) Answer(ctx context.Context, q Question, p Progress) (Answer, error) {
+	obs := agent.ObserverFuncs{
+		OnToolCallStarted: func(e agent.ToolCallEvent) {
+			if e.Call.Name == agent.ExecuteCodeName {
+				p.RunStarted(ctx, e.Call.ID, e.Code)
+			}
+		},
+		OnToolCallFinished: func(e agent.ToolResultEvent) {
+			if e.Call.Name == agent.ExecuteCodeName {
+				p.RunFinished(ctx, e.Call.ID, e.Sandbox, e.Err, e.Duration)
+			}
+		},
+	}
+	out, err := aa.agent.Run(ctx, historyMessages(q), obs)
+	var ans Answer
+	if out != nil {
+		ans = Answer{Text: out.Answer, Model: out.Model, Steps: out.Steps, InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}
+		switch out.Stop {
+		case agent.StopStepLimit:
+			ans.Text = ""
+			ans.Incomplete = "step limit"
+			if err == nil {
+				err = fmt.Errorf("after %d steps: %w", out.Steps, ErrStepLimit)
+			}
+		case agent.StopLength:
+			if ans.Text != "" {
+				ans.Text += "\n\n_(The answer was cut off by the model's output limit.)_"
+			}
+		}
+	}
+	return ans, err
+}
+
+// historyMessages turns the thread's turns and the new question into the
+// agent's conversation. Earlier runs become executeCode calls and results,
+// so the model knows what it computed before.
+func historyMessages(q Question) []agent.Message {
+	var msgs []agent.Message
+	for i, t := range q.History {
+		msgs = append(msgs, agent.UserMessage(t.Question))
+		if len(t.Runs) > 0 {
+			call := agent.Message{Role: agent.RoleAssistant}
+			res := agent.Message{Role: agent.RoleTool}
+			for j, r := range t.Runs {
+				id := fmt.Sprintf("call_h%d_%d", i+1, j+1)
+				input, _ := json.Marshal(map[string]string{"code": r.Code})
+				call.ToolCalls = append(call.ToolCalls, agent.ToolCall{ID: id, Name: agent.ExecuteCodeName, Input: input})
+				res.ToolResults = append(res.ToolResults, agent.ToolResult{CallID: id, Name: agent.ExecuteCodeName, Content: r.Output})
+			}
+			msgs = append(msgs, call, res)
+		}
+		answer := t.Answer
+		if answer == "" {
+			answer = "(I did not answer this question.)"
+		}
+		msgs = append(msgs, agent.Message{Role: agent.RoleAssistant, Text: answer})
+	}
+	return append(msgs, agent.UserMessage(q.Text))
+}

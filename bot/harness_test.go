@@ -1,0 +1,338 @@
+package bot_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/bot"
+	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/local"
+)
+
+func TestMain(m *testing.M) {
+	local.Main() // the sandbox's init, when this process is one
+	os.Exit(m.Run())
+}
+
+// The real local sandbox, shared by the tests. /usr/bin/python3 is the
+// system interpreter (the first python3 on PATH may be a slow shim).
+var (
+	sandboxOnce sync.Once
+	sandboxRun  *local.Sandbox
+	sandboxErr  error
+)
+
+func realSandbox(t testing.TB) *local.Sandbox {
+	t.Helper()
+	sandboxOnce.Do(func() {
+		sandboxRun, sandboxErr = local.New(context.Background(), local.Config{Python: "/usr/bin/python3", Concurrency: 2})
+	})
+	if sandboxErr != nil {
+		t.Fatalf("local sandbox: %v", sandboxErr)
+	}
+	return sandboxRun
+}
+
+// scriptedModel is a fake language model for the real agent loop. For a
+// question it writes the Python the script maps it to (or answers at once
+// when there is none); after a run it answers with what the program
+// printed, so every answer comes from a real run.
+type scriptedModel struct {
+	mu    sync.Mutex
+	reqs  []*agent.Request
+	code  func(question string) (code string, ok bool)
+	delay time.Duration // per model call, for slow-answer tests
+	err   error         // fail every call
+	loop  bool          // never stop calling tools
+}
+
+func (m *scriptedModel) ID() string { return "fake/scripted" }
+
+func (m *scriptedModel) Generate(ctx context.Context, req *agent.Request, text func(string)) (*agent.Response, error) {
+	m.mu.Lock()
+	m.reqs = append(m.reqs, &agent.Request{Instructions: req.Instructions, Messages: append([]agent.Message(nil), req.Messages...)})
+	delay, fail, loop := m.delay, m.err, m.loop
+	m.mu.Unlock()
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	if fail != nil {
+		return nil, fail
+	}
+	last := req.Messages[len(req.Messages)-1]
+	usage := agent.Usage{InputTokens: 100, OutputTokens: 20}
+	call := func(code string) *agent.Response {
+		input, _ := json.Marshal(map[string]string{"code": code})
+		return &agent.Response{Usage: usage, Finish: agent.FinishToolCalls, Message: agent.Message{Role: agent.RoleAssistant,
+			ToolCalls: []agent.ToolCall{{ID: fmt.Sprintf("call_%d", len(req.Messages)), Name: agent.ExecuteCodeName, Input: input}}}}
+	}
+	answer := func(s string) *agent.Response {
+		if text != nil {
+			text(s)
+		}
+		return &agent.Response{Usage: usage, Finish: agent.FinishStop, Message: agent.Message{Role: agent.RoleAssistant, Text: s}}
+	}
+	switch last.Role {
+	case agent.RoleUser:
+		if code, ok := m.code(last.Text); ok {
+			return call(code), nil
+		}
+		return answer("I can answer that without code: **hello**."), nil
+	case agent.RoleTool:
+		if loop {
+			return call("print('again')"), nil
+		}
+		var r struct {
+			Output   string `json:"output"`
+			Stderr   string `json:"stderr"`
+			ExitCode int    `json:"exitCode"`
+		}
+		json.Unmarshal([]byte(last.ToolResults[0].Content), &r)
+		if r.ExitCode != 0 {
+			lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+			return answer("The program failed: `" + lines[len(lines)-1] + "`"), nil
+		}
+		return answer("The result is **" + strings.TrimSpace(truncateForAnswer(r.Output)) + "**."), nil
+	}
+	return nil, fmt.Errorf("scriptedModel: unexpected last message %q", last.Role)
+}
+
+func truncateForAnswer(s string) string {
+	if len(s) > 200 {
+		return s[:200]
+	}
+	return s
+}
+
+// heal makes the model behave normally from now on.
+func (m *scriptedModel) heal() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.err, m.loop, m.delay = nil, false, 0
+}
+
+// requests returns the conversations the model was sent.
+func (m *scriptedModel) requests() []*agent.Request {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*agent.Request(nil), m.reqs...)
+}
+
+// defaultScript writes code for "compute EXPR" questions and for a few
+// named programs.
+var reCompute = regexp.MustCompile(`(?i)compute (.+?)\??$`)
+
+func defaultScript(q string) (string, bool) {
+	switch {
+	case strings.Contains(q, "divide by zero"):
+		return "x = 1\nprint('before')\nprint(x / 0)", true
+	case strings.Contains(q, "five megabytes"):
+		return "import sys\nfor i in range(5 * 1024):\n    sys.stdout.write(('%05d' % i) + 'x' * 1018 + '\\n')", true
+	case strings.Contains(q, "ping everyone"):
+		return "print('<!channel> <!here> <@U0ALICE> <https://evil.example|click me>')", true
+	case strings.Contains(q, "sleep"):
+		return "import time\ntime.sleep(3)\nprint('woke')", true
+	case strings.Contains(q, "square that"):
+		return "print(42 ** 2)", true
+	}
+	if m := reCompute.FindStringSubmatch(q); m != nil {
+		return "print(" + m[1] + ")", true
+	}
+	return "", false
+}
+
+// harness is a running bot against a fake Slack, the real agent loop and
+// the real sandbox.
+type harness struct {
+	t       *testing.T
+	slack   *slacktest.Server
+	model   *scriptedModel
+	cfg     bot.Config
+	bot     *bot.Bot
+	cancel  context.CancelFunc
+	done    chan error
+	logs    *syncBuffer
+	running bool
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+type option func(*harness)
+
+func withModel(m *scriptedModel) option { return func(h *harness) { h.model = m } }
+func withConfig(f func(*bot.Config)) option {
+	return func(h *harness) { f(&h.cfg) }
+}
+
+func newHarness(t *testing.T, opts ...option) *harness {
+	t.Helper()
+	h := &harness{t: t, slack: slacktest.New(t), model: &scriptedModel{code: defaultScript}, logs: &syncBuffer{}}
+	h.slack.PingInterval = 500 * time.Millisecond
+	h.slack.AddUser(slacktest.User{ID: "U0ALICE", Name: "alice"})
+	h.slack.AddUser(slacktest.User{ID: "U0BOB", Name: "bob"})
+	h.slack.AddUser(slacktest.User{ID: "U0OWNER", Name: "olive", IsOwner: true})
+	h.cfg = bot.Config{
+		BotToken:     slacktest.BotToken,
+		AppToken:     slacktest.AppToken,
+		APIURL:       h.slack.URL,
+		DataDir:      t.TempDir(),
+		HTTPAddr:     "127.0.0.1:0",
+		Workers:      4,
+		Admins:       []string{"U0ADMIN"},
+		PingInterval: 5 * time.Second,
+		Logger:       slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+	for _, o := range opts {
+		o(h)
+	}
+	h.start()
+	t.Cleanup(func() {
+		h.stop()
+		if t.Failed() {
+			t.Logf("bot logs:\n%s", h.logs.String())
+		}
+	})
+	return h
+}
+
+func (h *harness) start() {
+	h.t.Helper()
+	cfg := h.cfg
+	if cfg.Answerer == nil {
+		limits := sandbox.Limits{Timeout: 10 * time.Second}
+		cfg.SandboxLimits = limits
+		cfg.Answerer = bot.NewAgentAnswerer(&agent.Agent{
+			Model:    h.model,
+			Tools:    []agent.Tool{agent.NewExecuteCode(realSandbox(h.t), agent.ExecuteCodeOptions{Limits: limits})},
+			MaxSteps: 4,
+		})
+	}
+	before, _ := h.slack.Connections()
+	b, err := bot.New(context.Background(), cfg)
+	if err != nil {
+		h.t.Fatalf("bot.New: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.bot, h.cancel, h.done, h.running = b, cancel, make(chan error, 1), true
+	go func() { h.done <- b.Run(ctx) }()
+	if !h.slack.WaitConnections(before+1, 5*time.Second) {
+		h.t.Fatal("bot did not connect")
+	}
+}
+
+// stop shuts the bot down as SIGTERM would and returns Run's error.
+func (h *harness) stop() error {
+	if !h.running {
+		return nil
+	}
+	h.running = false
+	h.cancel()
+	select {
+	case err := <-h.done:
+		return err
+	case <-time.After(20 * time.Second):
+		h.t.Fatal("bot did not stop")
+		return nil
+	}
+}
+
+func (h *harness) restart() {
+	h.t.Helper()
+	if err := h.stop(); err != nil {
+		h.t.Fatalf("Run: %v", err)
+	}
+	h.start()
+}
+
+// post is a human posting; it fails the test on error.
+func (h *harness) post(channel, user, text, threadTS string) slacktest.Delivery {
+	h.t.Helper()
+	d, err := h.slack.UserPosts(slacktest.Post{Channel: channel, User: user, Text: text, ThreadTS: threadTS})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return d
+}
+
+const mention = "<@" + slacktest.BotUserID + "> "
+
+// isAnswer reports whether m is the bot's final answer (not a tool card or
+// a notice) by its visible text.
+func isCard(m slacktest.Message) bool {
+	return m.User == slacktest.BotUserID && strings.Contains(string(m.Metadata), "sandpiper_tool_run")
+}
+
+func isAnswer(m slacktest.Message) bool {
+	return m.User == slacktest.BotUserID && strings.Contains(string(m.Metadata), "sandpiper_answer")
+}
+
+func isNotice(m slacktest.Message) bool {
+	return m.User == slacktest.BotUserID && strings.Contains(string(m.Metadata), "sandpiper_notice")
+}
+
+// waitReplies waits until the thread has n bot replies that are answers or
+// notices, and returns the thread.
+func (h *harness) waitReplies(channel, ts string, n int) []slacktest.Message {
+	h.t.Helper()
+	msgs, ok := h.slack.WaitThread(channel, ts, 20*time.Second, func(ms []slacktest.Message) bool {
+		c := 0
+		for _, m := range ms {
+			if isAnswer(m) || isNotice(m) {
+				c++
+			}
+		}
+		return c >= n
+	})
+	if !ok {
+		h.t.Fatalf("thread %s: wanted %d answers; thread is:\n%s", ts, n, dump(msgs))
+	}
+	return msgs
+}
+
+func dump(ms []slacktest.Message) string {
+	var b strings.Builder
+	for _, m := range ms {
+		fmt.Fprintf(&b, "--- %s user=%s eph=%v\n%s\n", m.TS, m.User, m.Ephemeral, m.Visible())
+	}
+	return b.String()
+}
+
+func botMessages(ms []slacktest.Message, keep func(slacktest.Message) bool) []slacktest.Message {
+	var out []slacktest.Message
+	for _, m := range ms {
+		if keep(m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
