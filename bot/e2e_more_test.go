@@ -1,0 +1,355 @@
+package bot_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandpiper-bot/sandpiper/bot"
+	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
+)
+
+func TestRedeliveredEventAnsweredOnce(t *testing.T) {
+	h := newHarness(t)
+	d := h.post("C0MATH", "U0ALICE", mention+"compute 7*6", "")
+	if err := h.slack.Redeliver(d); err != nil {
+		t.Fatal(err)
+	}
+	h.waitReplies("C0MATH", d.TS, 1)
+	// A marker question shows the redelivery was handled before it.
+	m := h.post("C0MATH", "U0ALICE", mention+"compute 1", "")
+	h.waitReplies("C0MATH", m.TS, 1)
+	msgs := h.slack.Thread("C0MATH", d.TS)
+	if n := len(botMessages(msgs, isAnswer)); n != 1 {
+		t.Errorf("answers = %d, want 1:\n%s", n, dump(msgs))
+	}
+	if n := len(botMessages(msgs, isCard)); n != 1 {
+		t.Errorf("cards = %d, want 1", n)
+	}
+	// Every envelope, the redelivered ones too, was acked.
+	acked := map[string]bool{}
+	for _, a := range h.slack.Acks() {
+		acked[a.EnvelopeID] = true
+	}
+	for _, env := range d.Envelopes {
+		if !acked[env] {
+			t.Errorf("envelope %s not acked", env)
+		}
+	}
+	if len(h.slack.Acks()) < 2*len(d.Envelopes) {
+		t.Errorf("acks = %d, want the redeliveries acked too", len(h.slack.Acks()))
+	}
+}
+
+func TestUnparseableEnvelopeIsAcked(t *testing.T) {
+	h := newHarness(t)
+	raw := []byte(`{"envelope_id":"env-odd","type":"events_api","payload":{"type":"event_callback","event_id":"Ev-odd","event":{"type":"no_such_event_type_v9"}},"accepts_response_payload":false,"retry_attempt":0}`)
+	if err := h.slack.SendEnvelope("env-odd", raw); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := h.slack.WaitAck("env-odd", 5*time.Second); !ok {
+		t.Fatal("an envelope slack-go cannot parse was not acked")
+	}
+}
+
+func TestReconnects(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cut  func(*slacktest.Server) error
+	}{
+		{"disconnect frame", func(s *slacktest.Server) error { return s.Disconnect("refresh_requested") }},
+		{"dropped socket", func(s *slacktest.Server) error { s.DropConnections(); return nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			before, _ := h.slack.Connections()
+			if err := tc.cut(h.slack); err != nil {
+				t.Fatal(err)
+			}
+			if !h.slack.WaitConnections(before+1, 10*time.Second) {
+				t.Fatal("no reconnect")
+			}
+			d := h.post("C0MATH", "U0ALICE", mention+"compute 9*9", "")
+			msgs := h.waitReplies("C0MATH", d.TS, 1)
+			if got := botMessages(msgs, isAnswer)[0].Visible(); !strings.Contains(got, "81") {
+				t.Errorf("answer after reconnect = %q", got)
+			}
+		})
+	}
+}
+
+func TestRateLimitedPostIsRetried(t *testing.T) {
+	h := newHarness(t)
+	// The tool card's post is rate limited once.
+	h.slack.FailNext("chat.postMessage", slacktest.Failure{Status: 429, RetryAfter: 1})
+	d := h.post("C0MATH", "U0ALICE", mention+"compute 12*12", "")
+	msgs := h.waitReplies("C0MATH", d.TS, 1)
+	if len(botMessages(msgs, isCard)) != 1 || !strings.Contains(botMessages(msgs, isAnswer)[0].Visible(), "144") {
+		t.Fatalf("want a card and the answer despite a 429:\n%s", dump(msgs))
+	}
+	calls := h.slack.Calls("chat.postMessage")
+	if len(calls) < 3 {
+		t.Fatalf("chat.postMessage calls = %d, want the 429 retried", len(calls))
+	}
+	if gap := calls[1].At.Sub(calls[0].At); gap < 900*time.Millisecond {
+		t.Errorf("retried after %v, want Retry-After (1s) honoured", gap)
+	}
+}
+
+func TestHugeOutputFitsSlack(t *testing.T) {
+	h := newHarness(t)
+	d := h.post("C0MATH", "U0ALICE", mention+"print five megabytes", "")
+	msgs := h.waitReplies("C0MATH", d.TS, 1)
+	cards := botMessages(msgs, isCard)
+	if len(cards) != 1 {
+		t.Fatalf("cards = %d:\n%s", len(cards), dump(msgs))
+	}
+	card := cards[0].Visible()
+	for _, want := range []string{"Ran Python", "Showing the first 2,600 of", "attached as `output-1.txt`", "the sandbox kept the first 1.0 MiB"} {
+		if !strings.Contains(card, want) {
+			t.Errorf("card lacks %q:\n%s", want, card)
+		}
+	}
+	var file *slacktest.File
+	for _, m := range msgs {
+		for i := range m.Files {
+			if m.Files[i].Name == "output-1.txt" {
+				file = &m.Files[i]
+			}
+		}
+	}
+	if file == nil {
+		t.Fatalf("no output-1.txt in the thread:\n%s", dump(msgs))
+	}
+	if len(file.Data) != 1<<20 {
+		t.Errorf("attached output = %d bytes, want the 1 MiB the sandbox kept", len(file.Data))
+	}
+	if !strings.HasPrefix(string(file.Data), "00000xxx") {
+		t.Errorf("attached output starts %q", file.Data[:10])
+	}
+}
+
+func TestNothingPings(t *testing.T) {
+	h := newHarness(t, withModel(&scriptedModel{code: func(q string) (string, bool) {
+		return "print('<!channel> <!here> <@U0ALICE> <https://evil.example|click me>')", true
+	}}))
+	d := h.post("C0MATH", "U0ALICE", mention+"ping everyone", "")
+	msgs := h.waitReplies("C0MATH", d.TS, 1)
+	for _, m := range msgs[1:] {
+		if p := m.Pings(); len(p) != 0 {
+			t.Errorf("bot message pings %v:\n%s", p, m.Visible())
+		}
+		if l := m.Links(); len(l) != 0 {
+			t.Errorf("bot message links %v:\n%s", l, m.Visible())
+		}
+	}
+	// They are shown as typed.
+	card := botMessages(msgs, isCard)[0].Visible()
+	if !strings.Contains(card, "<!channel> <!here> <@U0ALICE> <https://evil.example|click me>") {
+		t.Errorf("card does not show the output as written:\n%s", card)
+	}
+	answer := botMessages(msgs, isAnswer)[0].Visible()
+	if !strings.Contains(answer, "<!channel>") {
+		t.Errorf("answer does not show <!channel> as text: %q", answer)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	h := newHarness(t)
+	for _, text := range []string{mention + "help", mention} {
+		d := h.post("C0MATH", "U0BOB", text, "")
+		msgs := h.waitReplies("C0MATH", d.TS, 1)
+		got := botMessages(msgs, isNotice)[0].Visible()
+		if !strings.Contains(got, "I'm sandpiper") || !strings.Contains(got, "debug on|off|status") {
+			t.Errorf("help for %q = %q", text, got)
+		}
+	}
+	env, err := h.slack.SlashCommand("C0MATH", "U0BOB", "/sandpiper", "help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := h.slack.WaitAck(env, 5*time.Second); !ok {
+		t.Fatal("slash command not acked")
+	}
+	msgs, found := waitEphemeral(h, "C0MATH", "U0BOB", "I'm sandpiper")
+	if !found {
+		t.Errorf("no private help for /sandpiper help:\n%s", dump(msgs))
+	}
+}
+
+func waitEphemeral(h *harness, channel, user, want string) ([]slacktest.Message, bool) {
+	var msgs []slacktest.Message
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		msgs = h.slack.Messages(channel)
+		for _, m := range msgs {
+			if m.Ephemeral && m.EphemeralTo == user && strings.Contains(m.Visible(), want) {
+				return msgs, true
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return msgs, false
+}
+
+func TestDebugToggle(t *testing.T) {
+	h := newHarness(t)
+
+	// A non-admin is refused, privately, and nothing changes.
+	d := h.post("C0MATH", "U0BOB", mention+"debug on", "")
+	if msgs, ok := waitEphemeral(h, "C0MATH", "U0BOB", "only workspace admins"); !ok {
+		t.Fatalf("no private refusal:\n%s", dump(msgs))
+	}
+	for _, m := range h.slack.Thread("C0MATH", d.TS)[1:] {
+		if !m.Ephemeral {
+			t.Errorf("refusal posted publicly: %s", m.Visible())
+		}
+	}
+	q := h.post("C0MATH", "U0ALICE", mention+"compute 2+2", "")
+	msgs := h.waitReplies("C0MATH", q.TS, 1)
+	if got := botMessages(msgs, isAnswer)[0].Visible(); strings.Contains(got, "tokens") {
+		t.Errorf("debug footer shown after a refused toggle: %q", got)
+	}
+
+	// A configured admin turns it on with a mention; a workspace owner
+	// with the slash command elsewhere.
+	d = h.post("C0MATH", "U0ADMIN", mention+"debug on", "")
+	msgs = h.waitReplies("C0MATH", d.TS, 1)
+	if got := botMessages(msgs, isNotice)[0].Visible(); !strings.Contains(got, "Debug is now *on*") {
+		t.Errorf("toggle reply = %q", got)
+	}
+
+	assertDebug := func(channel string, want bool) {
+		t.Helper()
+		q := h.post(channel, "U0ALICE", mention+"divide by zero", "")
+		msgs := h.waitReplies(channel, q.TS, 1)
+		answer := botMessages(msgs, isAnswer)[0].Visible()
+		card := botMessages(msgs, isCard)[0].Visible()
+		hasFooter := strings.Contains(answer, "model fake/scripted") && strings.Contains(answer, "tokens in")
+		hasLimits := strings.Contains(card, "limits: 10.0 s, 512.0 MiB")
+		if hasFooter != want || hasLimits != want {
+			t.Errorf("%s: debug footer %v, debug card %v, want %v\nanswer: %s\ncard: %s", channel, hasFooter, hasLimits, want, answer, card)
+		}
+	}
+	assertDebug("C0MATH", true)
+	assertDebug("C0OTHER", false) // not leaking to another channel
+
+	// It survives a restart.
+	h.restart()
+	assertDebug("C0MATH", true)
+
+	// Status, and a workspace owner turning it off with /sandpiper.
+	env, err := h.slack.SlashCommand("C0MATH", "U0OWNER", "/sandpiper", "debug off")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := h.slack.WaitAck(env, 5*time.Second); !ok {
+		t.Fatal("slash command not acked")
+	}
+	if msgs, ok := waitEphemeral(h, "C0MATH", "U0OWNER", "Debug is now *off*"); !ok {
+		t.Fatalf("no reply to /sandpiper debug off:\n%s", dump(msgs))
+	}
+	assertDebug("C0MATH", false)
+	if _, err := h.slack.SlashCommand("C0MATH", "U0BOB", "/sandpiper", "debug status"); err != nil {
+		t.Fatal(err)
+	}
+	if msgs, ok := waitEphemeral(h, "C0MATH", "U0BOB", "Debug is *off* in this channel. Last changed by <@U0OWNER>"); !ok {
+		t.Fatalf("no status reply:\n%s", dump(msgs))
+	}
+}
+
+func TestFollowUpAfterRestart(t *testing.T) {
+	h := newHarness(t)
+	d := h.post("C0MATH", "U0ALICE", mention+"compute 40+2", "")
+	h.waitReplies("C0MATH", d.TS, 1)
+	h.restart() // memory is gone; the thread is rebuilt from Slack
+
+	h.post("C0MATH", "U0BOB", "now square that", d.TS)
+	msgs := h.waitReplies("C0MATH", d.TS, 2)
+	if got := botMessages(msgs, isAnswer)[1].Visible(); !strings.Contains(got, "1764") {
+		t.Errorf("follow-up after restart = %q", got)
+	}
+	reqs := h.model.requests()
+	got := transcript(reqs[len(reqs)-2].Messages)
+	for _, want := range []string{"user: compute 40+2", `"code":"print(40+2)"`, "result 42", "The result is **42**.", "user: now square that"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("rebuilt history lacks %q:\n%s", want, got)
+		}
+	}
+	if n := len(h.slack.Calls("conversations.replies")); n == 0 {
+		t.Error("thread not read from conversations.replies")
+	}
+}
+
+func TestShutdownDuringAnswer(t *testing.T) {
+	h := newHarness(t)
+	d := h.post("C0MATH", "U0ALICE", mention+"please sleep a bit", "")
+	// Wait for the run to start, then stop the bot as SIGTERM does.
+	if _, ok := h.slack.WaitThread("C0MATH", d.TS, 10*time.Second, func(ms []slacktest.Message) bool {
+		return len(botMessages(ms, isCard)) > 0
+	}); !ok {
+		t.Fatal("no card")
+	}
+	start := time.Now()
+	if err := h.stop(); err != nil {
+		t.Fatalf("Run returned %v, want nil", err)
+	}
+	// The answer in flight was finished before Run returned.
+	msgs := h.slack.Thread("C0MATH", d.TS)
+	if a := botMessages(msgs, isAnswer); len(a) != 1 || !strings.Contains(a[0].Visible(), "woke") {
+		t.Errorf("answer in flight not finished (stopped after %v):\n%s", time.Since(start), dump(msgs))
+	}
+	if _, open := h.slack.Connections(); open != 0 {
+		t.Errorf("%d sockets still open after shutdown", open)
+	}
+}
+
+func TestShutdownTimeoutCancelsAnswer(t *testing.T) {
+	h := newHarness(t, withConfig(func(c *bot.Config) { c.ShutdownTimeout = 300 * time.Millisecond }))
+	d := h.post("C0MATH", "U0ALICE", mention+"please sleep a bit", "")
+	if _, ok := h.slack.WaitThread("C0MATH", d.TS, 10*time.Second, func(ms []slacktest.Message) bool {
+		return len(botMessages(ms, isCard)) > 0
+	}); !ok {
+		t.Fatal("no card")
+	}
+	if err := h.stop(); err != nil {
+		t.Fatalf("Run returned %v, want nil", err)
+	}
+	msgs := h.slack.Thread("C0MATH", d.TS)
+	notes := botMessages(msgs, isNotice)
+	if len(notes) != 1 || !strings.Contains(notes[0].Visible(), "restarted before I could finish") {
+		t.Errorf("want a restart notice:\n%s", dump(msgs))
+	}
+	if c := botMessages(msgs, isCard)[0].Visible(); strings.Contains(c, "Running Python") {
+		t.Errorf("card left running:\n%s", c)
+	}
+}
+
+func TestHealthAndMetrics(t *testing.T) {
+	h := newHarness(t)
+	d := h.post("C0MATH", "U0ALICE", mention+"compute 1+2", "")
+	h.waitReplies("C0MATH", d.TS, 1)
+	get := func(path string) (int, string) {
+		resp, err := http.Get("http://" + h.bot.HTTPAddr() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get("/healthz"); code != 200 {
+		t.Errorf("/healthz = %d", code)
+	}
+	if code, _ := get("/readyz"); code != 200 {
+		t.Errorf("/readyz = %d while connected", code)
+	}
+	code, body := get("/metrics")
+	for _, want := range []string{"sandpiper_questions_total 1", `sandpiper_tool_runs_total{result="ok"} 1`, "sandpiper_slack_connected 1", "sandpiper_answer_seconds_count 1"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics (%d) lacks %q:\n%s", code, want, body)
+		}
+	}
+}
