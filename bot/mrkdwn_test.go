@@ -1,0 +1,124 @@
+package bot
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestMarkdownToMrkdwn(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"bold", "The answer is **42**.", "The answer is *42*."},
+		{"bold underscores", "__big__ deal", "*big* deal"},
+		{"italic", "an *important* point", "an _important_ point"},
+		{"italic underscore kept", "an _important_ point", "an _important_ point"},
+		{"bold and italic", "**a** and *b*", "*a* and _b_"},
+		{"strike", "~~wrong~~ right", "~wrong~ right"},
+		{"link", "see [the docs](https://example.com/a?b=1)", "see <https://example.com/a?b=1|the docs>"},
+		{"link text pipe", "[a|b](https://x.example)", "<https://x.example|a¦b>"},
+		{"javascript link is text", "[x](javascript:alert(1))", "[x](javascript:alert(1))"},
+		{"heading", "## Result", "*Result*"},
+		{"bullets", "- one\n* two\n  + three", "• one\n• two\n  • three"},
+		{"numbered kept", "1. first\n2. second", "1. first\n2. second"},
+		{"quote", "> quoted *text*", "> quoted _text_"},
+		{"rule", "---", "──────────"},
+		{"inline code untouched", "use `a**2 * b*c` here", "use `a**2 * b*c` here"},
+		{"fence drops language", "```python\nprint(1 < 2)\n```", "```\nprint(1 &lt; 2)\n```"},
+		{"math stars", "2 * 3 * 4 = 24", "2 * 3 * 4 = 24"},
+		{"channel ping escaped", "Hey <!channel> and <!here>", "Hey &lt;!channel&gt; and &lt;!here&gt;"},
+		{"user ping escaped", "ask <@U123ABC>", "ask &lt;@U123ABC&gt;"},
+		{"slack link escaped", "<https://evil.example|click>", "&lt;https://evil.example|click&gt;"},
+		{"autolink", "<https://example.com>", "<https://example.com>"},
+		{"ampersand", "a & b", "a &amp; b"},
+		{"table", "| x | x² |\n|---|---|\n| 2 | 4 |\n| 10 | 100 |", "```\nx   x²\n───────\n2   4\n10  100\n```"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := markdownToMrkdwn(tc.in); got != tc.want {
+				t.Errorf("markdownToMrkdwn(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSplitMrkdwn(t *testing.T) {
+	code := "```\n" + strings.Repeat("line of code\n", 400) + "```"
+	text := strings.Repeat("A paragraph of words. ", 200) + "\n" + code + "\nend"
+	parts := splitMrkdwn(text, 3000)
+	if len(parts) < 3 {
+		t.Fatalf("%d parts", len(parts))
+	}
+	var joined strings.Builder
+	for i, p := range parts {
+		if n := runeLen(p); n > 3000 {
+			t.Errorf("part %d has %d characters", i, n)
+		}
+		if strings.Count(p, "```")%2 != 0 {
+			t.Errorf("part %d has an unclosed code block:\n%s", i, p)
+		}
+		joined.WriteString(p)
+	}
+	if got := strings.Count(joined.String(), "line of code"); got != 400 {
+		t.Errorf("%d code lines after splitting, want 400", got)
+	}
+	if !strings.HasSuffix(parts[len(parts)-1], "end") {
+		t.Errorf("last part %q", parts[len(parts)-1])
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for in, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 5242880: "5,242,880", -1234: "-1,234"} {
+		if got := thousands(in); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestClassify(t *testing.T) {
+	const botUser = "U0BOT"
+	for _, tc := range []struct {
+		name string
+		in   incoming
+		want route
+	}{
+		{"mention", incoming{Mention: true, Channel: "C1", User: "U1", Text: "<@U0BOT> what is 2+2", TS: "1.1"}, answer},
+		{"mention help", incoming{Mention: true, Channel: "C1", User: "U1", Text: "<@U0BOT> help", TS: "1.1"}, command},
+		{"bare mention", incoming{Mention: true, Channel: "C1", User: "U1", Text: "<@U0BOT>", TS: "1.1"}, command},
+		{"mention debug", incoming{Mention: true, Channel: "C1", User: "U1", Text: "<@U0BOT> debug on", TS: "1.1"}, command},
+		{"debug as a word in a question", incoming{Mention: true, Channel: "C1", User: "U1", Text: "<@U0BOT> debug this formula for me: x^2 + 3x", TS: "1.1"}, answer},
+		{"channel copy of mention", incoming{Channel: "C1", ChannelType: "channel", User: "U1", Text: "<@U0BOT> hi there friend", TS: "1.1"}, answer},
+		{"dm", incoming{Channel: "D1", ChannelType: "im", User: "U1", Text: "what is pi", TS: "1.1"}, answer},
+		{"chatter", incoming{Channel: "C1", ChannelType: "channel", User: "U1", Text: "lunch?", TS: "1.1"}, ignore},
+		{"thread reply", incoming{Channel: "C1", ChannelType: "channel", User: "U1", Text: "and squared?", TS: "1.2", ThreadTS: "1.1"}, followUp},
+		{"thread reply to someone else", incoming{Channel: "C1", ChannelType: "channel", User: "U1", Text: "<@U2> thoughts?", TS: "1.2", ThreadTS: "1.1"}, ignore},
+		{"own message", incoming{Channel: "C1", ChannelType: "channel", User: "U0BOT", BotID: "B1", Text: "The answer", TS: "1.2", ThreadTS: "1.1"}, ignore},
+		{"other bot", incoming{Mention: true, Channel: "C1", User: "U9", BotID: "B9", Text: "<@U0BOT> 2+2", TS: "1.1"}, ignore},
+		{"edit", incoming{Channel: "C1", ChannelType: "channel", SubType: "message_changed", Text: "", TS: "1.3"}, ignore},
+		{"edited mention", incoming{Mention: true, Channel: "C1", User: "U1", Text: "<@U0BOT> 2+2", TS: "1.1", Edited: true}, ignore},
+		{"delete", incoming{Channel: "C1", ChannelType: "channel", SubType: "message_deleted", TS: "1.3"}, ignore},
+		{"join", incoming{Channel: "C1", ChannelType: "channel", User: "U1", SubType: "channel_join", Text: "<@U1> has joined", TS: "1.3"}, ignore},
+		{"file share in dm", incoming{Channel: "D1", ChannelType: "im", User: "U1", SubType: "file_share", Text: "sum this", TS: "1.3"}, answer},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := classify(tc.in, botUser); got != tc.want {
+				t.Errorf("classify = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTrimHistory(t *testing.T) {
+	turns := []Turn{
+		{Question: strings.Repeat("a", 100), Answer: "1"},
+		{Question: strings.Repeat("b", 100), Answer: "2"},
+		{Question: strings.Repeat("c", 100), Answer: "3"},
+	}
+	got := trimHistory(turns, 210)
+	if len(got) != 2 || got[0].Answer != "2" {
+		t.Errorf("trimHistory kept %+v, want the newest two", got)
+	}
+	one := trimHistory([]Turn{{Question: "q", Runs: []Run{{Code: strings.Repeat("x", 1000), Output: strings.Repeat("y", 1000)}}}}, 400)
+	if len(one) != 1 || one[0].size() > 400 {
+		t.Errorf("single turn not cut to budget: %d", one[0].size())
+	}
+}
