@@ -1,0 +1,353 @@
+// Package modelhttp holds what the model providers share: retries with
+// back-off, per-request timeouts, and turning HTTP failures into
+// [agent.APIError]s that say what to do.
+package modelhttp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+)
+
+// Defaults for [Policy]. The SDKs' own retries are turned off so that both
+// providers retry, log and report alike.
+const (
+	DefaultMaxRetries     = 3
+	DefaultBaseDelay      = 500 * time.Millisecond // first back-off, doubled each retry
+	DefaultMaxDelay       = 30 * time.Second       // longest back-off
+	DefaultMaxRetryAfter  = 60 * time.Second       // longest Retry-After honoured; longer gives up
+	DefaultRequestTimeout = 3 * time.Minute        // one attempt, streaming included
+)
+
+// OIDCVar is the variable holding a Vercel OIDC token, which expires.
+const OIDCVar = "VERCEL_OIDC_TOKEN"
+
+// Policy bounds the attempts of one model call. Zero fields take defaults;
+// MaxRetries < 0 means no retries.
+type Policy struct {
+	MaxRetries     int
+	BaseDelay      time.Duration
+	MaxDelay       time.Duration
+	MaxRetryAfter  time.Duration
+	RequestTimeout time.Duration
+}
+
+// WithDefaults fills in zero fields.
+func (p Policy) WithDefaults() Policy {
+	if p.MaxRetries == 0 {
+		p.MaxRetries = DefaultMaxRetries
+	} else if p.MaxRetries < 0 {
+		p.MaxRetries = 0
+	}
+	if p.BaseDelay <= 0 {
+		p.BaseDelay = DefaultBaseDelay
+	}
+	if p.MaxDelay <= 0 {
+		p.MaxDelay = DefaultMaxDelay
+	}
+	if p.MaxRetryAfter <= 0 {
+		p.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if p.RequestTimeout <= 0 {
+		p.RequestTimeout = DefaultRequestTimeout
+	}
+	return p
+}
+
+// HTTPError is an HTTP error response, as a provider reads it from its
+// SDK's error.
+type HTTPError struct {
+	Status int
+	Header http.Header
+	Body   string
+}
+
+// Caller makes model calls with retries.
+type Caller struct {
+	Provider string // for messages, e.g. "OpenAI-compatible API"
+	BaseURL  string
+	Model    string
+	Key      agent.APIKey
+	Policy   Policy // with defaults
+	Logger   *slog.Logger
+	// HTTPErrorOf extracts the HTTP error behind an SDK error, if any.
+	HTTPErrorOf func(error) *HTTPError
+}
+
+// ErrStreamCut is returned by an attempt whose event stream ended before
+// the response was complete.
+var ErrStreamCut = errors.New("the response stream ended before the response was complete")
+
+// Do runs attempt until it succeeds, fails in a way retrying cannot fix, or
+// the retries run out. Each attempt gets its own timeout. retryable tells
+// whether a stream failure may be retried (false once text reached the
+// caller). The error is ctx's when ctx ended, else an *agent.APIError.
+func (c *Caller) Do(ctx context.Context, attempt func(ctx context.Context) error, retryable func() bool) error {
+	p := c.Policy
+	for try := 0; ; try++ {
+		actx, cancel := context.WithTimeout(ctx, p.RequestTimeout)
+		err := attempt(actx)
+		timedOut := actx.Err() != nil && ctx.Err() == nil
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		apiErr := c.classify(err, timedOut)
+		delay, again := c.retryDelay(apiErr, err, try)
+		if !again || try >= p.MaxRetries || (retryable != nil && !retryable()) {
+			apiErr.Retries = try
+			return apiErr
+		}
+		c.Logger.WarnContext(ctx, "model: retrying", "provider", c.Provider, "status", apiErr.StatusCode,
+			"err", apiErr.Message, "retry", try+1, "delay", delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// retryDelay says whether and after how long err may be retried.
+func (c *Caller) retryDelay(apiErr *agent.APIError, err error, try int) (time.Duration, bool) {
+	var given *agent.APIError
+	if errors.As(err, &given) {
+		return 0, false // a provider's own verdict: malformed data and the like
+	}
+	switch s := apiErr.StatusCode; {
+	case s == 0:
+		// connection errors, timeouts and cut streams
+	case s == http.StatusRequestTimeout, s == http.StatusConflict, s == http.StatusTooManyRequests, s >= 500:
+	default:
+		return 0, false
+	}
+	if h := c.httpError(err); h != nil {
+		if d, ok := retryAfter(h.Header); ok {
+			if d > c.Policy.MaxRetryAfter {
+				apiErr.Hint = fmt.Sprintf("The API asks to wait %s before trying again; try later.", d.Round(time.Second))
+				return 0, false
+			}
+			return d, true
+		}
+	}
+	d := c.Policy.BaseDelay << min(try, 20)
+	if d > c.Policy.MaxDelay || d <= 0 {
+		d = c.Policy.MaxDelay
+	}
+	d -= time.Duration(rand.Int64N(int64(d)/4 + 1)) // jitter
+	return d, true
+}
+
+// retryAfter reads Retry-After-Ms, or Retry-After in seconds or as a date.
+func retryAfter(h http.Header) (time.Duration, bool) {
+	if v := h.Get("Retry-After-Ms"); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
+			return time.Duration(ms * float64(time.Millisecond)), true
+		}
+	}
+	v := h.Get("Retry-After")
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0), true
+	}
+	return 0, false
+}
+
+func (c *Caller) httpError(err error) *HTTPError {
+	if c.HTTPErrorOf == nil {
+		return nil
+	}
+	return c.HTTPErrorOf(err)
+}
+
+// classify turns err into an APIError with a hint.
+func (c *Caller) classify(err error, timedOut bool) *agent.APIError {
+	var given *agent.APIError
+	if errors.As(err, &given) {
+		cp := *given
+		cp.Message = c.redact(cp.Message)
+		return &cp
+	}
+	e := &agent.APIError{Provider: c.Provider, Err: err}
+	if h := c.httpError(err); h != nil {
+		e.StatusCode = h.Status
+		e.Message = c.redact(errorMessage(h.Body))
+		e.Hint = c.hint(h.Status)
+		return e
+	}
+	switch {
+	case timedOut:
+		e.Message = fmt.Sprintf("no complete response within %s", c.Policy.RequestTimeout)
+		e.Hint = "The API is slow or stuck; try again later."
+	case errors.Is(err, ErrStreamCut):
+		e.Message = ErrStreamCut.Error()
+		e.Hint = "The connection was probably lost; try again."
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		e.Message = "the connection broke off in the middle of the response (" + err.Error() + ")"
+		e.Hint = "Try again."
+	default:
+		e.Message = c.redact(connMessage(err))
+		e.Hint = fmt.Sprintf("Check that %s is reachable and is the right base URL.", c.BaseURL)
+	}
+	return e
+}
+
+// hint says what to do about an HTTP status.
+func (c *Caller) hint(status int) string {
+	src := c.Key.Source
+	if src == "" {
+		src = "the configured key"
+	}
+	switch status {
+	case http.StatusUnauthorized:
+		if c.Key.Source == OIDCVar {
+			return "The key came from " + OIDCVar + ": these tokens expire 12 hours after `vercel env pull` wrote them; run `vercel env pull` again to refresh it, or set AI_GATEWAY_API_KEY."
+		}
+		return fmt.Sprintf("The API rejected the key from %s; check that it is current and meant for %s.", src, c.BaseURL)
+	case http.StatusForbidden:
+		return fmt.Sprintf("The key from %s is not allowed to do this (the model %q, or the account's credits or permissions).", src, c.Model)
+	case http.StatusNotFound:
+		return fmt.Sprintf("Check the model id %q and the base URL %s.", c.Model, c.BaseURL)
+	case http.StatusPaymentRequired:
+		return "The account behind the key needs credits or billing details."
+	case http.StatusTooManyRequests:
+		return "The API is rate-limiting this key; wait a little and try again."
+	}
+	if status >= 500 {
+		return "The API is failing on its side; try again later."
+	}
+	return ""
+}
+
+// redact removes the key from text that came from the API, just in case.
+func (c *Caller) redact(s string) string {
+	if k := c.Key.Value; len(k) >= 8 {
+		s = strings.ReplaceAll(s, k, "[redacted]")
+	}
+	return s
+}
+
+// errorMessage finds the message in an error body: {"error":{"message":…}}
+// (OpenAI, Anthropic), {"error":"…"} or {"message":"…"}; else the body.
+func errorMessage(body string) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+	}
+	if json.Unmarshal([]byte(body), &v) == nil {
+		var inner struct {
+			Message string `json:"message"`
+		}
+		var s string
+		switch {
+		case json.Unmarshal(v.Error, &inner) == nil && inner.Message != "":
+			return clip(inner.Message)
+		case json.Unmarshal(v.Error, &s) == nil && s != "":
+			return clip(s)
+		case v.Message != "":
+			return clip(v.Message)
+		}
+	}
+	body = strings.TrimSpace(body)
+	if strings.HasPrefix(body, "<") {
+		return "" // an HTML error page says nothing useful
+	}
+	return clip(body)
+}
+
+func clip(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	const n = 300
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// connMessage describes a failure to talk to the API.
+func connMessage(err error) string {
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	switch {
+	case errors.As(err, &dnsErr):
+		return "cannot resolve " + dnsErr.Name
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return "cannot connect: " + opErr.Err.Error()
+	}
+	return err.Error()
+}
+
+// CheckEventStream is HTTP middleware that rejects a successful response
+// that is not an event stream: a base URL pointing at a web page or a
+// server that ignored "stream": true.
+func CheckEventStream(provider string) func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+	return func(req *http.Request, next func(*http.Request) (*http.Response, error)) (*http.Response, error) {
+		res, err := next(req)
+		if err != nil || res.StatusCode >= 300 {
+			return res, err
+		}
+		ct := res.Header.Get("Content-Type")
+		if ct == "" {
+			return res, nil
+		}
+		if mt, _, _ := mime.ParseMediaType(ct); mt == "text/event-stream" {
+			return res, nil
+		}
+		res.Body.Close()
+		return nil, &agent.APIError{
+			Provider:   provider,
+			StatusCode: res.StatusCode,
+			Message:    fmt.Sprintf("the response is %s, not an event stream", ct),
+			Hint:       "Check that the base URL points at the API itself.",
+		}
+	}
+}
+
+// Malformed is the error for a response that cannot be decoded.
+func Malformed(provider string, err error) error {
+	return &agent.APIError{
+		Provider: provider,
+		Message:  "malformed response: " + err.Error(),
+		Hint:     "Check that the base URL points at a compatible API.",
+		Err:      err,
+	}
+}
+
+// HTTPClient returns client, or a new one when nil.
+func HTTPClient(client *http.Client) *http.Client {
+	if client != nil {
+		return client
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = 2 * time.Minute
+	return &http.Client{Transport: t}
+}
+
+// ReadBody reads the start of an error response's body.
+func ReadBody(res *http.Response) string {
+	b, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	return string(b)
+}

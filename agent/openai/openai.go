@@ -1,0 +1,282 @@
+// Package openai is an [agent.Model] for OpenAI-compatible chat
+// completions APIs: the Vercel AI Gateway (the default), OpenAI,
+// OpenRouter, Ollama, vLLM, LiteLLM and others. It streams every response
+// (server-sent events) through the official Go SDK.
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/agent/internal/modelhttp"
+)
+
+// DefaultBaseURL is the AI Gateway's OpenAI-compatible endpoint.
+const DefaultBaseURL = "https://ai-gateway.vercel.sh/v1"
+
+const provider = "OpenAI-compatible API"
+
+// Config configures a [Model]. Zero fields take defaults.
+type Config struct {
+	BaseURL string       // default DefaultBaseURL
+	Key     agent.APIKey // sent as a bearer token; Source names it in errors
+	Model   string       // required, e.g. "anthropic/claude-opus-4.8"
+	// MaxTokens bounds each turn's output (max_completion_tokens); zero
+	// leaves it to the server.
+	MaxTokens  int64
+	HTTPClient *http.Client
+	Policy     modelhttp.Policy // retries and timeouts
+	Logger     *slog.Logger
+}
+
+// Model calls a chat completions API. It is safe for concurrent use.
+type Model struct {
+	cfg    Config
+	svc    oai.ChatCompletionService
+	caller *modelhttp.Caller
+}
+
+var _ agent.Model = (*Model)(nil)
+
+// New returns a Model. It does no I/O.
+func New(cfg Config) (*Model, error) {
+	if cfg.Model == "" {
+		return nil, errors.New("openai: no model id")
+	}
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = DefaultBaseURL
+	}
+	if !strings.HasPrefix(cfg.BaseURL, "http://") && !strings.HasPrefix(cfg.BaseURL, "https://") {
+		return nil, fmt.Errorf("openai: base URL %q is not an http(s) URL", cfg.BaseURL)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg.Policy = cfg.Policy.WithDefaults()
+	opts := []option.RequestOption{
+		option.WithBaseURL(strings.TrimSuffix(cfg.BaseURL, "/") + "/"),
+		option.WithHTTPClient(modelhttp.HTTPClient(cfg.HTTPClient)),
+		option.WithMaxRetries(0), // modelhttp retries
+		option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			return modelhttp.CheckEventStream(provider)(req, next)
+		}),
+	}
+	if cfg.Key.Value != "" {
+		opts = append(opts, option.WithAPIKey(cfg.Key.Value))
+	}
+	m := &Model{
+		cfg: cfg,
+		// The service, unlike openai.NewClient, reads nothing from the
+		// environment: Config is the only source.
+		svc: oai.NewChatCompletionService(opts...),
+		caller: &modelhttp.Caller{
+			Provider: provider, BaseURL: cfg.BaseURL, Model: cfg.Model, Key: cfg.Key,
+			Policy: cfg.Policy, Logger: log, HTTPErrorOf: httpError,
+		},
+	}
+	return m, nil
+}
+
+// ID returns the model id.
+func (m *Model) ID() string { return m.cfg.Model }
+
+// Generate streams one assistant turn.
+func (m *Model) Generate(ctx context.Context, req *agent.Request, text func(string)) (*agent.Response, error) {
+	params, err := m.params(req)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		resp *agent.Response
+		sent bool // text reached the caller: a failure can no longer be retried
+	)
+	err = m.caller.Do(ctx, func(ctx context.Context) error {
+		stream := m.svc.NewStreaming(ctx, params)
+		defer stream.Close()
+		var acc accumulator
+		for stream.Next() {
+			if delta := acc.add(stream.Current()); delta != "" && text != nil {
+				sent = true
+				text(delta)
+			}
+		}
+		if err := stream.Err(); err != nil {
+			var syn *json.SyntaxError
+			var typ *json.UnmarshalTypeError
+			if errors.As(err, &syn) || errors.As(err, &typ) {
+				return modelhttp.Malformed(provider, err)
+			}
+			return err
+		}
+		if !acc.finished {
+			return modelhttp.ErrStreamCut
+		}
+		resp = acc.response()
+		return nil
+	}, func() bool { return !sent })
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// params builds the request body.
+func (m *Model) params(req *agent.Request) (oai.ChatCompletionNewParams, error) {
+	p := oai.ChatCompletionNewParams{
+		Model:         m.cfg.Model,
+		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)},
+	}
+	if m.cfg.MaxTokens > 0 {
+		p.MaxCompletionTokens = oai.Int(m.cfg.MaxTokens)
+	}
+	if req.Instructions != "" {
+		p.Messages = append(p.Messages, oai.SystemMessage(req.Instructions))
+	}
+	for _, msg := range req.Messages {
+		switch msg.Role {
+		case agent.RoleUser:
+			p.Messages = append(p.Messages, oai.UserMessage(msg.Text))
+		case agent.RoleAssistant:
+			a := oai.ChatCompletionAssistantMessageParam{}
+			if msg.Text != "" {
+				a.Content.OfString = oai.String(msg.Text)
+			}
+			for _, c := range msg.ToolCalls {
+				a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
+						ID:       c.ID,
+						Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: string(c.Input)},
+					},
+				})
+			}
+			p.Messages = append(p.Messages, oai.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		case agent.RoleTool:
+			for _, r := range msg.ToolResults {
+				p.Messages = append(p.Messages, oai.ToolMessage(r.Content, r.CallID))
+			}
+		default:
+			return p, fmt.Errorf("openai: message with unknown role %q", msg.Role)
+		}
+	}
+	for _, t := range req.Tools {
+		var schema map[string]any
+		if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
+			return p, fmt.Errorf("openai: tool %s: input schema: %w", t.Name, err)
+		}
+		p.Tools = append(p.Tools, oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
+			Name:        t.Name,
+			Description: oai.String(t.Description),
+			Parameters:  shared.FunctionParameters(schema),
+		}))
+	}
+	return p, nil
+}
+
+// httpError reads the HTTP error behind an SDK error.
+func httpError(err error) *modelhttp.HTTPError {
+	var e *oai.Error
+	if !errors.As(err, &e) {
+		return nil
+	}
+	h := &modelhttp.HTTPError{Status: e.StatusCode, Body: e.RawJSON()}
+	if e.Response != nil {
+		h.Header = e.Response.Header
+		if h.Body == "" && e.Response.Body != nil {
+			h.Body = modelhttp.ReadBody(e.Response)
+		}
+	}
+	return h
+}
+
+// accumulator assembles a streamed turn: text, and tool calls from their
+// deltas. A delta names its call by index; one with a new id at a used
+// index starts a new call (some servers send every call at index 0).
+type accumulator struct {
+	text     strings.Builder
+	calls    []*toolCall
+	byIndex  map[int64]*toolCall
+	usage    agent.Usage
+	finish   string
+	finished bool
+}
+
+type toolCall struct {
+	id, name string
+	args     strings.Builder
+}
+
+// add takes a chunk and returns its text.
+func (a *accumulator) add(chunk oai.ChatCompletionChunk) string {
+	if chunk.JSON.Usage.Valid() {
+		a.usage = agent.Usage{InputTokens: chunk.Usage.PromptTokens, OutputTokens: chunk.Usage.CompletionTokens}
+	}
+	var text string
+	for _, ch := range chunk.Choices {
+		if ch.Index != 0 {
+			continue // we ask for one choice
+		}
+		text += ch.Delta.Content
+		for _, d := range ch.Delta.ToolCalls {
+			c := a.byIndex[d.Index]
+			if c == nil || (d.ID != "" && c.id != "" && d.ID != c.id) {
+				c = &toolCall{}
+				a.calls = append(a.calls, c)
+				if a.byIndex == nil {
+					a.byIndex = make(map[int64]*toolCall)
+				}
+				a.byIndex[d.Index] = c
+			}
+			if d.ID != "" {
+				c.id = d.ID
+			}
+			if d.Function.Name != "" {
+				c.name = d.Function.Name
+			}
+			c.args.WriteString(d.Function.Arguments)
+		}
+		if ch.FinishReason != "" {
+			a.finish = ch.FinishReason
+			a.finished = true
+		}
+	}
+	a.text.WriteString(text)
+	return text
+}
+
+func (a *accumulator) response() *agent.Response {
+	r := &agent.Response{
+		Message: agent.Message{Role: agent.RoleAssistant, Text: a.text.String()},
+		Usage:   a.usage,
+	}
+	for _, c := range a.calls {
+		args := strings.TrimSpace(c.args.String())
+		if args == "" {
+			args = "{}"
+		}
+		r.Message.ToolCalls = append(r.Message.ToolCalls, agent.ToolCall{ID: c.id, Name: c.name, Input: json.RawMessage(args)})
+	}
+	switch a.finish {
+	case "stop":
+		r.Finish = agent.FinishStop
+	case "tool_calls", "function_call":
+		r.Finish = agent.FinishToolCalls
+	case "length":
+		r.Finish = agent.FinishLength
+	case "content_filter":
+		r.Finish = agent.FinishRefusal
+	default:
+		r.Finish = agent.FinishOther
+	}
+	return r
+}

@@ -1,0 +1,391 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/agent/internal/fakeapi"
+	"github.com/sandpiper-bot/sandpiper/agent/internal/modelhttp"
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+const (
+	testModel = "anthropic/claude-opus-4.8"
+	testKey   = "sk-test-0123456789abcdef"
+)
+
+// chunk is one chat.completion.chunk event with a delta for choice 0.
+func chunk(delta map[string]any, finish string) string {
+	choice := map[string]any{"index": 0, "delta": delta, "finish_reason": nil}
+	if finish != "" {
+		choice["finish_reason"] = finish
+	}
+	return fakeapi.Data(map[string]any{
+		"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1767225600, "model": testModel,
+		"choices": []any{choice},
+	})
+}
+
+func usageChunk(in, out int) string {
+	return fakeapi.Data(map[string]any{
+		"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1767225600, "model": testModel,
+		"choices": []any{}, "usage": map[string]any{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out},
+	})
+}
+
+func text(s string) map[string]any { return map[string]any{"content": s} }
+
+const done = "data: [DONE]\n\n"
+
+// toolCallStream is a turn that says a few words, then calls executeCode
+// with its arguments split across three chunks.
+var toolCallStream = []string{
+	chunk(map[string]any{"role": "assistant", "content": ""}, ""),
+	chunk(text("Let me compute."), ""),
+	chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "call_1", "type": "function", "function": map[string]any{"name": "executeCode", "arguments": ""}}}}, ""),
+	chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": `{"code": "print(5 + 5`}}}}, ""),
+	chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": ` - 84**3)"}`}}}}, ""),
+	chunk(map[string]any{}, "tool_calls"),
+	usageChunk(100, 20),
+	done,
+}
+
+var answerStream = []string{
+	chunk(map[string]any{"role": "assistant", "content": ""}, ""),
+	chunk(text("5 + 5 − 84³ = "), ""),
+	chunk(text("**-592694**"), ""),
+	chunk(map[string]any{}, "stop"),
+	usageChunk(150, 9),
+	done,
+}
+
+type runner struct{ codes []string }
+
+func (r *runner) Run(_ context.Context, req sandbox.Request) (*sandbox.Result, error) {
+	r.codes = append(r.codes, req.Code)
+	return &sandbox.Result{Stdout: []byte("-592694\n"), StdoutSize: 8}, nil
+}
+
+func newModel(t *testing.T, srv *fakeapi.Server, key agent.APIKey) *Model {
+	t.Helper()
+	m, err := New(Config{
+		BaseURL:   srv.URL + "/v1",
+		Key:       key,
+		Model:     testModel,
+		MaxTokens: 2048,
+		Policy:    modelhttp.Policy{MaxRetries: 2, BaseDelay: time.Millisecond},
+		Logger:    slog.New(slog.NewTextHandler(t.Output(), nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestToolCallRoundTrip runs the agent loop against the fake API: the
+// model calls executeCode, gets the result back in the exact shape chat
+// completions expect, and answers.
+func TestToolCallRoundTrip(t *testing.T) {
+	srv := fakeapi.New(t, fakeapi.SSE(toolCallStream...), fakeapi.SSE(answerStream...))
+	run := &runner{}
+	tool := agent.NewExecuteCode(run, agent.ExecuteCodeOptions{Runtime: agent.Runtime{Python: "3.13.1"}})
+	a := &agent.Agent{Model: newModel(t, srv, agent.APIKey{Value: testKey, Source: "AI_GATEWAY_API_KEY"}), Tools: []agent.Tool{tool}}
+
+	var deltas []string
+	obs := agent.ObserverFuncs{OnAnswerDelta: func(e agent.DeltaEvent) { deltas = append(deltas, e.Text) }}
+	out, err := a.Run(t.Context(), []agent.Message{agent.UserMessage("What is 5 + 5 minus 84 cubed?")}, obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Answer != "5 + 5 − 84³ = **-592694**" || out.Stop != agent.StopAnswered || out.Steps != 2 {
+		t.Errorf("outcome = %+v", out)
+	}
+	if out.Usage != (agent.Usage{InputTokens: 250, OutputTokens: 29}) {
+		t.Errorf("usage = %+v", out.Usage)
+	}
+	if got, want := strings.Join(deltas, "|"), "Let me compute.|5 + 5 − 84³ = |**-592694**"; got != want {
+		t.Errorf("deltas = %q, want %q", got, want)
+	}
+	if len(run.codes) != 1 || run.codes[0] != "print(5 + 5 - 84**3)" {
+		t.Errorf("ran %q", run.codes)
+	}
+
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2", len(reqs))
+	}
+	for _, r := range reqs {
+		if r.Method != "POST" || r.Path != "/v1/chat/completions" {
+			t.Errorf("request %s %s", r.Method, r.Path)
+		}
+		if got := r.Header.Get("Authorization"); got != "Bearer "+testKey {
+			t.Errorf("Authorization = %q", got)
+		}
+	}
+	spec := tool.Spec()
+	tools := `[{"type": "function", "function": {"name": "executeCode", "description": ` + jsonString(spec.Description) + `,
+		"parameters": {"type": "object", "properties": {"code": {"type": "string", "description": "Python 3 source code, run as python3 -c. Print every result you need to see, e.g. print(5 + 5)."}},
+		"required": ["code"], "additionalProperties": false}}}]`
+	fakeapi.JSONEqual(t, "second request", reqs[1].Body, `{
+		"model": "anthropic/claude-opus-4.8",
+		"stream": true,
+		"stream_options": {"include_usage": true},
+		"max_completion_tokens": 2048,
+		"messages": [
+			{"role": "system", "content": `+jsonString(agent.DefaultInstructions)+`},
+			{"role": "user", "content": "What is 5 + 5 minus 84 cubed?"},
+			{"role": "assistant", "content": "Let me compute.", "tool_calls": [
+				{"id": "call_1", "type": "function", "function": {"name": "executeCode", "arguments": "{\"code\": \"print(5 + 5 - 84**3)\"}"}}
+			]},
+			{"role": "tool", "tool_call_id": "call_1", "content": "{\"output\":\"-592694\\n\",\"stderr\":\"\",\"exitCode\":0}"}
+		],
+		"tools": `+tools+`
+	}`)
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// TestParallelToolCalls assembles two calls whose deltas interleave.
+func TestParallelToolCalls(t *testing.T) {
+	call := func(i int, id, name, args string) map[string]any {
+		c := map[string]any{"index": i, "function": map[string]any{"arguments": args}}
+		if id != "" {
+			c["id"], c["type"] = id, "function"
+			c["function"].(map[string]any)["name"] = name
+		}
+		return map[string]any{"tool_calls": []any{c}}
+	}
+	srv := fakeapi.New(t, fakeapi.SSE(
+		chunk(call(0, "call_a", "executeCode", `{"code":`), ""),
+		chunk(call(1, "call_b", "executeCode", `{"code":`), ""),
+		chunk(call(0, "", "", ` "print(1)"}`), ""),
+		chunk(call(1, "", "", ` "print(2)"}`), ""),
+		// A server that numbers every call 0 still gets a new call.
+		chunk(call(0, "call_c", "other", `{}`), ""),
+		chunk(map[string]any{}, "tool_calls"),
+		done,
+	))
+	m := newModel(t, srv, agent.APIKey{Value: testKey})
+	resp, err := m.Generate(t.Context(), &agent.Request{Messages: []agent.Message{agent.UserMessage("q")}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []agent.ToolCall{
+		{ID: "call_a", Name: "executeCode", Input: json.RawMessage(`{"code": "print(1)"}`)},
+		{ID: "call_b", Name: "executeCode", Input: json.RawMessage(`{"code": "print(2)"}`)},
+		{ID: "call_c", Name: "other", Input: json.RawMessage(`{}`)},
+	}
+	got := resp.Message.ToolCalls
+	if len(got) != len(want) {
+		t.Fatalf("calls = %+v", got)
+	}
+	for i := range want {
+		if got[i].ID != want[i].ID || got[i].Name != want[i].Name || string(got[i].Input) != string(want[i].Input) {
+			t.Errorf("call %d = %s %s %s, want %s %s %s", i, got[i].ID, got[i].Name, got[i].Input, want[i].ID, want[i].Name, want[i].Input)
+		}
+	}
+	if resp.Finish != agent.FinishToolCalls {
+		t.Errorf("finish = %q", resp.Finish)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		replies   []http.HandlerFunc
+		key       agent.APIKey
+		wantErr   string // substring of the error; "" = success
+		wantNot   string // must not appear in the error
+		wantReqs  int
+		wantCode  int
+		wantDelay time.Duration // at least this long
+	}{
+		{
+			name:     "401 names the variable",
+			replies:  []http.HandlerFunc{fakeapi.Status(401, `{"error":{"message":"Invalid API key: `+testKey+`","type":"authentication_error"}}`)},
+			key:      agent.APIKey{Value: testKey, Source: "SANDPIPER_MODEL_API_KEY"},
+			wantErr:  "model: OpenAI-compatible API: 401 Unauthorized: Invalid API key: [redacted]. The API rejected the key from SANDPIPER_MODEL_API_KEY",
+			wantNot:  testKey,
+			wantReqs: 1,
+			wantCode: 401,
+		},
+		{
+			name:     "401 with an OIDC token says how to refresh it",
+			replies:  []http.HandlerFunc{fakeapi.Status(401, `{"error":{"message":"OIDC token expired","type":"authentication_error"}}`)},
+			key:      agent.APIKey{Value: "eyJhbGciOi.payload.sig", Source: "VERCEL_OIDC_TOKEN"},
+			wantErr:  "401 Unauthorized: OIDC token expired. The key came from VERCEL_OIDC_TOKEN: these tokens expire 12 hours after `vercel env pull` wrote them; run `vercel env pull` again",
+			wantReqs: 1,
+			wantCode: 401,
+		},
+		{
+			name: "429 then success, after Retry-After",
+			replies: []http.HandlerFunc{
+				fakeapi.Status(429, `{"error":{"message":"slow down"}}`, "Retry-After", "0.3"),
+				fakeapi.SSE(answerStream...),
+			},
+			wantReqs:  2,
+			wantDelay: 300 * time.Millisecond,
+		},
+		{
+			name:     "500s until the retries give up",
+			replies:  []http.HandlerFunc{fakeapi.Status(500, `{"error":{"message":"internal error"}}`)},
+			wantErr:  "model: OpenAI-compatible API: 500 Internal Server Error: internal error (after 2 retries). The API is failing on its side; try again later.",
+			wantReqs: 3,
+			wantCode: 500,
+		},
+		{
+			name:     "a long Retry-After is not waited for",
+			replies:  []http.HandlerFunc{fakeapi.Status(429, `{"error":{"message":"quota"}}`, "Retry-After", "3600")},
+			wantErr:  "429 Too Many Requests: quota. The API asks to wait 1h0m0s before trying again; try later.",
+			wantReqs: 1,
+			wantCode: 429,
+		},
+		{
+			name:     "malformed JSON",
+			replies:  []http.HandlerFunc{fakeapi.SSE(chunk(text("Hi"), ""), "data: {\"id\": \"chatcmpl-1\", \"choices\": [\n\n")},
+			wantErr:  "model: OpenAI-compatible API: malformed response: ",
+			wantReqs: 1,
+		},
+		{
+			name:     "stream cut after text is not retried",
+			replies:  []http.HandlerFunc{fakeapi.CutSSE(chunk(text("The answer"), ""))},
+			wantErr:  "model: OpenAI-compatible API: the connection broke off in the middle of the response (unexpected EOF). Try again.",
+			wantReqs: 1,
+		},
+		{
+			name:     "stream that ends without a finish reason",
+			replies:  []http.HandlerFunc{fakeapi.SSE(chunk(text("The answer"), ""))},
+			wantErr:  "the response stream ended before the response was complete. The connection was probably lost; try again.",
+			wantReqs: 1,
+		},
+		{
+			name:     "stream cut before any text is retried",
+			replies:  []http.HandlerFunc{fakeapi.CutSSE(chunk(map[string]any{"role": "assistant"}, "")), fakeapi.SSE(answerStream...)},
+			wantReqs: 2,
+		},
+		{
+			name: "a web page instead of an event stream",
+			replies: []http.HandlerFunc{func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				w.Write([]byte("<html>Welcome</html>"))
+			}},
+			wantErr:  "200 OK: the response is text/html, not an event stream. Check that the base URL points at the API itself.",
+			wantReqs: 1,
+			wantCode: 200,
+		},
+		{
+			name:     "404 points at the model id and base URL",
+			replies:  []http.HandlerFunc{fakeapi.Status(404, `{"error":{"message":"model not found"}}`)},
+			wantErr:  `404 Not Found: model not found. Check the model id "anthropic/claude-opus-4.8" and the base URL`,
+			wantReqs: 1,
+			wantCode: 404,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := fakeapi.New(t, tt.replies...)
+			key := tt.key
+			if key.Value == "" {
+				key = agent.APIKey{Value: testKey, Source: "AI_GATEWAY_API_KEY"}
+			}
+			m := newModel(t, srv, key)
+			var deltas []string
+			t0 := time.Now()
+			resp, err := m.Generate(t.Context(), &agent.Request{Messages: []agent.Message{agent.UserMessage("q")}}, func(d string) { deltas = append(deltas, d) })
+			elapsed := time.Since(t0)
+			if n := len(srv.Requests()); n != tt.wantReqs {
+				t.Errorf("%d requests, want %d", n, tt.wantReqs)
+			}
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Generate: %v", err)
+				}
+				if resp.Message.Text != "5 + 5 − 84³ = **-592694**" {
+					t.Errorf("text = %q", resp.Message.Text)
+				}
+				if elapsed < tt.wantDelay {
+					t.Errorf("retried after %v, want at least %v", elapsed, tt.wantDelay)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Generate succeeded: %+v", resp)
+			}
+			t.Logf("error: %v", err)
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error:\n%v\nwant it to contain\n%s", err, tt.wantErr)
+			}
+			if tt.wantNot != "" && strings.Contains(err.Error(), tt.wantNot) {
+				t.Errorf("error %q contains %q", err, tt.wantNot)
+			}
+			var apiErr *agent.APIError
+			if !errors.As(err, &apiErr) || apiErr.StatusCode != tt.wantCode {
+				t.Errorf("error %#v: want an *agent.APIError with status %d", err, tt.wantCode)
+			}
+		})
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	srv := fakeapi.New(t)
+	url := srv.URL
+	srv.Close()
+	m, err := New(Config{BaseURL: url, Key: agent.APIKey{Value: testKey}, Model: testModel, Policy: modelhttp.Policy{MaxRetries: 1, BaseDelay: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = m.Generate(t.Context(), &agent.Request{Messages: []agent.Message{agent.UserMessage("q")}}, nil)
+	if err == nil || !strings.Contains(err.Error(), "(after 1 retries). Check that "+url+" is reachable") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	srv := fakeapi.New(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte(chunk(text("thinking"), "")))
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	})
+	m := newModel(t, srv, agent.APIKey{Value: testKey})
+	ctx, cancel := context.WithCancel(t.Context())
+	t0 := time.Now()
+	_, err := m.Generate(ctx, &agent.Request{Messages: []agent.Message{agent.UserMessage("q")}}, func(string) { cancel() })
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	if d := time.Since(t0); d > 2*time.Second {
+		t.Errorf("took %v", d)
+	}
+}
+
+func TestNoEnvironment(t *testing.T) {
+	// The SDK's client reads OPENAI_* variables; this provider must not.
+	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/")
+	t.Setenv("OPENAI_API_KEY", "sk-from-env")
+	t.Setenv("OPENAI_CUSTOM_HEADERS", "X-Leak: yes")
+	srv := fakeapi.New(t, fakeapi.SSE(answerStream...))
+	m := newModel(t, srv, agent.APIKey{Value: testKey})
+	if _, err := m.Generate(t.Context(), &agent.Request{Messages: []agent.Message{agent.UserMessage("q")}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	r := srv.Requests()[0]
+	if r.Header.Get("Authorization") != "Bearer "+testKey || r.Header.Get("X-Leak") != "" {
+		t.Errorf("headers = %v", r.Header)
+	}
+}
