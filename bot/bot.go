@@ -99,7 +99,8 @@ type ConfigError struct {
 func (e *ConfigError) Error() string { return e.Var + ": " + e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
-// Validate checks the configuration without calling Slack.
+// Validate checks the configuration without calling Slack; its errors are
+// [*ConfigError]s naming the variable to fix.
 func (c *Config) Validate() error {
 	switch {
 	case c.BotToken == "":
@@ -110,8 +111,6 @@ func (c *Config) Validate() error {
 		return &ConfigError{"SLACK_APP_TOKEN", errors.New("not set; create an app-level token with the connections:write scope on the app's Basic Information page")}
 	case !strings.HasPrefix(c.AppToken, "xapp-"):
 		return &ConfigError{"SLACK_APP_TOKEN", errors.New(`must be an app-level token starting with "xapp-"`)}
-	case c.Answerer == nil:
-		return errors.New("bot: no Answerer")
 	}
 	if c.APIURL != "" && !strings.HasPrefix(c.APIURL, "https://") && !strings.HasPrefix(c.APIURL, "http://") {
 		return &ConfigError{"SLACK_API_URL", fmt.Errorf("%q is not an http(s) URL", c.APIURL)}
@@ -154,6 +153,9 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	cfg.setDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Answerer == nil {
+		return nil, errors.New("bot: no Answerer")
 	}
 	log := cfg.Logger
 	api := newSlackClient(cfg)

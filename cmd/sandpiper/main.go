@@ -35,6 +35,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		cmd, args = args[0], args[1:]
 	}
 	switch cmd {
+	case "run":
+		return runBot(ctx, args, stdout, stderr)
+	case "doctor":
+		return runDoctor(ctx, args, stdout, stderr)
 	case "exec":
 		return runExec(ctx, args, stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":

@@ -1,0 +1,84 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// RequiredScopes are the bot token scopes sandpiper uses; manifest.yaml
+// asks for them.
+var RequiredScopes = []string{
+	"app_mentions:read", "channels:history", "groups:history", "im:history", "mpim:history",
+	"chat:write", "reactions:write", "users:read", "files:write", "commands",
+}
+
+// Check is one result of [Doctor].
+type Check struct {
+	Name string
+	OK   bool
+	// Detail says what was found, or what to fix when not OK.
+	Detail string
+}
+
+// Doctor checks the Slack side of cfg: both tokens, the bot token's
+// scopes, and the data directory. It never prints a token.
+func Doctor(ctx context.Context, cfg Config) []Check {
+	cfg.setDefaults()
+	var checks []Check
+	add := func(name string, err error, ok string) {
+		if err != nil {
+			checks = append(checks, Check{Name: name, Detail: err.Error()})
+			return
+		}
+		checks = append(checks, Check{Name: name, OK: true, Detail: ok})
+	}
+	tokensOK := true
+	for _, c := range []struct{ v, val, prefix string }{
+		{"SLACK_BOT_TOKEN", cfg.BotToken, "xoxb-"}, {"SLACK_APP_TOKEN", cfg.AppToken, "xapp-"},
+	} {
+		switch {
+		case c.val == "":
+			add(c.v, fmt.Errorf("not set"), "")
+			tokensOK = false
+		case !strings.HasPrefix(c.val, c.prefix):
+			add(c.v, fmt.Errorf("must start with %q", c.prefix), "")
+			tokensOK = false
+		}
+	}
+	if tokensOK {
+		api := newSlackClient(cfg)
+		auth, err := api.AuthTestContext(ctx)
+		if err != nil {
+			add("Slack bot token (auth.test)", fmt.Errorf("%v: check SLACK_BOT_TOKEN (OAuth & Permissions → Bot User OAuth Token) and that the app is installed", explain(err)), "")
+		} else {
+			add("Slack bot token (auth.test)", nil, fmt.Sprintf("workspace %s, bot user %s", auth.Team, auth.UserID))
+			have := map[string]bool{}
+			for _, s := range strings.Split(auth.Header.Get("X-OAuth-Scopes"), ",") {
+				have[strings.TrimSpace(s)] = true
+			}
+			var missing []string
+			for _, s := range RequiredScopes {
+				if !have[s] {
+					missing = append(missing, s)
+				}
+			}
+			if len(missing) > 0 && auth.Header.Get("X-OAuth-Scopes") != "" {
+				add("Slack scopes", fmt.Errorf("missing %s: add them (or re-create the app from manifest.yaml) and reinstall the app", strings.Join(missing, ", ")), "")
+			} else {
+				add("Slack scopes", nil, "all required scopes granted")
+			}
+		}
+		if _, _, err := api.StartSocketModeContext(ctx); err != nil {
+			add("Slack app token (apps.connections.open)", fmt.Errorf("%v: check SLACK_APP_TOKEN (Basic Information → App-Level Tokens, scope connections:write) and that Socket Mode is on", explain(err)), "")
+		} else {
+			add("Slack app token (apps.connections.open)", nil, "Socket Mode connection allowed")
+		}
+	}
+	if _, err := openSettings(cfg.DataDir); err != nil {
+		add("SANDPIPER_DATA_DIR", err, "")
+	} else {
+		add("SANDPIPER_DATA_DIR", nil, cfg.DataDir+" is writable")
+	}
+	return checks
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/agent/openai"
+	"github.com/sandpiper-bot/sandpiper/bot"
+)
+
+// botEnv is the bot's part of the environment.
+type botEnv struct {
+	BotToken        string        `env:"SLACK_BOT_TOKEN"`
+	AppToken        string        `env:"SLACK_APP_TOKEN"`
+	APIURL          string        `env:"SLACK_API_URL, default=https://slack.com/api/"`
+	Admins          []string      `env:"SANDPIPER_ADMINS"`
+	DataDir         string        `env:"SANDPIPER_DATA_DIR, default=./data"`
+	ThreadTTL       time.Duration `env:"SANDPIPER_THREAD_TTL, default=24h"`
+	ShutdownTimeout time.Duration `env:"SANDPIPER_SHUTDOWN_TIMEOUT, default=30s"`
+	AnswerTimeout   time.Duration `env:"SANDPIPER_ANSWER_TIMEOUT, default=10m"`
+	Workers         int           `env:"SANDPIPER_WORKERS, default=8"`
+	LogLevel        string        `env:"SANDPIPER_LOG_LEVEL, default=info"`
+
+	Model    string `env:"SANDPIPER_MODEL"`
+	ModelKey string `env:"SANDPIPER_MODEL_API_KEY"`
+	ModelURL string `env:"SANDPIPER_MODEL_BASE_URL"`
+	MaxSteps int    `env:"SANDPIPER_MAX_STEPS, default=10"`
+}
+
+// loadBotEnv reads and checks the bot's variables; errors name the
+// variable to fix. httpAddr is "-" when SANDPIPER_HTTP_ADDR is set empty.
+func loadBotEnv(ctx context.Context, lookup envconfig.Lookuper) (e botEnv, httpAddr string, err error) {
+	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &e, Lookuper: lookup}); err != nil {
+		return e, "", fmt.Errorf("config: %s", envNames(err.Error(), e))
+	}
+	httpAddr = ":8080"
+	if v, ok := lookup.Lookup("SANDPIPER_HTTP_ADDR"); ok {
+		httpAddr = v
+		if strings.TrimSpace(v) == "" {
+			httpAddr = "-"
+		}
+	}
+	for _, c := range []struct {
+		name string
+		bad  bool
+	}{
+		{"SANDPIPER_THREAD_TTL", e.ThreadTTL < time.Minute},
+		{"SANDPIPER_SHUTDOWN_TIMEOUT", e.ShutdownTimeout <= 0},
+		{"SANDPIPER_ANSWER_TIMEOUT", e.AnswerTimeout < 10*time.Second},
+		{"SANDPIPER_WORKERS", e.Workers < 1},
+		{"SANDPIPER_MAX_STEPS", e.MaxSteps < 1},
+	} {
+		if c.bad {
+			return e, "", fmt.Errorf("config: %s is out of range", c.name)
+		}
+	}
+	return e, httpAddr, nil
+}
+
+// envNames rewrites envconfig's "Field: problem" errors to name the
+// environment variable instead of the Go field.
+func envNames(msg string, target any) string {
+	t := reflect.TypeOf(target)
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
+		if name != "" && strings.HasPrefix(msg, f.Name+":") {
+			return name + strings.TrimPrefix(msg, f.Name)
+		}
+	}
+	return msg
+}
+
+func (e botEnv) logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(e.LogLevel)); err != nil {
+		return nil, fmt.Errorf("config: SANDPIPER_LOG_LEVEL: %q is not debug, info, warn or error", e.LogLevel)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
+}
+
+func (e botEnv) model(log *slog.Logger) (agent.Model, error) {
+	if e.Model == "" {
+		return nil, errors.New("config: SANDPIPER_MODEL is not set (e.g. anthropic/claude-sonnet-4.5 on the AI Gateway, or gpt-4.1 with SANDPIPER_MODEL_BASE_URL=https://api.openai.com/v1)")
+	}
+	return openai.New(openai.Config{
+		BaseURL: e.ModelURL,
+		Key:     agent.APIKey{Value: e.ModelKey, Source: "SANDPIPER_MODEL_API_KEY"},
+		Model:   e.Model,
+		Logger:  log,
+	})
+}
+
+func (e botEnv) botConfig(httpAddr string, log *slog.Logger) bot.Config {
+	return bot.Config{
+		BotToken: e.BotToken, AppToken: e.AppToken, APIURL: e.APIURL,
+		Admins: e.Admins, DataDir: e.DataDir, ThreadTTL: e.ThreadTTL,
+		ShutdownTimeout: e.ShutdownTimeout, AnswerTimeout: e.AnswerTimeout,
+		HTTPAddr: httpAddr, Workers: e.Workers, Logger: log,
+	}
+}
+
+// runBot is `sandpiper run`: answer questions in Slack until SIGINT or
+// SIGTERM, then finish the answers in flight and exit 0.
+func runBot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintf(stderr, "sandpiper: run takes no arguments\n\n%s", usage)
+		return 2
+	}
+	lookup := envconfig.OsLookuper()
+	env, httpAddr, err := loadBotEnv(ctx, lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 2
+	}
+	log, err := env.logger(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 2
+	}
+	cfg := env.botConfig(httpAddr, log)
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "sandpiper: config: %v\n", err)
+		return 2
+	}
+	sbCfg, err := loadSandboxConfig(ctx, lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 2
+	}
+	model, err := env.model(log)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 2
+	}
+	sb, err := newSandbox(ctx, sbCfg, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 1
+	}
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	rt, err := agent.ProbeRuntime(pctx, sb)
+	cancel()
+	if err != nil {
+		log.Warn("could not list the sandbox's Python modules; the model will not know them", "err", err)
+	}
+	cfg.SandboxLimits = sbCfg.limits()
+	cfg.Answerer = bot.NewAgentAnswerer(&agent.Agent{
+		Model: model,
+		Tools: []agent.Tool{agent.NewExecuteCode(sb, agent.ExecuteCodeOptions{
+			Runtime: rt, Limits: sbCfg.limits(), Logger: log,
+		})},
+		MaxSteps: env.MaxSteps,
+		Logger:   log,
+	})
+	b, err := bot.New(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		var ce *bot.ConfigError
+		if errors.As(err, &ce) {
+			return 2
+		}
+		return 1
+	}
+	if addr := b.HTTPAddr(); addr != "" {
+		log.Info("health and metrics", "addr", addr)
+	}
+	if err := b.Run(ctx); err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 1
+	}
+	return 0
+}

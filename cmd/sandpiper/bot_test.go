@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
+)
+
+func TestRunConfigErrorsNameTheVariable(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"no bot token", map[string]string{"SLACK_APP_TOKEN": "xapp-1"}, "SLACK_BOT_TOKEN: not set"},
+		{"user token", map[string]string{"SLACK_BOT_TOKEN": "xoxp-1", "SLACK_APP_TOKEN": "xapp-1"}, `SLACK_BOT_TOKEN: must be a bot token starting with "xoxb-"`},
+		{"no app token", map[string]string{"SLACK_BOT_TOKEN": "xoxb-1"}, "SLACK_APP_TOKEN: not set"},
+		{"bad admin", map[string]string{"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1", "SANDPIPER_ADMINS": "alice"}, "SANDPIPER_ADMINS"},
+		{"bad ttl", map[string]string{"SANDPIPER_THREAD_TTL": "soon"}, "SANDPIPER_THREAD_TTL"},
+		{"bad api url", map[string]string{"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1", "SLACK_API_URL": "slack.com"}, "SLACK_API_URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SANDPIPER_ADMINS", "SANDPIPER_THREAD_TTL", "SLACK_API_URL"} {
+				t.Setenv(k, "")
+				os.Unsetenv(k)
+			}
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			var out, errb bytes.Buffer
+			code := run(context.Background(), []string{"run"}, strings.NewReader(""), &out, &errb)
+			if code != 2 || !strings.Contains(errb.String(), tc.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, errb.String(), tc.want)
+			}
+			if strings.Contains(errb.String(), "xoxp-1") {
+				t.Errorf("stderr shows the token: %q", errb.String())
+			}
+		})
+	}
+}
+
+func TestDoctorReportsSlackProblems(t *testing.T) {
+	fake := slacktest.New(t)
+	t.Setenv("SLACK_API_URL", fake.URL)
+	t.Setenv("SLACK_BOT_TOKEN", "xoxb-wrong")
+	t.Setenv("SLACK_APP_TOKEN", slacktest.AppToken)
+	t.Setenv("SANDPIPER_DATA_DIR", t.TempDir())
+	t.Setenv("SANDPIPER_MODEL", "")
+	os.Unsetenv("SANDPIPER_MODEL")
+	t.Setenv("SANDPIPER_SANDBOX", "none") // keep the sandbox out of this test
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"doctor"}, strings.NewReader(""), &out, &errb)
+	got := out.String()
+	for _, want := range []string{
+		"FAIL Slack bot token (auth.test): invalid_auth",
+		"ok   Slack app token (apps.connections.open)",
+		"ok   SANDPIPER_DATA_DIR",
+		"FAIL model: config: SANDPIPER_MODEL is not set",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, got)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if strings.Contains(got, "xoxb-wrong") {
+		t.Error("doctor printed the token")
+	}
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/bot"
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// runDoctor is `sandpiper doctor`: check the Slack tokens and scopes, the
+// model endpoint and key, the sandbox and the data directory, and say what
+// to fix. It exits 1 when anything failed.
+func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintf(stderr, "sandpiper: doctor takes no arguments\n")
+		return 2
+	}
+	lookup := envconfig.OsLookuper()
+	var checks []bot.Check
+	fail := func(name string, err error) { checks = append(checks, bot.Check{Name: name, Detail: err.Error()}) }
+	pass := func(name, detail string) { checks = append(checks, bot.Check{Name: name, OK: true, Detail: detail}) }
+	quiet := slog.New(slog.DiscardHandler)
+
+	env, httpAddr, err := loadBotEnv(ctx, lookup)
+	if err != nil {
+		fail("configuration", err)
+	} else {
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		checks = append(checks, bot.Doctor(cctx, env.botConfig(httpAddr, quiet))...)
+		cancel()
+
+		if model, err := env.model(quiet); err != nil {
+			fail("model", err)
+		} else {
+			mctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+			resp, err := model.Generate(mctx, &agent.Request{
+				Instructions: "Reply with the single word OK.",
+				Messages:     []agent.Message{agent.UserMessage("Say OK.")},
+			}, nil)
+			cancel()
+			if err != nil {
+				fail("model "+env.Model, fmt.Errorf("%v (check SANDPIPER_MODEL, SANDPIPER_MODEL_API_KEY and SANDPIPER_MODEL_BASE_URL)", err))
+			} else {
+				pass("model "+env.Model, fmt.Sprintf("answered %q", strings.TrimSpace(resp.Message.Text)))
+			}
+		}
+	}
+
+	if sbCfg, err := loadSandboxConfig(ctx, lookup); err != nil {
+		fail("sandbox", err)
+	} else if sb, err := newSandbox(ctx, sbCfg, quiet); err != nil {
+		fail("sandbox", err)
+	} else {
+		res, err := sb.Run(ctx, sandbox.Request{Code: "print(6 * 7)"})
+		switch {
+		case err != nil:
+			fail("sandbox", err)
+		case strings.TrimSpace(string(res.Stdout)) != "42":
+			fail("sandbox", fmt.Errorf("print(6 * 7) gave exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr))
+		default:
+			pass("sandbox", fmt.Sprintf("print(6 * 7) → 42 in %s", res.Duration.Round(time.Millisecond)))
+		}
+	}
+
+	failed := 0
+	for _, c := range checks {
+		mark := "ok  "
+		if !c.OK {
+			mark = "FAIL"
+			failed++
+		}
+		fmt.Fprintf(stdout, "%s %s: %s\n", mark, c.Name, c.Detail)
+	}
+	if failed > 0 {
+		fmt.Fprintf(stdout, "\n%d check(s) failed; fix them and run sandpiper doctor again.\n", failed)
+		return 1
+	}
+	fmt.Fprintln(stdout, "\nAll checks passed. Start the bot with: sandpiper run")
+	return 0
+}
