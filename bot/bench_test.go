@@ -1,0 +1,113 @@
+package bot_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sandpiper-bot/sandpiper/bot"
+	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// instantAnswerer answers at once after one instant run: the bot's own
+// overhead is all that is left to measure.
+type instantAnswerer struct{}
+
+func (instantAnswerer) Answer(ctx context.Context, q bot.Question, p bot.Progress) (bot.Answer, error) {
+	p.RunStarted(ctx, "call_1", "print(6*7)")
+	p.RunFinished(ctx, "call_1", &sandbox.Result{Stdout: []byte("42\n"), StdoutSize: 3, Duration: time.Millisecond}, nil, time.Millisecond)
+	return bot.Answer{Text: "The result is **42**.", Model: "instant", Steps: 2}, nil
+}
+
+func startBench(b *testing.B) (*slacktest.Server, func()) {
+	b.Helper()
+	fake := slacktest.New(b)
+	fake.AddUser(slacktest.User{ID: "U0ALICE"})
+	bt, err := bot.New(context.Background(), bot.Config{
+		BotToken: slacktest.BotToken, AppToken: slacktest.AppToken, APIURL: fake.URL,
+		DataDir: b.TempDir(), HTTPAddr: "-", Workers: 8, Answerer: instantAnswerer{},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- bt.Run(ctx) }()
+	if !fake.WaitConnections(1, 5*time.Second) {
+		b.Fatal("no connection")
+	}
+	return fake, func() { cancel(); <-done }
+}
+
+// BenchmarkEnvelopeAck sends envelopes in bursts of 100 and measures the
+// time from the fake sending each one to reading its ack.
+func BenchmarkEnvelopeAck(b *testing.B) {
+	fake, stop := startBench(b)
+	defer stop()
+	fake.EchoBotMessages = false
+	var lat []time.Duration
+	const burst = 100
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var envs []string
+		for j := 0; j < burst; j++ {
+			// Channel chatter: acked, then ignored, so only the ack path runs.
+			env, err := fake.SendEvent(slacktest.Event{Inner: map[string]any{
+				"type": "message", "channel": "C0BENCH", "channel_type": "channel", "user": "U0ALICE",
+				"text": "chatter", "ts": fmt.Sprintf("%d.%06d", 1700000000+i, j),
+			}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			envs = append(envs, env)
+		}
+		for _, env := range envs {
+			a, ok := fake.WaitAck(env, 10*time.Second)
+			if !ok {
+				b.Fatalf("envelope %s not acked", env)
+			}
+			lat = append(lat, a.At.Sub(a.Sent))
+		}
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkAnsweredQuestion measures a whole answered mention with an
+// instant model and sandbox: the bot's own work and its Slack calls
+// (reaction, status, card post and update, answer, reaction removal) on
+// loopback.
+func BenchmarkAnsweredQuestion(b *testing.B) {
+	fake, stop := startBench(b)
+	defer stop()
+	fake.EchoBotMessages = false
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		d, err := fake.UserPosts(slacktest.Post{Channel: "C0BENCH", User: "U0ALICE", Text: "<@" + slacktest.BotUserID + "> compute 6*7"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, ok := fake.WaitThread("C0BENCH", d.TS, 10*time.Second, func(ms []slacktest.Message) bool {
+			return len(ms) >= 3 && len(ms[0].Reactions) == 0 && ms[len(ms)-1].User == slacktest.BotUserID && ms[len(ms)-1].Metadata != nil && string(ms[len(ms)-1].Metadata) != "" && containsAnswer(ms)
+		}); !ok {
+			b.Fatal("no answer")
+		}
+	}
+}
+
+func containsAnswer(ms []slacktest.Message) bool {
+	for _, m := range ms {
+		if isAnswer(m) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,66 @@
+package bot
+
+import (
+	"os"
+	"slices"
+	"testing"
+
+	"go.yaml.in/yaml/v4"
+)
+
+// TestManifestMatchesCode keeps manifest.yaml in step with what the bot
+// uses: its scopes, events, slash command and Socket Mode.
+func TestManifestMatchesCode(t *testing.T) {
+	data, err := os.ReadFile("../manifest.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Features struct {
+			AppHome struct {
+				MessagesTab         bool `yaml:"messages_tab_enabled"`
+				MessagesTabReadOnly bool `yaml:"messages_tab_read_only_enabled"`
+			} `yaml:"app_home"`
+			SlashCommands []struct {
+				Command     string `yaml:"command"`
+				Description string `yaml:"description"`
+			} `yaml:"slash_commands"`
+		} `yaml:"features"`
+		OAuth struct {
+			Scopes struct {
+				Bot []string `yaml:"bot"`
+			} `yaml:"scopes"`
+		} `yaml:"oauth_config"`
+		Settings struct {
+			Events struct {
+				Bot []string `yaml:"bot_events"`
+			} `yaml:"event_subscriptions"`
+			Interactivity struct {
+				Enabled bool `yaml:"is_enabled"`
+			} `yaml:"interactivity"`
+			SocketMode bool `yaml:"socket_mode_enabled"`
+		} `yaml:"settings"`
+	}
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		t.Fatalf("manifest.yaml: %v", err)
+	}
+	scopes := slices.Sorted(slices.Values(m.OAuth.Scopes.Bot))
+	want := slices.Sorted(slices.Values(RequiredScopes))
+	if !slices.Equal(scopes, want) {
+		t.Errorf("manifest bot scopes %v, code needs %v", scopes, want)
+	}
+	for _, ev := range []string{"app_mention", "message.channels", "message.groups", "message.im", "message.mpim"} {
+		if !slices.Contains(m.Settings.Events.Bot, ev) {
+			t.Errorf("manifest lacks bot event %s", ev)
+		}
+	}
+	if !m.Settings.SocketMode || !m.Settings.Interactivity.Enabled {
+		t.Error("manifest must enable Socket Mode and interactivity")
+	}
+	if !m.Features.AppHome.MessagesTab || m.Features.AppHome.MessagesTabReadOnly {
+		t.Error("manifest must allow DMs (a writable messages tab)")
+	}
+	if len(m.Features.SlashCommands) != 1 || m.Features.SlashCommands[0].Command != "/sandpiper" || m.Features.SlashCommands[0].Description == "" {
+		t.Errorf("manifest slash commands = %+v, want /sandpiper", m.Features.SlashCommands)
+	}
+}
