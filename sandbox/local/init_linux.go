@@ -33,7 +33,15 @@ const newRoot = "/tmp"
 // Main runs the sandbox's init when this process was started as one, and
 // never returns then; otherwise it returns at once.
 func Main() {
-	if len(os.Args) == 0 || os.Args[0] != initArg0 {
+	if len(os.Args) == 0 {
+		return
+	}
+	switch os.Args[0] {
+	case zygoteArg0:
+		zygoteMain()
+		syscall.Exit(0)
+	case initArg0:
+	default:
 		return
 	}
 	start := time.Now()

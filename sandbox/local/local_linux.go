@@ -14,14 +14,13 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -52,6 +51,9 @@ type Sandbox struct {
 	cgroups *cgroups
 	sem     chan struct{}
 	hostID  int // host uid and gid the sandbox user maps to
+
+	zmu    sync.Mutex
+	zygote *zygote // started on first use, restarted if it dies
 
 	liveCgroups atomic.Int64 // for tests: runs' cgroups not yet removed
 	lastCgroup  atomic.Value // for tests: []string, the last run's cgroup directories
@@ -297,12 +299,6 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 			f.Close()
 		}
 	}()
-	resultR, resultW, err := os.Pipe()
-	if err != nil {
-		return nil, &sandbox.Error{Op: "pipe", Err: err}
-	}
-	defer resultR.Close()
-	extra = append(extra, resultW)
 	initMounts := make([]initMount, 0, len(s.mounts))
 	for _, m := range s.mounts {
 		if m.Kind == mountTree {
@@ -340,38 +336,26 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 
 	stdout := &capBuffer{max: lim.Output}
 	stderr := &capBuffer{max: lim.Output}
-	reqR, reqW, err := os.Pipe()
+	var pipes [4][2]*os.File // request, stdout, stderr: [read, write]; result
+	for i := range pipes {
+		if pipes[i][0], pipes[i][1], err = os.Pipe(); err != nil {
+			return nil, &sandbox.Error{Op: "pipe", Err: err}
+		}
+		defer pipes[i][0].Close()
+		defer pipes[i][1].Close()
+	}
+	reqR, reqW := pipes[0][0], pipes[0][1]
+	resultR, resultW := pipes[3][0], pipes[3][1]
+	files := append([]*os.File{reqR, pipes[1][1], pipes[2][1], resultW}, extra...)
+	pidfd, err := s.forkInit(files)
 	if err != nil {
-		return nil, &sandbox.Error{Op: "pipe", Err: err}
-	}
-	runCtx, cancel := context.WithTimeout(ctx, lim.Timeout+hostGrace)
-	defer cancel()
-	cmd := exec.CommandContext(runCtx, "/proc/self/exe")
-	cmd.Args = []string{initArg0}
-	cmd.Env = []string{} // init's environment, and so /proc/1/environ, is empty
-	cmd.Stdin = reqR
-	cmd.Stdout = stdout
-	cmd.Stderr = stderr
-	cmd.ExtraFiles = extra
-	cmd.WaitDelay = time.Second
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
-			syscall.CLONE_NEWNET | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWCGROUP,
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: sandboxID, HostID: s.hostID, Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: sandboxID, HostID: s.hostID, Size: 1}},
-		GidMappingsEnableSetgroups: false,
-		Credential:                 &syscall.Credential{Uid: sandboxID, Gid: sandboxID, NoSetGroups: true},
-		// What init needs to build the root; the program gets none.
-		AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP},
-		Pdeathsig:   syscall.SIGKILL,
-		Setsid:      true,
-	}
-	if err := cmd.Start(); err != nil {
-		reqR.Close()
-		reqW.Close()
 		return nil, &sandbox.Error{Op: "start", Err: err}
 	}
-	reqR.Close()
+	defer pidfd.Close()
+	// Only the sandbox holds the write ends now, so EOF means it is gone.
+	for _, f := range []*os.File{reqR, pipes[1][1], pipes[2][1], resultW} {
+		f.Close()
+	}
 	for _, f := range extra {
 		f.Close()
 	}
@@ -391,6 +375,9 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		})
 		reqW.Close()
 	}()
+	var readers sync.WaitGroup
+	readers.Go(func() { io.Copy(stdout, pipes[1][0]) })
+	readers.Go(func() { io.Copy(stderr, pipes[2][0]) })
 	resultc := make(chan initResultOrErr, 1)
 	go func() {
 		var r initResult
@@ -399,12 +386,35 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		resultc <- initResultOrErr{r, err}
 	}()
 
-	waitErr := cmd.Wait()
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		fds := []unix.PollFd{{Fd: int32(pidfd.Fd()), Events: unix.POLLIN}}
+		for {
+			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+				return
+			}
+		}
+	}()
+	backstop := time.NewTimer(lim.Timeout + hostGrace)
+	defer backstop.Stop()
+	killedByHost := false
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		unix.PidfdSendSignal(int(pidfd.Fd()), unix.SIGKILL, nil, 0)
+		<-exited
+		readers.Wait()
+		return nil, fmt.Errorf("sandbox: run: %w", context.Cause(ctx))
+	case <-backstop.C:
+		// init did not end the run in time: kill the whole sandbox.
+		killedByHost = true
+		unix.PidfdSendSignal(int(pidfd.Fd()), unix.SIGKILL, nil, 0)
+		<-exited
+	}
+	readers.Wait()
 	ir := <-resultc
 	dur := time.Since(start)
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("sandbox: run: %w", context.Cause(ctx))
-	}
 	res = &sandbox.Result{
 		Stdout:          stdout.buf.Bytes(),
 		Stderr:          stderr.buf.Bytes(),
@@ -415,11 +425,11 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		Duration:        dur,
 	}
 	if ir.err != nil {
-		if runCtx.Err() != nil { // init did not end the run in time: killed from outside
-			res.TimedOut, res.Limit, res.ExitCode = true, sandbox.LimitTimeout, 124
+		if killedByHost {
+			res.TimedOut, res.Limit, res.ExitCode = true, sandbox.LimitTimeout, 128+int(unix.SIGKILL)
 			return res, nil
 		}
-		return nil, &sandbox.Error{Op: "wait", Err: fmt.Errorf("no result from the sandbox's init (%v): %w", waitErr, ir.err)}
+		return nil, &sandbox.Error{Op: "wait", Err: fmt.Errorf("no result from the sandbox's init: %w", ir.err)}
 	}
 	if ir.r.Err != "" {
 		return nil, &sandbox.Error{Op: "setup", Err: errors.New(ir.r.Err)}
@@ -445,6 +455,49 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		res.MemoryPeak = cg.memoryPeak()
 	}
 	return res, nil
+}
+
+// forkInit has the zygote start an init with files as its descriptors
+// 0, 1, 2, 3, ...; it restarts a zygote that has died.
+func (s *Sandbox) forkInit(files []*os.File) (*os.File, error) {
+	req := zygoteRequest{HostID: s.hostID}
+	for attempt := 0; ; attempt++ {
+		s.zmu.Lock()
+		if s.zygote == nil {
+			z, err := startZygote()
+			if err != nil {
+				s.zmu.Unlock()
+				return nil, err
+			}
+			s.zygote = z
+		}
+		z := s.zygote
+		s.zmu.Unlock()
+		pidfd, err := z.fork(req, files)
+		var se *startError
+		if err == nil || errors.As(err, &se) || attempt > 0 {
+			return pidfd, err
+		}
+		s.log.Warn("sandbox: zygote failed; restarting it", "err", err)
+		s.zmu.Lock()
+		if s.zygote == z {
+			s.zygote = nil
+			go z.close()
+		}
+		s.zmu.Unlock()
+	}
+}
+
+// Close stops the helper process. Runs in flight are not affected; a later
+// Run starts a new helper.
+func (s *Sandbox) Close() error {
+	s.zmu.Lock()
+	defer s.zmu.Unlock()
+	if s.zygote != nil {
+		s.zygote.close()
+		s.zygote = nil
+	}
+	return nil
 }
 
 type initResultOrErr struct {

@@ -1,0 +1,129 @@
+//go:build linux && (amd64 || arm64)
+
+package local
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+const benchCode = "print(5 + 5 - 84**3)"
+
+// runner is one way of running benchCode once.
+type benchRunner func(ctx context.Context) error
+
+// benchRunners are the local sandbox and, measured in the same run, the
+// baselines: bare python3 -c, and bubblewrap with a comparable lock-down
+// (skipped where bwrap is not installed).
+func benchRunners(b *testing.B) map[string]benchRunner {
+	s := newTestSandbox(b)
+	py := s.python.Executable
+	rs := map[string]benchRunner{
+		"sandpiper": func(ctx context.Context) error {
+			res, err := s.Run(ctx, sandbox.Request{Code: benchCode})
+			if err == nil && string(res.Stdout) != "-592694\n" {
+				b.Fatalf("stdout %q stderr %q", res.Stdout, res.Stderr)
+			}
+			return err
+		},
+		"bare": func(ctx context.Context) error {
+			return exec.CommandContext(ctx, py, "-c", benchCode).Run()
+		},
+	}
+	if bwrap, err := exec.LookPath("bwrap"); err == nil {
+		rs["bwrap"] = func(ctx context.Context) error {
+			return exec.CommandContext(ctx, bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--clearenv",
+				"--setenv", "PATH", "/usr/bin", "--uid", "65534", "--gid", "65534", "--cap-drop", "ALL",
+				"--hostname", "sandbox", "--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib",
+				"--symlink", "usr/lib64", "/lib64", "--symlink", "usr/bin", "/bin", "--proc", "/proc",
+				"--dev", "/dev", "--tmpfs", "/tmp", "--chdir", "/tmp", py, "-c", benchCode).Run()
+		}
+	}
+	return rs
+}
+
+// cpuTime is the CPU time used so far by this process, its waited-for
+// children and the sandbox's zygote with the inits it reaped (user and
+// system).
+func cpuTime() time.Duration {
+	var self, kids syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &self)
+	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
+	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
+	total := tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
+	if shared != nil && shared.zygote != nil {
+		// /proc/PID/stat fields 14-17: utime stime cutime cstime, in ticks.
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", shared.zygote.proc.Pid))
+		if i := bytes.LastIndexByte(b, ')'); i > 0 {
+			f := strings.Fields(string(b[i+2:]))
+			for _, s := range f[11:15] {
+				n, _ := strconv.ParseInt(s, 10, 64)
+				total += time.Duration(n) * time.Second / 100 // USER_HZ
+			}
+		}
+	}
+	return total
+}
+
+// BenchmarkRun measures one run at a time; p50-ms is the median.
+func BenchmarkRun(b *testing.B) {
+	for _, name := range []string{"bare", "bwrap", "sandpiper"} {
+		b.Run(name, func(b *testing.B) {
+			r, ok := benchRunners(b)[name]
+			if !ok {
+				b.Skip(name + " is not installed")
+			}
+			durs := make([]time.Duration, 0, b.N)
+			cpu0 := cpuTime()
+			for b.Loop() {
+				start := time.Now()
+				if err := r(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+				durs = append(durs, time.Since(start))
+			}
+			cpu := cpuTime() - cpu0
+			slices.Sort(durs)
+			b.ReportMetric(float64(durs[len(durs)/2])/1e6, "p50-ms")
+			b.ReportMetric(float64(cpu)/1e6/float64(len(durs)), "cpu-ms/op")
+		})
+	}
+}
+
+// BenchmarkRunParallel measures runs per second with one run per CPU in
+// flight (the local sandbox's default concurrency).
+func BenchmarkRunParallel(b *testing.B) {
+	for _, name := range []string{"bare", "bwrap", "sandpiper"} {
+		b.Run(name, func(b *testing.B) {
+			r, ok := benchRunners(b)[name]
+			if !ok {
+				b.Skip(name + " is not installed")
+			}
+			var mu sync.Mutex
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := r(context.Background()); err != nil {
+						mu.Lock()
+						b.Error(err)
+						mu.Unlock()
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
+		})
+	}
+}
