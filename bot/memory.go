@@ -155,9 +155,10 @@ func cleanQuestion(text, botUser string) string {
 		}
 		return "@" + sub[1]
 	})
-	text = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(text)
-	return strings.TrimSpace(text)
+	return strings.TrimSpace(entityDecoder.Replace(text))
 }
+
+var entityDecoder = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
 
 // rebuild reads the thread from Slack and reconstructs its turns from
 // the humans' messages and the bot's tool cards and answers (recognised

@@ -114,6 +114,7 @@ type Server struct {
 	users     map[string]User
 	calls     []Call
 	acks      []Ack
+	ackByID   map[string]Ack
 	sent      map[string]time.Time // envelope id → sent
 	failures  map[string][]Failure
 	tickets   map[string]bool
@@ -143,6 +144,7 @@ func New(t testing.TB) *Server {
 		clock:           1_700_000_000_000_000,
 		users:           map[string]User{},
 		sent:            map[string]time.Time{},
+		ackByID:         map[string]Ack{},
 		failures:        map[string][]Failure{},
 		tickets:         map[string]bool{},
 		files:           map[string]*File{},

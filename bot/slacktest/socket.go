@@ -71,7 +71,11 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		s.mu.Lock()
-		s.acks = append(s.acks, Ack{EnvelopeID: ack.EnvelopeID, Payload: ack.Payload, At: time.Now(), Sent: s.sent[ack.EnvelopeID]})
+		a := Ack{EnvelopeID: ack.EnvelopeID, Payload: ack.Payload, At: time.Now(), Sent: s.sent[ack.EnvelopeID]}
+		s.acks = append(s.acks, a)
+		if _, dup := s.ackByID[a.EnvelopeID]; !dup {
+			s.ackByID[a.EnvelopeID] = a
+		}
 		s.cond.Broadcast()
 		s.mu.Unlock()
 	}
@@ -430,13 +434,9 @@ func (s *Server) Wait(timeout time.Duration, cond func() bool) bool {
 func (s *Server) WaitAck(envelopeID string, timeout time.Duration) (Ack, bool) {
 	var a Ack
 	ok := s.Wait(timeout, func() bool {
-		for _, x := range s.acks {
-			if x.EnvelopeID == envelopeID {
-				a = x
-				return true
-			}
-		}
-		return false
+		x, found := s.ackByID[envelopeID]
+		a = x
+		return found
 	})
 	return a, ok
 }
