@@ -346,7 +346,14 @@ func TestHealthAndMetrics(t *testing.T) {
 	if code, _ := get("/readyz"); code != 200 {
 		t.Errorf("/readyz = %d while connected", code)
 	}
-	code, body := get("/metrics")
+	// The answer's latency is recorded just after it is posted.
+	var code int
+	var body string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if code, body = get("/metrics"); strings.Contains(body, "sandpiper_answer_seconds_count 1") {
+			break
+		}
+	}
 	for _, want := range []string{"sandpiper_questions_total 1", `sandpiper_tool_runs_total{result="ok"} 1`, "sandpiper_slack_connected 1", "sandpiper_answer_seconds_count 1"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics (%d) lacks %q:\n%s", code, want, body)
