@@ -217,3 +217,35 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// setLimits sets the run's memory and process limits. On v1 the memory
+// limit may never exceed memory+swap, so the order of the writes depends on
+// the direction of the change.
+func (rc *runCgroup) setLimits(memory int64, pids int) error {
+	mem, max := strconv.FormatInt(memory, 10), strconv.Itoa(pids)
+	write := func(dir, file, value string) error {
+		err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0)
+		if errors.Is(err, fs.ErrNotExist) && (file == "memory.memsw.limit_in_bytes" || file == "memory.swap.max") {
+			return nil
+		}
+		return err
+	}
+	if rc.v2 {
+		return errors.Join(write(rc.dirs[0], "memory.max", mem), write(rc.dirs[0], "pids.max", max))
+	}
+	if err := write(rc.dirs[0], "memory.limit_in_bytes", mem); err != nil {
+		// Raising: memory+swap first.
+		if err := write(rc.dirs[0], "memory.memsw.limit_in_bytes", mem); err != nil {
+			return fmt.Errorf("set memory.memsw.limit_in_bytes: %w", err)
+		}
+		if err := write(rc.dirs[0], "memory.limit_in_bytes", mem); err != nil {
+			return fmt.Errorf("set memory.limit_in_bytes: %w", err)
+		}
+	} else if err := write(rc.dirs[0], "memory.memsw.limit_in_bytes", mem); err != nil {
+		return fmt.Errorf("set memory.memsw.limit_in_bytes: %w", err)
+	}
+	if err := write(rc.dirs[1], "pids.max", max); err != nil {
+		return fmt.Errorf("set pids.max: %w", err)
+	}
+	return nil
+}

@@ -74,29 +74,48 @@ func initMain(start time.Time) (res initResult) {
 	// /proc/1 must not be readable by the program, which has the same uid.
 	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 
-	var req initRequest
-	if err := gob.NewDecoder(bufio.NewReader(os.Stdin)).Decode(&req); err != nil {
-		return initResult{Err: fmt.Sprintf("read request: %v", err)}
+	dec := gob.NewDecoder(bufio.NewReader(os.Stdin))
+	var setup initSetup
+	if err := dec.Decode(&setup); err != nil {
+		return initResult{Err: fmt.Sprintf("read setup: %v", err)}
 	}
-	os.Stdin.Close()
-
-	if err := buildRoot(&req); err != nil {
+	cgroupFD, err := buildRoot(&setup)
+	if err != nil {
 		return initResult{Err: err.Error()}
 	}
-	res, err := supervise(&req, start)
+	// Ready: wait for the one run.
+	var run initRun
+	if err := dec.Decode(&run); err != nil {
+		return initResult{Err: fmt.Sprintf("read run: %v", err)}
+	}
+	os.Stdin.Close()
+	start = time.Now()
+	if run.Limits.DiskSize != setup.DiskSize {
+		if err := unix.Mount("", workMount, "", unix.MS_REMOUNT|unix.MS_NOSUID|unix.MS_NODEV, fmt.Sprintf("size=%d", run.Limits.DiskSize)); err != nil {
+			return initResult{Err: fmt.Sprintf("resize %s: %v", workMount, err)}
+		}
+	}
+	if err := writeInputs(sandbox.WorkDir, run.Files); err != nil {
+		return initResult{Err: err.Error()}
+	}
+	res, err = supervise(&setup, &run, cgroupFD, start)
 	if err != nil {
 		return initResult{Err: err.Error()}
 	}
 	return res
 }
 
-// buildRoot assembles the sandbox's file system and pivots into it.
-func buildRoot(req *initRequest) error {
+// workMount is the tmpfs holding /mnt/data, /tmp and /dev/shm.
+const workMount = "/mnt"
+
+// buildRoot assembles the sandbox's file system and pivots into it. It
+// returns the first cgroup.procs descriptor.
+func buildRoot(req *initSetup) (cgroupFD int, err error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make mounts private: %w", err)
+		return 0, fmt.Errorf("make mounts private: %w", err)
 	}
 	if err := unix.Mount("sandbox", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=1m,nr_inodes=4096,mode=0755"); err != nil {
-		return fmt.Errorf("mount root tmpfs: %w", err)
+		return 0, fmt.Errorf("mount root tmpfs: %w", err)
 	}
 	fd := firstMountFD // the trees' file descriptors, in order
 	for _, m := range req.Mounts {
@@ -104,41 +123,41 @@ func buildRoot(req *initRequest) error {
 		switch m.Kind {
 		case mountDir:
 			if err := os.MkdirAll(target, 0o755); err != nil {
-				return fmt.Errorf("mkdir %s: %w", m.Target, err)
+				return 0, fmt.Errorf("mkdir %s: %w", m.Target, err)
 			}
 		case mountSymlink:
 			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return fmt.Errorf("mkdir %s: %w", m.Target, err)
+				return 0, fmt.Errorf("mkdir %s: %w", m.Target, err)
 			}
 			if err := os.Symlink(m.Link, target); err != nil {
-				return fmt.Errorf("symlink %s: %w", m.Target, err)
+				return 0, fmt.Errorf("symlink %s: %w", m.Target, err)
 			}
 		case mountTree:
 			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return fmt.Errorf("mkdir %s: %w", m.Target, err)
+				return 0, fmt.Errorf("mkdir %s: %w", m.Target, err)
 			}
 			if m.IsFile {
 				if err := os.WriteFile(target, nil, 0o644); err != nil {
-					return fmt.Errorf("create %s: %w", m.Target, err)
+					return 0, fmt.Errorf("create %s: %w", m.Target, err)
 				}
 			} else if err := os.Mkdir(target, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("mkdir %s: %w", m.Target, err)
+				return 0, fmt.Errorf("mkdir %s: %w", m.Target, err)
 			}
 			if err := unix.MoveMount(fd, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
-				return fmt.Errorf("mount %s: %w", m.Target, err)
+				return 0, fmt.Errorf("mount %s: %w", m.Target, err)
 			}
 			unix.Close(fd)
 			fd++
 		}
 	}
-	req.cgroupFD = fd
+	cgroupFD = fd
 	for _, f := range req.EtcFiles {
 		p := filepath.Join(newRoot, "etc", f.Name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
+			return 0, err
 		}
 		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-			return fmt.Errorf("write /etc/%s: %w", f.Name, err)
+			return 0, fmt.Errorf("write /etc/%s: %w", f.Name, err)
 		}
 	}
 
@@ -146,11 +165,11 @@ func buildRoot(req *initRequest) error {
 	// that Limits.DiskSize bounds them all together.
 	work := filepath.Join(newRoot, "mnt")
 	if err := os.MkdirAll(work, 0o755); err != nil {
-		return err
+		return 0, err
 	}
-	opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0755", req.Limits.DiskSize, 16384)
+	opts := fmt.Sprintf("size=%d,nr_inodes=%d,mode=0755", req.DiskSize, 16384)
 	if err := unix.Mount("sandbox-work", work, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
-		return fmt.Errorf("mount work tmpfs: %w", err)
+		return 0, fmt.Errorf("mount work tmpfs: %w", err)
 	}
 	for _, d := range []struct {
 		name string
@@ -163,61 +182,58 @@ func buildRoot(req *initRequest) error {
 	} {
 		p := filepath.Join(work, d.name)
 		if err := os.Mkdir(p, d.mode); err != nil {
-			return err
+			return 0, err
 		}
 		if err := os.Chmod(p, d.mode); err != nil { // past the umask
-			return err
+			return 0, err
 		}
 		if d.bind == "" {
 			continue
 		}
 		dst := filepath.Join(newRoot, d.bind)
 		if err := os.MkdirAll(dst, 0o755); err != nil {
-			return err
+			return 0, err
 		}
 		if err := unix.Mount(p, dst, "", unix.MS_BIND, ""); err != nil {
-			return fmt.Errorf("bind /%s: %w", d.bind, err)
+			return 0, fmt.Errorf("bind /%s: %w", d.bind, err)
 		}
-	}
-	if err := writeInputs(filepath.Join(work, "data"), req.Files); err != nil {
-		return err
 	}
 
 	// A fresh /proc for the new PID namespace.
 	procDir := filepath.Join(newRoot, "proc")
 	if err := os.MkdirAll(procDir, 0o555); err != nil {
-		return err
+		return 0, err
 	}
 	if err := unix.Mount("proc", procDir, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		return fmt.Errorf("mount /proc: %w", err)
+		return 0, fmt.Errorf("mount /proc: %w", err)
 	}
 	for _, l := range [][2]string{{"/proc/self/fd", "dev/fd"}, {"/proc/self/fd/0", "dev/stdin"}, {"/proc/self/fd/1", "dev/stdout"}, {"/proc/self/fd/2", "dev/stderr"}} {
 		if err := os.Symlink(l[0], filepath.Join(newRoot, l[1])); err != nil {
-			return fmt.Errorf("symlink /%s: %w", l[1], err)
+			return 0, fmt.Errorf("symlink /%s: %w", l[1], err)
 		}
 	}
 
 	if err := unix.Sethostname([]byte("sandbox")); err != nil {
-		return fmt.Errorf("sethostname: %w", err)
+		return 0, fmt.Errorf("sethostname: %w", err)
 	}
 	if err := unix.Chdir(newRoot); err != nil {
-		return err
+		return 0, err
 	}
 	// pivot_root(".", ".") stacks the old root under the new one; the
 	// detached unmount then drops every host mount from this namespace.
 	if err := unix.PivotRoot(".", "."); err != nil {
-		return fmt.Errorf("pivot_root: %w", err)
+		return 0, fmt.Errorf("pivot_root: %w", err)
 	}
 	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
-		return fmt.Errorf("unmount old root: %w", err)
+		return 0, fmt.Errorf("unmount old root: %w", err)
 	}
 	if err := unix.Chdir("/"); err != nil {
-		return err
+		return 0, err
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
-		return fmt.Errorf("make root read-only: %w", err)
+		return 0, fmt.Errorf("make root read-only: %w", err)
 	}
-	return nil
+	return cgroupFD, nil
 }
 
 // writeInputs places the request's files in dir.
@@ -236,13 +252,13 @@ func writeInputs(dir string, files []sandbox.File) error {
 
 // supervise runs the program, enforces the deadline, reaps every process,
 // and collects the output files.
-func supervise(req *initRequest, start time.Time) (initResult, error) {
+func supervise(req *initSetup, run *initRun, cgroupFD int, start time.Time) (initResult, error) {
 	var res initResult
 	devnull, err := os.Open("/dev/null")
 	if err != nil {
 		return res, fmt.Errorf("open /dev/null: %w", err)
 	}
-	argv := []string{"python3", "-c", req.Code}
+	argv := []string{"python3", "-c", run.Code}
 
 	// The program is forked from a locked OS thread that alone carries the
 	// lock-down (no_new_privs, no capabilities, Landlock, seccomp); init's
@@ -275,9 +291,9 @@ func supervise(req *initRequest, start time.Time) (initResult, error) {
 		return res, fmt.Errorf("start %s: %w", req.Python, s.err)
 	}
 	res.Started = time.Since(start)
-	limitProcess(s.pid, req)
+	limitProcess(s.pid, run.Limits, req.CgroupFDs > 0)
 	for i := 0; i < req.CgroupFDs; i++ {
-		fd := req.cgroupFD + i
+		fd := cgroupFD + i
 		if _, err := unix.Write(fd, []byte(strconv.Itoa(s.pid))); err != nil {
 			unix.Kill(-1, unix.SIGKILL)
 			return res, fmt.Errorf("join cgroup: %w", err)
@@ -286,7 +302,7 @@ func supervise(req *initRequest, start time.Time) (initResult, error) {
 	}
 
 	var timedOut atomic.Bool
-	timer := time.AfterFunc(req.Deadline-time.Since(start), func() {
+	timer := time.AfterFunc(run.Limits.Timeout-time.Since(start), func() {
 		timedOut.Store(true)
 		unix.Kill(-1, unix.SIGKILL)
 	})
@@ -322,18 +338,17 @@ func supervise(req *initRequest, start time.Time) (initResult, error) {
 		res.ExitCode = 128 + res.Signal
 	}
 	var st unix.Statfs_t
-	if unix.Statfs("/mnt", &st) == nil && st.Bavail*uint64(st.Bsize) < 64<<10 {
+	if unix.Statfs(workMount, &st) == nil && st.Bavail*uint64(st.Bsize) < 64<<10 {
 		res.DiskFull = true
 	}
-	res.Files, res.Omitted = collect(sandbox.WorkDir, req.Files, req.Limits)
+	res.Files, res.Omitted = collect(sandbox.WorkDir, run.Files, run.Limits)
 	return res, nil
 }
 
 // limitProcess applies the rlimits to the program. It runs right after the
 // exec, while the interpreter is still starting up; rlimits are
 // per-process, so setting them on init would bind init as well.
-func limitProcess(pid int, req *initRequest) {
-	l := req.Limits
+func limitProcess(pid int, l sandbox.Limits, cgroups bool) {
 	cpu := uint64((l.CPUTime + time.Second - 1) / time.Second)
 	set := func(res int, soft, hard uint64) {
 		unix.Prlimit(pid, res, &unix.Rlimit{Cur: soft, Max: hard}, nil)
@@ -345,7 +360,7 @@ func limitProcess(pid int, req *initRequest) {
 	set(unix.RLIMIT_NPROC, uint64(l.Processes+initThreads), uint64(l.Processes+initThreads))
 	set(unix.RLIMIT_CORE, 0, 0)
 	set(unix.RLIMIT_MEMLOCK, 64<<10, 64<<10)
-	if req.CgroupFDs == 0 {
+	if !cgroups {
 		// Without a memory cgroup the address space is the only bound.
 		set(unix.RLIMIT_AS, uint64(l.Memory), uint64(l.Memory))
 	}

@@ -42,18 +42,25 @@ const hostGrace = 5 * time.Second
 
 // Sandbox is the local backend. It is safe for concurrent use.
 type Sandbox struct {
-	cfg     Config
-	log     *slog.Logger
-	python  *Python
-	mounts  []hostMount
-	env     []string
-	etc     []sandbox.File
-	cgroups *cgroups
-	sem     chan struct{}
-	hostID  int // host uid and gid the sandbox user maps to
+	cfg    Config
+	log    *slog.Logger
+	python *Python
+	mounts []hostMount
+	// initMounts is mounts as init sees them.
+	initMounts []initMount
+	env        []string
+	etc        []sandbox.File
+	cgroups    *cgroups
+	sem        chan struct{}
+	hostID     int // host uid and gid the sandbox user maps to
 
 	zmu    sync.Mutex
 	zygote *zygote // started on first use, restarted if it dies
+
+	pool     chan *ready   // sandboxes built ahead, each for one run
+	refill   chan struct{} // asks keepReady to top the pool up
+	stop     chan struct{} // closed by Close
+	stopOnce sync.Once
 
 	liveCgroups atomic.Int64 // for tests: runs' cgroups not yet removed
 	lastCgroup  atomic.Value // for tests: []string, the last run's cgroup directories
@@ -89,6 +96,9 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 		python: py,
 		sem:    make(chan struct{}, cfg.Concurrency),
 		hostID: os.Geteuid(),
+		pool:   make(chan *ready, cfg.Concurrency),
+		refill: make(chan struct{}, 1),
+		stop:   make(chan struct{}),
 	}
 	s.lastCgroup.Store([]string(nil))
 	if s.hostID == 0 {
@@ -109,11 +119,15 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	// Prove it works before anyone relies on it.
 	res, err := s.Run(ctx, sandbox.Request{Code: "print(6 * 7)", Limits: sandbox.Limits{Timeout: 30 * time.Second}})
 	if err != nil {
+		s.Close()
 		return nil, explainStartFailure(err)
 	}
 	if got := strings.TrimSpace(string(res.Stdout)); got != "42" || res.ExitCode != 0 {
+		s.Close()
 		return nil, fmt.Errorf("sandbox: self-test printed %q (exit %d), want 42; stderr: %s", got, res.ExitCode, bytes.TrimSpace(res.Stderr))
 	}
+	go s.keepReady()
+	s.wantMore()
 	log.Info("sandbox: local backend ready", "python", py.Executable, "version", py.Version,
 		"cgroups", s.cgroups.String(), "landlock_abi", landlockABI(), "concurrency", cfg.Concurrency,
 		"self_test", res.Duration.Round(time.Microsecond))
@@ -208,6 +222,9 @@ func (s *Sandbox) plan() error {
 			Attr: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC})
 	}
 	s.mounts = ms
+	for _, m := range ms {
+		s.initMounts = append(s.initMounts, m.initMount)
+	}
 
 	pathDirs := []string{"/usr/local/bin", "/usr/bin", "/bin"}
 	if bin := filepath.Dir(s.python.Executable); !contains(pathDirs, bin) {
@@ -291,130 +308,55 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		return nil, fmt.Errorf("sandbox: input files hold %d bytes, more than the disk limit of %d", inputSize, lim.DiskSize)
 	}
 	start := time.Now()
-
-	// The mount trees, cloned from the host for this run alone.
-	var extra []*os.File
-	defer func() {
-		for _, f := range extra {
-			f.Close()
-		}
-	}()
-	initMounts := make([]initMount, 0, len(s.mounts))
-	for _, m := range s.mounts {
-		if m.Kind == mountTree {
-			fd, err := unix.OpenTree(unix.AT_FDCWD, m.Source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
-			if err != nil {
-				return nil, &sandbox.Error{Op: "clone " + m.Source, Err: err}
-			}
-			extra = append(extra, os.NewFile(uintptr(fd), m.Source))
-			attr := unix.MountAttr{Attr_set: m.Attr}
-			if err := unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr); err != nil {
-				return nil, &sandbox.Error{Op: "lock " + m.Source, Err: err}
-			}
-		}
-		initMounts = append(initMounts, m.initMount)
+	w, err := s.take()
+	if err != nil {
+		return nil, err
 	}
-
-	var cg *runCgroup
-	if s.cgroups != nil {
-		cg, err = s.cgroups.create(runID(), lim.Memory, lim.Processes)
-		if err != nil {
+	defer w.discard(s)
+	if w.cg != nil {
+		s.lastCgroup.Store(w.cg.dirs)
+	}
+	if w.cg != nil {
+		if err := w.cg.setLimits(lim.Memory, lim.Processes); err != nil {
 			return nil, &sandbox.Error{Op: "cgroup", Err: err}
 		}
-		s.liveCgroups.Add(1)
-		s.lastCgroup.Store(cg.dirs)
-		defer func() {
-			if rerr := cg.remove(); rerr != nil {
-				s.log.Warn("sandbox: cleanup", "err", rerr)
-				return
-			}
-			s.liveCgroups.Add(-1)
-		}()
-		extra = append(extra, cg.procs...)
-		cg.procs = nil // closed with extra
 	}
 
 	stdout := &capBuffer{max: lim.Output}
 	stderr := &capBuffer{max: lim.Output}
-	var pipes [4][2]*os.File // request, stdout, stderr: [read, write]; result
-	for i := range pipes {
-		if pipes[i][0], pipes[i][1], err = os.Pipe(); err != nil {
-			return nil, &sandbox.Error{Op: "pipe", Err: err}
-		}
-		defer pipes[i][0].Close()
-		defer pipes[i][1].Close()
-	}
-	reqR, reqW := pipes[0][0], pipes[0][1]
-	resultR, resultW := pipes[3][0], pipes[3][1]
-	files := append([]*os.File{reqR, pipes[1][1], pipes[2][1], resultW}, extra...)
-	pidfd, err := s.forkInit(files)
-	if err != nil {
-		return nil, &sandbox.Error{Op: "start", Err: err}
-	}
-	defer pidfd.Close()
-	// Only the sandbox holds the write ends now, so EOF means it is gone.
-	for _, f := range []*os.File{reqR, pipes[1][1], pipes[2][1], resultW} {
-		f.Close()
-	}
-	for _, f := range extra {
-		f.Close()
-	}
-	extra = nil
-
 	go func() {
-		gob.NewEncoder(reqW).Encode(initRequest{
-			Code:      req.Code,
-			Files:     req.Files,
-			Python:    s.python.Executable,
-			Env:       s.env,
-			Mounts:    initMounts,
-			EtcFiles:  s.etc,
-			Limits:    lim,
-			Deadline:  lim.Timeout,
-			CgroupFDs: cgroupFDs(cg),
-		})
-		reqW.Close()
+		w.enc.Encode(initRun{Code: req.Code, Files: req.Files, Limits: lim})
+		w.reqW.Close()
 	}()
 	var readers sync.WaitGroup
-	readers.Go(func() { io.Copy(stdout, pipes[1][0]) })
-	readers.Go(func() { io.Copy(stderr, pipes[2][0]) })
+	readers.Go(func() { io.Copy(stdout, w.stdoutR) })
+	readers.Go(func() { io.Copy(stderr, w.stderrR) })
 	resultc := make(chan initResultOrErr, 1)
 	go func() {
 		var r initResult
-		err := gob.NewDecoder(resultR).Decode(&r)
-		io.Copy(io.Discard, resultR)
+		err := gob.NewDecoder(w.resultR).Decode(&r)
+		io.Copy(io.Discard, w.resultR)
 		resultc <- initResultOrErr{r, err}
 	}()
 
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		fds := []unix.PollFd{{Fd: int32(pidfd.Fd()), Events: unix.POLLIN}}
-		for {
-			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
-				return
-			}
-		}
-	}()
 	backstop := time.NewTimer(lim.Timeout + hostGrace)
 	defer backstop.Stop()
 	killedByHost := false
 	select {
-	case <-exited:
+	case <-w.exited:
 	case <-ctx.Done():
-		unix.PidfdSendSignal(int(pidfd.Fd()), unix.SIGKILL, nil, 0)
-		<-exited
+		w.kill()
+		<-w.exited
 		readers.Wait()
 		return nil, fmt.Errorf("sandbox: run: %w", context.Cause(ctx))
 	case <-backstop.C:
 		// init did not end the run in time: kill the whole sandbox.
 		killedByHost = true
-		unix.PidfdSendSignal(int(pidfd.Fd()), unix.SIGKILL, nil, 0)
-		<-exited
+		w.kill()
+		<-w.exited
 	}
 	readers.Wait()
 	ir := <-resultc
-	dur := time.Since(start)
 	res = &sandbox.Result{
 		Stdout:          stdout.buf.Bytes(),
 		Stderr:          stderr.buf.Bytes(),
@@ -422,7 +364,7 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		StderrSize:      stderr.n,
 		StdoutTruncated: stdout.n > lim.Output,
 		StderrTruncated: stderr.n > lim.Output,
-		Duration:        dur,
+		Duration:        time.Since(start),
 	}
 	if ir.err != nil {
 		if killedByHost {
@@ -434,7 +376,7 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	if ir.r.Err != "" {
 		return nil, &sandbox.Error{Op: "setup", Err: errors.New(ir.r.Err)}
 	}
-	r := ir.r
+	r, cg := ir.r, w.cg
 	res.ExitCode = r.ExitCode
 	res.Files, res.FilesOmitted = r.Files, r.Omitted
 	switch {
@@ -488,9 +430,10 @@ func (s *Sandbox) forkInit(files []*os.File) (*os.File, error) {
 	}
 }
 
-// Close stops the helper process. Runs in flight are not affected; a later
-// Run starts a new helper.
+// Close stops the helper process and the sandboxes kept ready. Runs in
+// flight are not affected; a later Run starts afresh.
 func (s *Sandbox) Close() error {
+	s.drainPool()
 	s.zmu.Lock()
 	defer s.zmu.Unlock()
 	if s.zygote != nil {
@@ -503,13 +446,6 @@ func (s *Sandbox) Close() error {
 type initResultOrErr struct {
 	r   initResult
 	err error
-}
-
-func cgroupFDs(cg *runCgroup) int {
-	if cg == nil {
-		return 0
-	}
-	return len(cg.dirs)
 }
 
 func lastLine(b []byte) []byte {

@@ -6,15 +6,15 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
-// The host and the sandbox's init talk over two pipes: the host writes one
-// initRequest (gob) to init's stdin and closes it; init writes one
+// The host and the sandbox's init talk over two pipes: the host writes an
+// initSetup and, later, one initRun (gob) to init's stdin; init writes one
 // initResult (gob) to fd 3 before it exits. Init's stdout and stderr are
 // the program's, passed straight through.
 
 const (
 	initArg0     = "sandpiper-sandbox-init" // os.Args[0] of an init process
 	resultFD     = 3                        // init's result pipe
-	firstMountFD = 4                        // the mount trees in initRequest.Mounts order, then the cgroup.procs files
+	firstMountFD = 4                        // the mount trees in initSetup.Mounts order, then the cgroup.procs files
 )
 
 // mountKind says how init puts a host path into the new root.
@@ -33,18 +33,22 @@ type initMount struct {
 	IsFile bool   // for mountTree: the tree's root is a file, not a directory
 }
 
-type initRequest struct {
-	Code      string
-	Files     []sandbox.File
+// initSetup is what init needs to build the sandbox; it arrives as soon as
+// init starts.
+type initSetup struct {
 	Python    string   // absolute path of the interpreter, inside the sandbox
 	Env       []string // the program's whole environment
 	Mounts    []initMount
 	EtcFiles  []sandbox.File // generated files under /etc (passwd, group, hosts)
-	Limits    sandbox.Limits
-	Deadline  time.Duration // from init's start; init kills the program then
-	CgroupFDs int           // cgroup.procs files passed after the mounts, joined by the program
+	DiskSize  int64          // size of the writable tmpfs until the run sets its own
+	CgroupFDs int            // cgroup.procs files passed after the mounts, joined by the program
+}
 
-	cgroupFD int // init's own: the first cgroup.procs descriptor
+// initRun is the one run; it arrives when the sandbox is taken from the pool.
+type initRun struct {
+	Code   string
+	Files  []sandbox.File
+	Limits sandbox.Limits // complete (no zero fields)
 }
 
 type initResult struct {
