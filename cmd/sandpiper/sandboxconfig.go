@@ -74,8 +74,14 @@ func loadSandboxConfig(ctx context.Context, lookup envconfig.Lookuper) (sandboxC
 	return c, c.validate()
 }
 
+// sandboxBackend is what the commands need of a sandbox backend.
+type sandboxBackend interface {
+	Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error)
+	Close() error
+}
+
 // newSandbox builds the configured backend.
-func newSandbox(ctx context.Context, c sandboxConfig, log *slog.Logger) (*local.Sandbox, error) {
+func newSandbox(ctx context.Context, c sandboxConfig, log *slog.Logger) (sandboxBackend, error) {
 	return local.New(ctx, local.Config{
 		Python:      c.Python,
 		Concurrency: c.Concurrency,
