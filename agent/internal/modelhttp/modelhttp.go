@@ -235,6 +235,8 @@ func (c *Caller) hint(status int) string {
 		return "The account behind the key needs credits or billing details."
 	case http.StatusTooManyRequests:
 		return "The API is rate-limiting this key; wait a little and try again."
+	case 529, http.StatusServiceUnavailable:
+		return "The API is overloaded; try again shortly."
 	}
 	if status >= 500 {
 		return "The API is failing on its side; try again later."
