@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Model is a language model that can call tools. Providers (see the
@@ -55,6 +56,49 @@ type ToolSpec struct {
 	Description string
 	// InputSchema is a JSON Schema for the tool's input object.
 	InputSchema json.RawMessage
+}
+
+// Defaults for [RetryPolicy].
+const (
+	DefaultMaxRetries     = 3
+	DefaultRetryDelay     = 500 * time.Millisecond // first back-off, doubled each retry
+	DefaultMaxRetryDelay  = 30 * time.Second       // longest back-off
+	DefaultMaxRetryAfter  = 60 * time.Second       // longest Retry-After honoured; longer gives up
+	DefaultRequestTimeout = 3 * time.Minute        // one attempt, streaming included
+)
+
+// RetryPolicy bounds the attempts of one model call. Providers retry 408,
+// 409, 429 and 5xx responses and broken connections, with exponential
+// back-off and jitter, honouring Retry-After. Zero fields take defaults;
+// MaxRetries < 0 means no retries.
+type RetryPolicy struct {
+	MaxRetries     int
+	BaseDelay      time.Duration
+	MaxDelay       time.Duration
+	MaxRetryAfter  time.Duration
+	RequestTimeout time.Duration
+}
+
+// WithDefaults fills in zero fields.
+func (p RetryPolicy) WithDefaults() RetryPolicy {
+	if p.MaxRetries == 0 {
+		p.MaxRetries = DefaultMaxRetries
+	} else if p.MaxRetries < 0 {
+		p.MaxRetries = 0
+	}
+	if p.BaseDelay <= 0 {
+		p.BaseDelay = DefaultRetryDelay
+	}
+	if p.MaxDelay <= 0 {
+		p.MaxDelay = DefaultMaxRetryDelay
+	}
+	if p.MaxRetryAfter <= 0 {
+		p.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if p.RequestTimeout <= 0 {
+		p.RequestTimeout = DefaultRequestTimeout
+	}
+	return p
 }
 
 // APIKey is a model API credential and the environment variable that

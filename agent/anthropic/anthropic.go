@@ -35,7 +35,7 @@ type Config struct {
 	Model      string       // required, e.g. "claude-opus-4-8"
 	MaxTokens  int64        // default DefaultMaxTokens
 	HTTPClient *http.Client
-	Policy     modelhttp.Policy // retries and timeouts
+	Retry      agent.RetryPolicy // retries and timeouts
 	Logger     *slog.Logger
 }
 
@@ -66,7 +66,7 @@ func New(cfg Config) (*Model, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	cfg.Policy = cfg.Policy.WithDefaults()
+	cfg.Retry = cfg.Retry.WithDefaults()
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(), // Config is the only source
 		option.WithBaseURL(strings.TrimSuffix(cfg.BaseURL, "/") + "/"),
@@ -85,7 +85,7 @@ func New(cfg Config) (*Model, error) {
 		client: sdk.NewClient(opts...),
 		caller: &modelhttp.Caller{
 			Provider: provider, BaseURL: cfg.BaseURL, Model: cfg.Model, Key: cfg.Key,
-			Policy: cfg.Policy, Logger: log, HTTPErrorOf: httpError,
+			Policy: cfg.Retry, Logger: log, HTTPErrorOf: httpError,
 		},
 	}, nil
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/agent/internal/fakeapi"
-	"github.com/sandpiper-bot/sandpiper/agent/internal/modelhttp"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -91,7 +90,7 @@ func newModel(t *testing.T, srv *fakeapi.Server, key agent.APIKey) *Model {
 		BaseURL: srv.URL,
 		Key:     key,
 		Model:   testModel,
-		Policy:  modelhttp.Policy{MaxRetries: 2, BaseDelay: time.Millisecond},
+		Retry:   agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond},
 		Logger:  slog.New(slog.NewTextHandler(t.Output(), nil)),
 	})
 	if err != nil {

@@ -35,7 +35,7 @@ type Config struct {
 	// leaves it to the server.
 	MaxTokens  int64
 	HTTPClient *http.Client
-	Policy     modelhttp.Policy // retries and timeouts
+	Retry      agent.RetryPolicy // retries and timeouts
 	Logger     *slog.Logger
 }
 
@@ -63,7 +63,7 @@ func New(cfg Config) (*Model, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	cfg.Policy = cfg.Policy.WithDefaults()
+	cfg.Retry = cfg.Retry.WithDefaults()
 	opts := []option.RequestOption{
 		option.WithBaseURL(strings.TrimSuffix(cfg.BaseURL, "/") + "/"),
 		option.WithHTTPClient(modelhttp.HTTPClient(cfg.HTTPClient)),
@@ -82,7 +82,7 @@ func New(cfg Config) (*Model, error) {
 		svc: oai.NewChatCompletionService(opts...),
 		caller: &modelhttp.Caller{
 			Provider: provider, BaseURL: cfg.BaseURL, Model: cfg.Model, Key: cfg.Key,
-			Policy: cfg.Policy, Logger: log, HTTPErrorOf: httpError,
+			Policy: cfg.Retry, Logger: log, HTTPErrorOf: httpError,
 		},
 	}
 	return m, nil

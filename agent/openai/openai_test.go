@@ -12,7 +12,6 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/agent/internal/fakeapi"
-	"github.com/sandpiper-bot/sandpiper/agent/internal/modelhttp"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -80,7 +79,7 @@ func newModel(t *testing.T, srv *fakeapi.Server, key agent.APIKey) *Model {
 		Key:       key,
 		Model:     testModel,
 		MaxTokens: 2048,
-		Policy:    modelhttp.Policy{MaxRetries: 2, BaseDelay: time.Millisecond},
+		Retry:     agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond},
 		Logger:    slog.New(slog.NewTextHandler(t.Output(), nil)),
 	})
 	if err != nil {
@@ -340,7 +339,7 @@ func TestConnectionRefused(t *testing.T) {
 	srv := fakeapi.New(t)
 	url := srv.URL
 	srv.Close()
-	m, err := New(Config{BaseURL: url, Key: agent.APIKey{Value: testKey}, Model: testModel, Policy: modelhttp.Policy{MaxRetries: 1, BaseDelay: time.Millisecond}})
+	m, err := New(Config{BaseURL: url, Key: agent.APIKey{Value: testKey}, Model: testModel, Retry: agent.RetryPolicy{MaxRetries: 1, BaseDelay: time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

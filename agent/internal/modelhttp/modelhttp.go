@@ -22,50 +22,8 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent"
 )
 
-// Defaults for [Policy]. The SDKs' own retries are turned off so that both
-// providers retry, log and report alike.
-const (
-	DefaultMaxRetries     = 3
-	DefaultBaseDelay      = 500 * time.Millisecond // first back-off, doubled each retry
-	DefaultMaxDelay       = 30 * time.Second       // longest back-off
-	DefaultMaxRetryAfter  = 60 * time.Second       // longest Retry-After honoured; longer gives up
-	DefaultRequestTimeout = 3 * time.Minute        // one attempt, streaming included
-)
-
 // OIDCVar is the variable holding a Vercel OIDC token, which expires.
 const OIDCVar = "VERCEL_OIDC_TOKEN"
-
-// Policy bounds the attempts of one model call. Zero fields take defaults;
-// MaxRetries < 0 means no retries.
-type Policy struct {
-	MaxRetries     int
-	BaseDelay      time.Duration
-	MaxDelay       time.Duration
-	MaxRetryAfter  time.Duration
-	RequestTimeout time.Duration
-}
-
-// WithDefaults fills in zero fields.
-func (p Policy) WithDefaults() Policy {
-	if p.MaxRetries == 0 {
-		p.MaxRetries = DefaultMaxRetries
-	} else if p.MaxRetries < 0 {
-		p.MaxRetries = 0
-	}
-	if p.BaseDelay <= 0 {
-		p.BaseDelay = DefaultBaseDelay
-	}
-	if p.MaxDelay <= 0 {
-		p.MaxDelay = DefaultMaxDelay
-	}
-	if p.MaxRetryAfter <= 0 {
-		p.MaxRetryAfter = DefaultMaxRetryAfter
-	}
-	if p.RequestTimeout <= 0 {
-		p.RequestTimeout = DefaultRequestTimeout
-	}
-	return p
-}
 
 // HTTPError is an HTTP error response, as a provider reads it from its
 // SDK's error.
@@ -81,7 +39,7 @@ type Caller struct {
 	BaseURL  string
 	Model    string
 	Key      agent.APIKey
-	Policy   Policy // with defaults
+	Policy   agent.RetryPolicy // with defaults
 	Logger   *slog.Logger
 	// HTTPErrorOf extracts the HTTP error behind an SDK error, if any.
 	HTTPErrorOf func(error) *HTTPError
