@@ -199,6 +199,10 @@ func buildRoot(req *initSetup) (cgroupFD int, err error) {
 		}
 	}
 
+	if err := writeInputs(filepath.Join(work, "tmp"), req.TmpFiles); err != nil {
+		return 0, err
+	}
+
 	// A fresh /proc for the new PID namespace.
 	procDir := filepath.Join(newRoot, "proc")
 	if err := os.MkdirAll(procDir, 0o555); err != nil {

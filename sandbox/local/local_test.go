@@ -433,7 +433,7 @@ func TestConcurrentRunsAreInvisibleToEachOther(t *testing.T) {
 	code := `import os, time
 open("/tmp/me-%d" % os.getpid(), "w").write("x")
 time.sleep(0.5)
-print(sorted(os.listdir("/tmp")) == ["me-%d" % os.getpid()], sorted(int(p) for p in os.listdir("/proc") if p.isdigit()) == [1, os.getpid()])`
+print([n for n in os.listdir("/tmp") if n.startswith("me-")] == ["me-%d" % os.getpid()], sorted(int(p) for p in os.listdir("/proc") if p.isdigit()) == [1, os.getpid()])`
 	var wg sync.WaitGroup
 	outs := make([]string, 2)
 	for i := range outs {
@@ -538,6 +538,30 @@ func TestConcurrencyBound(t *testing.T) {
 		t.Errorf("second run while the slot is taken: err = %v, want a deadline while waiting", err)
 	}
 	<-done
+}
+
+// TestPlotting needs matplotlib (python3-matplotlib); CI installs it.
+func TestPlotting(t *testing.T) {
+	if exec.Command(testPython(), "-c", "import matplotlib").Run() != nil {
+		t.Skip("matplotlib is not installed for " + testPython())
+	}
+	s := newTestSandbox(t)
+	res := run(t, s, `import glob, time
+t = time.time()
+import matplotlib.pyplot as plt
+plt.plot([1, 2, 3], [2, 4, 1])
+plt.title("test")
+plt.savefig("chart.png")
+print(bool(glob.glob("/tmp/.matplotlib/fontlist-*.json")))`, sandbox.Limits{})
+	if string(res.Stdout) != "True\n" || res.ExitCode != 0 {
+		t.Fatalf("stdout %q stderr %q: want a headless plot with the font cache prepared", res.Stdout, res.Stderr)
+	}
+	if len(res.Stderr) != 0 {
+		t.Errorf("stderr %q, want nothing (no cache warnings)", res.Stderr)
+	}
+	if len(res.Files) != 1 || res.Files[0].Name != "chart.png" || !bytes.HasPrefix(res.Files[0].Data, []byte("\x89PNG")) {
+		t.Errorf("files = %v, want chart.png", res.Files)
+	}
 }
 
 func TestBadPython(t *testing.T) {

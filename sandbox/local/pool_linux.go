@@ -112,6 +112,7 @@ func (s *Sandbox) prepare() (_ *ready, err error) {
 		Env:       s.env,
 		Mounts:    s.initMounts,
 		EtcFiles:  s.etc,
+		TmpFiles:  s.tmpFiles,
 		DiskSize:  s.cfg.Limits.DiskSize,
 		CgroupFDs: nCgroup,
 	}); err != nil {

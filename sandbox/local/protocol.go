@@ -40,6 +40,7 @@ type initSetup struct {
 	Env       []string // the program's whole environment
 	Mounts    []initMount
 	EtcFiles  []sandbox.File // generated files under /etc (passwd, group, hosts)
+	TmpFiles  []sandbox.File // placed under /tmp (caches prepared at start-up)
 	DiskSize  int64          // size of the writable tmpfs until the run sets its own
 	CgroupFDs int            // cgroup.procs files passed after the mounts, joined by the program
 }
