@@ -1,0 +1,534 @@
+// Package vercel runs each sandbox request in a fresh Vercel Sandbox, a
+// Firecracker microVM created for that run alone through the Sandbox REST
+// API (v1, the API of @vercel/sandbox 1.x) and stopped after it, whatever
+// happened.
+//
+// A run creates a python3.13 sandbox with a lifetime just past the run's
+// timeout and network access denied, writes the input files, runs
+// `python3 -c CODE` in its working directory while streaming the output,
+// ends the program itself when the timeout passes, reads back the files the
+// program created or changed, and stops the sandbox, retrying the stop a
+// bounded number of times. API calls are retried on network errors, 429
+// and 5xx with back-off, honouring Retry-After. At most
+// [Config.Concurrency] sandboxes are alive at once; further runs wait.
+//
+// Inside the VM the working directory is [WorkDir] (/vercel/sandbox/data);
+// [sandbox.WorkDir] (/mnt/data) is made a symbolic link to it where the VM
+// allows, so programs may use either path.
+package vercel
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// DefaultAPIURL is the Vercel REST API's base URL.
+const DefaultAPIURL = "https://api.vercel.com"
+
+// Runtime is the sandbox image every run uses.
+const Runtime = "python3.13"
+
+// WorkDir is the program's working directory inside the VM: input files
+// are placed there, and files created or changed there are the outputs.
+const WorkDir = vmHome + "/" + workName
+
+// Defaults and limits, in one place.
+const (
+	DefaultConcurrency = 10 // sandboxes alive at once (Vercel's Hobby plan allows 10)
+	DefaultVCPUs       = 1  // each vCPU comes with 2 GiB of memory
+	maxVCPUs           = 8
+	memoryPerVCPU      = 2048 << 20 // bytes; fixed by Vercel
+
+	vmHome   = "/vercel/sandbox" // the VM's writable directory, where commands start
+	workName = "data"            // WorkDir, relative to vmHome
+
+	// lifetimeSlack is how long a sandbox may live past the run's timeout:
+	// time to create it, write and read files. Should stopping it fail, the
+	// VM ends itself then.
+	lifetimeSlack = 2 * time.Minute
+	// requestTimeout bounds one API call that is not a stream.
+	requestTimeout = 30 * time.Second
+	// stopTimeout bounds stopping a sandbox, retries included.
+	stopTimeout = 30 * time.Second
+	// outputGrace is how long the output may trail the command's end
+	// before the rest is given up.
+	outputGrace = 3 * time.Second
+	// killGrace is how long a killed command may take to report its end.
+	killGrace = 2 * time.Second
+	// sigkill is SIGKILL's number, sent to a program past its timeout.
+	sigkill = 9
+	// maxManifest bounds the collector's output.
+	maxManifest = 4 << 20
+
+	maxAttempts   = 5 // tries of one API call
+	retryBase     = 250 * time.Millisecond
+	retryFactor   = 3
+	maxBackoff    = 10 * time.Second
+	maxRetryAfter = 30 * time.Second // a longer Retry-After fails the call at once
+	maxErrorBody  = 64 << 10
+	maxJSONBody   = 4 << 20
+
+	userAgent = "sandpiper (github.com/sandpiper-bot/sandpiper/sandbox/vercel)"
+)
+
+// programEnv is added to the VM's environment for the program.
+var programEnv = map[string]string{
+	"PYTHONUNBUFFERED":        "1", // output written before a timeout is kept
+	"PYTHONDONTWRITEBYTECODE": "1",
+	"MPLBACKEND":              "Agg",
+}
+
+// Config configures a [Sandbox]. Zero fields take defaults. The
+// credentials are either Token, TeamID and ProjectID (an access token, from
+// VERCEL_TOKEN, VERCEL_TEAM_ID and VERCEL_PROJECT_ID), or OIDCToken (from
+// VERCEL_OIDC_TOKEN, which names the team and project itself). A complete
+// access token wins.
+type Config struct {
+	APIURL    string // default DefaultAPIURL
+	Token     string
+	TeamID    string
+	ProjectID string
+	OIDCToken string
+	// VCPUs is the least number of vCPUs per sandbox: 1 or an even number
+	// up to 8 (default 1). A run whose memory limit needs more gets more.
+	VCPUs int
+	// Concurrency bounds sandboxes alive at once (default DefaultConcurrency).
+	Concurrency int
+	// Limits are the defaults for requests; a request's own non-zero
+	// limits win.
+	Limits sandbox.Limits
+	// Logger receives start-up facts, retries and cleanup failures
+	// (default: discard).
+	Logger *slog.Logger
+	// HTTPClient sends the API calls (default: a client of its own).
+	HTTPClient *http.Client
+}
+
+// Sandbox is the Vercel backend. It is safe for concurrent use.
+type Sandbox struct {
+	cfg Config
+	log *slog.Logger
+	api *client
+	sem chan struct{}
+
+	stopping sync.WaitGroup // stops in flight, which Close waits for
+
+	// workAlias is linked to WorkDir in the VM (tests turn it off: the
+	// fake runs commands on the host).
+	workAlias string
+}
+
+// New checks the configuration and the credentials (with one API call
+// that creates nothing) and returns the backend. Its errors say what to fix.
+func New(ctx context.Context, cfg Config) (*Sandbox, error) {
+	if cfg.APIURL == "" {
+		cfg.APIURL = DefaultAPIURL
+	}
+	u, err := url.Parse(cfg.APIURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("vercel: SANDPIPER_VERCEL_API_URL=%q is not an http(s) URL", cfg.APIURL)
+	}
+	if cfg.VCPUs == 0 {
+		cfg.VCPUs = DefaultVCPUs
+	}
+	if !validVCPUs(cfg.VCPUs) {
+		return nil, fmt.Errorf("vercel: %d vCPUs: want 1 or an even number up to %d", cfg.VCPUs, maxVCPUs)
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	cfg.Limits = cfg.Limits.WithDefaults()
+	if _, err := vcpusFor(cfg.Limits.Memory, cfg.VCPUs); err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	creds, err := resolveCredentials(cfg, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	s := &Sandbox{
+		cfg: cfg,
+		log: log,
+		api: &client{base: strings.TrimRight(cfg.APIURL, "/"), creds: creds, http: hc, log: log, retryBase: retryBase},
+		sem: make(chan struct{}, cfg.Concurrency),
+
+		workAlias: sandbox.WorkDir,
+	}
+	if err := s.api.checkCredentials(ctx); err != nil {
+		return nil, fmt.Errorf("vercel: cannot use the Sandbox API at %s: %w", s.api.base, err)
+	}
+	if creds.oidc {
+		if left := time.Until(creds.expires); !creds.expires.IsZero() && left < time.Hour {
+			log.Warn("sandbox: VERCEL_OIDC_TOKEN expires soon; run `vercel env pull` and restart, or use VERCEL_TOKEN",
+				"expires", creds.expires, "in", left.Round(time.Minute))
+		}
+	}
+	log.Info("sandbox: vercel backend ready", "api", s.api.base, "credentials", creds,
+		"runtime", Runtime, "vcpus", cfg.VCPUs, "concurrency", cfg.Concurrency)
+	return s, nil
+}
+
+func validVCPUs(n int) bool { return n == 1 || (n >= 2 && n <= maxVCPUs && n%2 == 0) }
+
+// vcpusFor is the vCPU count that gives at least memory bytes, and at
+// least least vCPUs.
+func vcpusFor(memory int64, least int) (int, error) {
+	n := max(int((memory+memoryPerVCPU-1)/memoryPerVCPU), least)
+	if n > 1 && n%2 == 1 {
+		n++
+	}
+	if n > maxVCPUs {
+		return 0, fmt.Errorf("vercel: a memory limit of %d MiB needs more than %d vCPUs (%d MiB each)", memory>>20, maxVCPUs, memoryPerVCPU>>20)
+	}
+	return n, nil
+}
+
+// Run runs req in a fresh sandbox. It waits for a free slot first (see
+// Config.Concurrency), honouring ctx. A program that fails, times out or
+// exceeds a limit is reported in the Result; an error means the sandbox
+// could not be created or used, or ctx ended the run. The sandbox is
+// stopped in every case.
+func (s *Sandbox) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error) {
+	if err := checkNames(req.Files); err != nil {
+		return nil, err
+	}
+	lim := mergeLimits(req.Limits, s.cfg.Limits)
+	var inputSize int64
+	for _, f := range req.Files {
+		inputSize += int64(len(f.Data))
+	}
+	if inputSize > lim.DiskSize {
+		return nil, fmt.Errorf("sandbox: input files hold %d bytes, more than the disk limit of %d", inputSize, lim.DiskSize)
+	}
+	vcpus, err := vcpusFor(lim.Memory, s.cfg.VCPUs)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.api.creds.check(time.Now()); err != nil {
+		return nil, &sandbox.Error{Op: "auth", Err: err}
+	}
+	select {
+	case s.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("sandbox: waiting for a free slot: %w", context.Cause(ctx))
+	}
+	defer func() { <-s.sem }()
+	return s.run(ctx, req, lim, vcpus)
+}
+
+// errBackstop ends a run whose API calls take far longer than they should.
+var errBackstop = errors.New("the Sandbox API did not finish the run in time")
+
+func (s *Sandbox) run(parent context.Context, req sandbox.Request, lim sandbox.Limits, vcpus int) (*sandbox.Result, error) {
+	start := time.Now()
+	lifetime := lim.Timeout + lifetimeSlack
+	ctx, cancel := context.WithTimeoutCause(parent, lifetime, errBackstop)
+	defer cancel()
+
+	sb, err := s.api.create(ctx, createRequest{
+		Ports:         []int{},
+		Timeout:       lifetime.Milliseconds(),
+		Resources:     resources{VCPUs: vcpus},
+		Runtime:       Runtime,
+		NetworkPolicy: &networkPolicy{Mode: "deny-all"},
+	})
+	if err != nil {
+		return nil, s.fail(parent, "create", err)
+	}
+	log := s.log.With("sandbox", sb.ID)
+	log.DebugContext(ctx, "sandbox: created", "took", time.Since(start).Round(time.Millisecond), "region", sb.Region)
+	s.stopping.Add(1)
+	defer func() {
+		defer s.stopping.Done()
+		s.stop(parent, log, sb.ID)
+	}()
+
+	if len(req.Files) > 0 {
+		tgz, err := inputTar(req.Files)
+		if err != nil {
+			return nil, &sandbox.Error{Op: "write files", Err: err}
+		}
+		if err := s.api.writeFiles(ctx, sb.ID, "/", tgz); err != nil {
+			return nil, s.fail(parent, "write files", err)
+		}
+	}
+
+	res, err := s.exec(ctx, sb.ID, req.Code, lim)
+	if err != nil {
+		return nil, s.fail(parent, "run", err)
+	}
+	files, omitted, err := s.collect(ctx, sb.ID, req.Files, lim)
+	if err != nil {
+		if parent.Err() != nil {
+			return nil, fmt.Errorf("sandbox: collect files: %w", context.Cause(parent))
+		}
+		// The program ran: keep what it printed, and say the files are missing.
+		log.WarnContext(ctx, "sandbox: output files not collected", "err", err)
+		omitted = append(omitted, fmt.Sprintf("%s (output files could not be read: %v)", sandbox.WorkDir, err))
+	}
+	res.Files, res.FilesOmitted = files, omitted
+	res.Duration = time.Since(start)
+	log.DebugContext(ctx, "sandbox: ran", "exit", res.ExitCode, "limit", res.Limit, "took", res.Duration.Round(time.Millisecond))
+	return res, nil
+}
+
+// fail wraps a machinery failure; a cancelled caller gets its own cause.
+func (s *Sandbox) fail(parent context.Context, op string, err error) error {
+	if parent.Err() != nil {
+		return fmt.Errorf("sandbox: %s: %w", op, context.Cause(parent))
+	}
+	return &sandbox.Error{Op: op, Err: err}
+}
+
+// stop stops the sandbox, whatever ended the run: on a context of its own,
+// with do's bounded retries. A sandbox that cannot be stopped ends itself
+// at its lifetime.
+func (s *Sandbox) stop(ctx context.Context, log *slog.Logger, id string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopTimeout)
+	defer cancel()
+	start := time.Now()
+	err := s.api.stop(ctx, id)
+	var ae *APIError
+	if errors.As(err, &ae) && (ae.StatusCode == http.StatusNotFound || ae.StatusCode == http.StatusGone) {
+		err = nil // already gone
+	}
+	if err != nil {
+		log.ErrorContext(ctx, "sandbox: could not stop the sandbox; it ends itself at its timeout", "err", err)
+		return
+	}
+	log.DebugContext(ctx, "sandbox: stopped", "took", time.Since(start).Round(time.Millisecond))
+}
+
+// exec runs the program, streaming its output, and ends it at the timeout.
+func (s *Sandbox) exec(ctx context.Context, id, code string, lim sandbox.Limits) (*sandbox.Result, error) {
+	stdout := &capBuffer{max: lim.Output}
+	stderr := &capBuffer{max: lim.Output}
+	cmd, stream, err := s.api.startCommand(ctx, id, commandRequest{
+		Command: "python3",
+		Args:    launcherArgs(workName, s.workAlias, lim, code),
+		Cwd:     vmHome,
+		Env:     programEnv,
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer stream.Close()
+	timer := time.NewTimer(lim.Timeout)
+	defer timer.Stop()
+
+	logsCtx, stopLogs := context.WithCancel(ctx)
+	defer stopLogs()
+	logsDone := make(chan error, 1)
+	go func() { logsDone <- s.api.streamLogs(logsCtx, id, cmd.ID, stdout, stderr) }()
+	type exit struct {
+		code int
+		err  error
+	}
+	exitc := make(chan exit, 1)
+	go func() {
+		code, err := stream.wait()
+		exitc <- exit{code, err}
+	}()
+
+	var (
+		end      exit
+		ended    bool
+		timedOut bool
+	)
+	select {
+	case end = <-exitc:
+		ended = true
+	case <-timer.C:
+		timedOut = true
+		kctx, cancel := context.WithTimeout(ctx, killGrace)
+		if err := s.api.kill(kctx, id, cmd.ID, sigkill); err != nil {
+			s.log.WarnContext(ctx, "sandbox: could not kill the program past its timeout; stopping the sandbox ends it", "sandbox", id, "err", err)
+		}
+		cancel()
+		select {
+		case end = <-exitc:
+			ended = true
+		case <-time.After(killGrace):
+		}
+	case <-ctx.Done():
+		stopLogs()
+		<-logsDone
+		return nil, context.Cause(ctx)
+	}
+
+	var logsErr error
+	select {
+	case logsErr = <-logsDone:
+	case <-time.After(outputGrace):
+		s.log.DebugContext(ctx, "sandbox: output still streaming after the program ended; cut", "sandbox", id)
+		stopLogs()
+		<-logsDone
+	}
+	if !timedOut {
+		if end.err != nil {
+			return nil, end.err
+		}
+		if logsErr != nil {
+			return nil, logsErr
+		}
+	}
+
+	res := &sandbox.Result{
+		Stdout:          stdout.buf.Bytes(),
+		Stderr:          stderr.buf.Bytes(),
+		StdoutSize:      stdout.n,
+		StderrSize:      stderr.n,
+		StdoutTruncated: stdout.n > lim.Output,
+		StderrTruncated: stderr.n > lim.Output,
+		ExitCode:        end.code,
+	}
+	last := lastLine(res.Stderr)
+	switch {
+	case timedOut:
+		res.TimedOut, res.Limit = true, sandbox.LimitTimeout
+		if !ended || end.err != nil || end.code == 0 {
+			res.ExitCode = 128 + sigkill
+		}
+	case end.code != 0 && bytes.Contains(last, []byte("MemoryError")):
+		res.OutOfMemory, res.Limit = true, sandbox.LimitMemory
+	case end.code == 128+sigxcpu || end.code == -sigxcpu:
+		res.Limit = sandbox.LimitCPU
+	case end.code != 0 && bytes.Contains(last, []byte("File too large")):
+		res.Limit = sandbox.LimitDisk
+	}
+	return res, nil
+}
+
+// sigxcpu is the signal RLIMIT_CPU sends.
+const sigxcpu = 24
+
+// collect reads back the files the program created or changed.
+func (s *Sandbox) collect(ctx context.Context, id string, inputs []sandbox.File, lim sandbox.Limits) ([]sandbox.File, []string, error) {
+	out := &capBuffer{max: maxManifest}
+	errOut := &capBuffer{max: 4 << 10}
+	cmd, stream, err := s.api.startCommand(ctx, id, commandRequest{
+		Command: "python3",
+		Args:    collectorArgs(workName, lim, inputs),
+		Cwd:     vmHome,
+		Env:     map[string]string{},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer stream.Close()
+	if err := s.api.streamLogs(ctx, id, cmd.ID, out, errOut); err != nil {
+		return nil, nil, err
+	}
+	code, err := stream.wait()
+	if err != nil {
+		return nil, nil, err
+	}
+	if code != 0 || out.n > maxManifest {
+		return nil, nil, fmt.Errorf("listing the files failed (exit %d): %s", code, clip(string(lastLine(errOut.buf.Bytes())), 200))
+	}
+	var m manifest
+	if err := jsonUnmarshal(out.buf.Bytes(), &m); err != nil {
+		return nil, nil, fmt.Errorf("listing the files: %w", err)
+	}
+	omitted := m.Omitted
+	var files []sandbox.File
+	budget := lim.DiskSize
+	for _, f := range m.Files {
+		data, err := s.api.readFile(ctx, id, path.Join(WorkDir, f.Name), budget)
+		switch {
+		case errors.Is(err, errNotFound):
+			omitted = append(omitted, f.Name+" (removed while being read)")
+			continue
+		case errors.Is(err, errTooBig):
+			omitted = append(omitted, f.Name+" (too large)")
+			continue
+		case err != nil:
+			return files, omitted, err
+		}
+		budget -= int64(len(data))
+		files = append(files, sandbox.File{Name: f.Name, Data: data})
+	}
+	return files, omitted, nil
+}
+
+var errTooBig = errors.New("too large")
+
+// Close waits, a bounded time, for sandboxes being stopped, so that a
+// shutting-down bot leaves none running. Runs in flight are not affected.
+func (s *Sandbox) Close() error {
+	done := make(chan struct{})
+	go func() {
+		s.stopping.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(stopTimeout):
+		s.log.Warn("sandbox: gave up waiting for sandboxes to stop; they end themselves at their timeout")
+	}
+	s.api.http.CloseIdleConnections()
+	return nil
+}
+
+// inputTar packs the input files as the API's fs/write wants them: a
+// gzipped tar whose entry names are relative to /. Modes are permissive so
+// that the program may change its inputs whoever the extractor runs as.
+func inputTar(files []sandbox.File) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	now := time.Now()
+	dirs := map[string]bool{}
+	var addDir func(d string) error
+	addDir = func(d string) error {
+		if dirs[d] {
+			return nil
+		}
+		if d != WorkDir {
+			if err := addDir(path.Dir(d)); err != nil {
+				return err
+			}
+		}
+		dirs[d] = true
+		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: strings.TrimPrefix(d, "/") + "/", Mode: 0o777, ModTime: now})
+	}
+	for _, f := range files {
+		p := path.Join(WorkDir, f.Name)
+		if err := addDir(path.Dir(p)); err != nil {
+			return nil, err
+		}
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: strings.TrimPrefix(p, "/"), Mode: 0o666, Size: int64(len(f.Data)), ModTime: now}); err != nil {
+			return nil, err
+		}
+		if _, err := tw.Write(f.Data); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
