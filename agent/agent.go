@@ -104,7 +104,8 @@ func (a *Agent) Run(ctx context.Context, history []Message, obs Observer) (*Outc
 		out.Stop = stop
 		attrs := []any{"model", out.Model, "steps", out.Steps, "stop", string(stop), "usage", out.Usage, "duration", time.Since(start)}
 		if err != nil {
-			log.WarnContext(ctx, "agent: run failed", append(attrs, "err", err)...)
+			// The caller gets the error and reports it; this is context.
+			log.InfoContext(ctx, "agent: run failed", append(attrs, "err", err)...)
 		} else {
 			log.InfoContext(ctx, "agent: run finished", attrs...)
 		}
@@ -165,7 +166,7 @@ func (a *Agent) Run(ctx context.Context, history []Message, obs Observer) (*Outc
 		out.Messages = append(out.Messages, turn...)
 		msgs = append(msgs, turn...)
 	}
-	log.WarnContext(ctx, "agent: step limit reached", "max_steps", maxSteps)
+	log.InfoContext(ctx, "agent: step limit reached", "max_steps", maxSteps)
 	return end(StopStepLimit, nil)
 }
 

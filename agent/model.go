@@ -150,7 +150,10 @@ func (e *APIError) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
 	}
-	if e.Retries > 0 {
+	switch {
+	case e.Retries == 1:
+		b.WriteString(" (after 1 retry)")
+	case e.Retries > 1:
 		fmt.Fprintf(&b, " (after %d retries)", e.Retries)
 	}
 	if e.Hint != "" {

@@ -344,7 +344,7 @@ func TestConnectionRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = m.Generate(t.Context(), &agent.Request{Messages: []agent.Message{agent.UserMessage("q")}}, nil)
-	if err == nil || !strings.Contains(err.Error(), "(after 1 retries). Check that "+url+" is reachable") {
+	if err == nil || !strings.Contains(err.Error(), "(after 1 retry). Check that "+url+" is reachable") {
 		t.Errorf("err = %v", err)
 	}
 }

@@ -37,6 +37,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch cmd {
 	case "run":
 		return runBot(ctx, args, stdout, stderr)
+	case "ask":
+		return runAsk(ctx, args, stdin, stdout, stderr)
 	case "doctor":
 		return runDoctor(ctx, args, stdout, stderr)
 	case "exec":

@@ -1,0 +1,515 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// Terminal output limits.
+const (
+	cardLines    = 40 // lines of each stream shown in a tool card
+	cardWidth    = 60 // width of a tool card's rules
+	spinnerEvery = 100 * time.Millisecond
+)
+
+const askUsage = `usage: sandpiper ask [--debug] [QUESTION]
+
+Asks the model once and prints each Python run and the answer. Without a
+question, opens a chat in the terminal that keeps the conversation: Enter
+sends, Ctrl+D or Ctrl+C leaves.
+
+  --debug   also log every run's code and raw sandbox output (SANDPIPER_DEBUG=true)
+`
+
+// runAsk is `sandpiper ask`.
+func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	var debug bool
+	var words []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--debug" || a == "-debug":
+			debug = true
+		case a == "-h" || a == "-help" || a == "--help":
+			fmt.Fprint(stdout, askUsage)
+			return 0
+		case a == "--":
+			words = append(words, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(a, "-") && len(a) > 1 && len(words) == 0:
+			fmt.Fprintf(stderr, "sandpiper: ask: unknown flag %s\n\n%s", a, askUsage)
+			return 2
+		default:
+			words = append(words, a)
+		}
+	}
+	question := strings.TrimSpace(strings.Join(words, " "))
+
+	lookup, _, err := envLookuper(".")
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 2
+	}
+	mc, err := loadModelConfig(ctx, lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 2
+	}
+	sc, err := loadSandboxConfig(ctx, lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 2
+	}
+
+	ui := newTermUI(stdout, stderr, lookup)
+	defer ui.stopSpinner()
+	level := slog.LevelWarn
+	if debug || mc.Debug {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(ui.logWriter(), &slog.HandlerOptions{
+		Level: level,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey && len(groups) == 0 {
+				return slog.Attr{} // a terminal session needs no timestamps
+			}
+			return a
+		},
+	}))
+
+	model, err := mc.newModel(log)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 2
+	}
+	ui.spin("Starting the sandbox")
+	sb, err := newSandbox(ctx, sc, log)
+	if err != nil {
+		ui.stopSpinner()
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 1
+	}
+	defer sb.Close()
+	rt, err := agent.ProbeRuntime(ctx, sb)
+	ui.stopSpinner()
+	if err != nil {
+		if ctx.Err() != nil {
+			return 130
+		}
+		log.Warn("could not list the sandbox's Python modules; the model will not know them", "err", err)
+	}
+	tool := agent.NewExecuteCode(sb, agent.ExecuteCodeOptions{Runtime: rt, Limits: sc.limits(), Logger: log})
+	a := mc.newAgent(model, []agent.Tool{tool}, log)
+
+	if question != "" {
+		out, err := a.Run(ctx, []agent.Message{agent.UserMessage(question)}, ui)
+		switch {
+		case ctx.Err() != nil:
+			fmt.Fprintln(stderr, "sandpiper: interrupted")
+			return 130
+		case err != nil:
+			fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+			return 1
+		case out.Stop == agent.StopStepLimit:
+			return 1
+		}
+		return 0
+	}
+	return chat(ctx, a, rt, stdin, ui)
+}
+
+// chat keeps a conversation going, a line at a time, until EOF (Ctrl+D),
+// "exit", or ctx ends (Ctrl+C).
+func chat(ctx context.Context, a *agent.Agent, rt agent.Runtime, stdin io.Reader, ui *termUI) int {
+	interactive := isTerminal(stdin)
+	if interactive {
+		ui.printf("%s  %s\n", ui.bold("Sandpiper")+ui.dim(" · "+a.Model.ID()+" · "+rt.String()),
+			ui.dim("Enter sends · Ctrl+D or Ctrl+C leaves"))
+	}
+	lines := make(chan string)
+	go func() { // stays blocked in Read when ctx ends first; the process is leaving then
+		defer close(lines)
+		r := bufio.NewReader(stdin)
+		for {
+			line, err := r.ReadString('\n')
+			if line != "" || err == nil {
+				select {
+				case lines <- strings.TrimRight(line, "\r\n"):
+				case <-ctx.Done():
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+
+	var history []agent.Message
+	for {
+		if interactive {
+			ui.printf("\n%s ", ui.cyan("›"))
+		}
+		var line string
+		var ok bool
+		select {
+		case line, ok = <-lines:
+		case <-ctx.Done():
+		}
+		if !ok {
+			if interactive {
+				ui.printf("\n")
+			}
+			return 0
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if line == "exit" || line == "quit" {
+			return 0
+		}
+		if !interactive {
+			ui.printf("\n%s %s\n", ui.cyan("›"), line) // a transcript reads better with the questions
+		}
+		history = append(history, agent.UserMessage(line))
+		out, err := a.Run(ctx, history, ui)
+		switch {
+		case ctx.Err() != nil:
+			ui.printf("\n")
+			return 0
+		case err != nil:
+			// Forget the failed turn, so the question can be asked again.
+			history = history[:len(history)-1]
+			ui.errorf("%v", err)
+			continue
+		}
+		history = append(history, out.Messages...)
+	}
+}
+
+// termUI shows a run in the terminal: streamed text, a card per Python
+// run, and a spinner on stderr while the model or the sandbox works. It is
+// an agent.Observer. Colour and the spinner appear only on a terminal.
+type termUI struct {
+	mu       sync.Mutex
+	out, err io.Writer
+	color    bool
+	spinner  bool
+	midLine  bool // the last text written to out did not end a line
+	start    time.Time
+
+	spinStop chan struct{}
+	spinDone chan struct{}
+}
+
+var _ agent.Observer = (*termUI)(nil)
+
+func newTermUI(stdout, stderr io.Writer, lookup envconfig.Lookuper) *termUI {
+	_, noColor := lookup.Lookup("NO_COLOR")
+	term, _ := lookup.Lookup("TERM")
+	return &termUI{
+		out:     stdout,
+		err:     stderr,
+		color:   isTerminal(stdout) && !noColor && term != "dumb",
+		spinner: isTerminal(stderr) && term != "dumb",
+		start:   time.Now(),
+	}
+}
+
+func (u *termUI) StepStarted(e agent.StepEvent) {
+	if e.Step == 1 {
+		u.start = time.Now()
+	}
+	u.spin("Thinking")
+}
+
+func (u *termUI) AnswerDelta(e agent.DeltaEvent) {
+	u.stopSpinner()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	io.WriteString(u.out, e.Text)
+	u.midLine = !strings.HasSuffix(e.Text, "\n")
+}
+
+func (u *termUI) ToolCallStarted(e agent.ToolCallEvent) {
+	u.stopSpinner()
+	u.mu.Lock()
+	u.endLine()
+	title := e.Call.Name
+	body := e.Code
+	if e.Call.Name == agent.ExecuteCodeName {
+		title = "Python"
+	} else if body == "" {
+		body = string(e.Call.Input)
+	}
+	fmt.Fprintf(u.out, "%s\n", u.rule("╭─ ", title))
+	u.block(body, "", cardLines*4)
+	u.mu.Unlock()
+	if e.Call.Name == agent.ExecuteCodeName {
+		u.spin("Running Python")
+	} else {
+		u.spin("Running " + e.Call.Name)
+	}
+}
+
+func (u *termUI) ToolCallFinished(e agent.ToolResultEvent) {
+	u.stopSpinner()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	dur := e.Duration.Round(time.Millisecond).String()
+	switch res := e.Sandbox; {
+	case e.Err != nil:
+		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", u.red("✗ error")+u.dim(" · "+dur)))
+		u.block(e.Err.Error(), "red", cardLines)
+	case res == nil:
+		mark := u.green("✓ done")
+		if e.Result.IsError {
+			mark = u.red("✗ error")
+		}
+		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", mark+u.dim(" · "+dur)))
+		u.block(e.Result.Content, "", cardLines)
+	default:
+		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", status(u, res)+u.dim(" · "+dur)))
+		if len(res.Stdout) == 0 && len(res.Stderr) == 0 {
+			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim("(no output)"))
+		}
+		u.block(string(res.Stdout), "", cardLines)
+		if res.StdoutTruncated {
+			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("… output cut at %d of %d bytes", len(res.Stdout), res.StdoutSize)))
+		}
+		u.block(string(res.Stderr), "red", cardLines)
+		if res.StderrTruncated {
+			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("… stderr cut at %d of %d bytes", len(res.Stderr), res.StderrSize)))
+		}
+		for _, f := range res.Files {
+			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("file %s (%d bytes)", f.Name, len(f.Data))))
+		}
+	}
+	fmt.Fprintf(u.out, "%s\n", u.dim("╰"+strings.Repeat("─", cardWidth-1)))
+	u.midLine = false
+}
+
+// status is a card's verdict on a sandbox run.
+func status(u *termUI, r *sandbox.Result) string {
+	switch {
+	case r.TimedOut:
+		return u.red("✗ timed out")
+	case r.OutOfMemory || r.Limit == sandbox.LimitMemory:
+		return u.red(fmt.Sprintf("✗ killed: memory limit · exit %d", r.ExitCode))
+	case r.Limit == sandbox.LimitCPU:
+		return u.red(fmt.Sprintf("✗ killed: CPU time limit · exit %d", r.ExitCode))
+	case r.ExitCode != 0:
+		s := fmt.Sprintf("✗ exit %d", r.ExitCode)
+		if r.Limit != sandbox.LimitNone {
+			s += " · " + string(r.Limit) + " limit"
+		}
+		return u.red(s)
+	case r.Limit != sandbox.LimitNone:
+		return u.yellow("✓ exit 0 · " + string(r.Limit) + " limit hit")
+	}
+	return u.green("✓ exit 0")
+}
+
+func (u *termUI) Finished(e agent.FinishEvent) {
+	u.stopSpinner()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.endLine()
+	switch e.Stop {
+	case agent.StopStepLimit:
+		fmt.Fprintln(u.out, u.yellow(fmt.Sprintf("[stopped after %d steps without a final answer; SANDPIPER_MAX_STEPS allows more]", e.Steps)))
+	case agent.StopLength:
+		fmt.Fprintln(u.out, u.yellow("[the answer was cut off by the model's output token limit (SANDPIPER_MODEL_MAX_TOKENS)]"))
+	case agent.StopAnswered:
+		if strings.TrimSpace(e.Answer) == "" {
+			fmt.Fprintln(u.out, u.yellow("[the model ended without an answer]"))
+		}
+	}
+	if e.Stop == agent.StopError || e.Stop == agent.StopCanceled {
+		return // the caller reports it
+	}
+	steps := "1 step"
+	if e.Steps != 1 {
+		steps = fmt.Sprintf("%d steps", e.Steps)
+	}
+	fmt.Fprintln(u.err, u.dim(fmt.Sprintf("%s · %d tokens in, %d out · %s · %s",
+		steps, e.Usage.InputTokens, e.Usage.OutputTokens, time.Since(u.start).Round(100*time.Millisecond), e.Model)))
+}
+
+// errorf reports an error without ending the chat.
+func (u *termUI) errorf(format string, args ...any) {
+	u.stopSpinner()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.endLine()
+	fmt.Fprintln(u.err, u.red("error: "+fmt.Sprintf(format, args...)))
+}
+
+func (u *termUI) printf(format string, args ...any) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	fmt.Fprintf(u.out, format, args...)
+	u.midLine = false
+}
+
+// block writes text inside a card, at most max lines of it.
+func (u *termUI) block(text, color string, max int) {
+	text = strings.TrimRight(text, "\n")
+	if text == "" {
+		return
+	}
+	lines := strings.Split(text, "\n")
+	more := 0
+	if len(lines) > max {
+		lines, more = lines[:max], len(lines)-max
+	}
+	for _, l := range lines {
+		l = strings.ToValidUTF8(strings.TrimRight(l, "\r"), "�")
+		if color == "red" {
+			l = u.red(l)
+		}
+		fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), l)
+	}
+	if more > 0 {
+		fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("… %d more lines", more)))
+	}
+}
+
+// rule is a card's horizontal rule with a title.
+func (u *termUI) rule(lead, title string) string {
+	n := cardWidth - utf8.RuneCountInString(lead) - visibleLen(title) - 1
+	return u.dim(lead) + title + " " + u.dim(strings.Repeat("─", max(n, 3)))
+}
+
+// visibleLen counts the runes of s outside ANSI escape sequences.
+func visibleLen(s string) int {
+	n, esc := 0, false
+	for _, r := range s {
+		switch {
+		case esc:
+			esc = r != 'm'
+		case r == '\x1b':
+			esc = true
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// endLine ends a line of streamed text before something else is shown.
+func (u *termUI) endLine() {
+	if u.midLine {
+		io.WriteString(u.out, "\n")
+		u.midLine = false
+	}
+}
+
+func (u *termUI) paint(code, s string) string {
+	if !u.color {
+		return s
+	}
+	return "\x1b[" + code + "m" + s + "\x1b[0m"
+}
+
+func (u *termUI) bold(s string) string   { return u.paint("1", s) }
+func (u *termUI) dim(s string) string    { return u.paint("2", s) }
+func (u *termUI) red(s string) string    { return u.paint("31", s) }
+func (u *termUI) green(s string) string  { return u.paint("32", s) }
+func (u *termUI) yellow(s string) string { return u.paint("33", s) }
+func (u *termUI) cyan(s string) string   { return u.paint("36", s) }
+
+// spin shows msg with a spinner and the time elapsed until stopSpinner.
+func (u *termUI) spin(msg string) {
+	u.stopSpinner()
+	if !u.spinner {
+		return
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	u.mu.Lock()
+	u.spinStop, u.spinDone = stop, done
+	u.mu.Unlock()
+	go func() {
+		defer close(done)
+		frames := []rune("⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏")
+		t0 := time.Now()
+		tick := time.NewTicker(spinnerEvery)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			u.mu.Lock()
+			lead := ""
+			if u.midLine {
+				lead = "\n"
+				io.WriteString(u.out, lead)
+				u.midLine = false
+			}
+			fmt.Fprintf(u.err, "\r\x1b[K%s %s %s", u.cyan(string(frames[i%len(frames)])), msg+"…", u.dim(time.Since(t0).Round(100*time.Millisecond).String()))
+			u.mu.Unlock()
+			select {
+			case <-stop:
+				u.mu.Lock()
+				io.WriteString(u.err, "\r\x1b[K")
+				u.mu.Unlock()
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+}
+
+// stopSpinner removes the spinner, if one is showing.
+func (u *termUI) stopSpinner() {
+	u.mu.Lock()
+	stop, done := u.spinStop, u.spinDone
+	u.spinStop, u.spinDone = nil, nil
+	u.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+}
+
+// logWriter is where log records go: stderr, after clearing the spinner's
+// line (the spinner redraws itself on its next tick).
+func (u *termUI) logWriter() io.Writer {
+	return writerFunc(func(p []byte) (int, error) {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		if u.spinStop != nil {
+			io.WriteString(u.err, "\r\x1b[K")
+		}
+		return u.err.Write(p)
+	})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// isTerminal reports whether v is a terminal: a character device other
+// than /dev/null.
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(fi, null)
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/agent/anthropic"
+	"github.com/sandpiper-bot/sandpiper/agent/openai"
+)
+
+// Model APIs (SANDPIPER_MODEL_API).
+const (
+	apiOpenAI    = "openai"    // OpenAI-compatible chat completions
+	apiAnthropic = "anthropic" // Anthropic Messages
+)
+
+// Model defaults. The AI Gateway names models provider/model; Anthropic's
+// own API does not.
+const (
+	defaultGatewayModel   = "anthropic/claude-opus-4.8"
+	defaultAnthropicModel = "claude-opus-4-8"
+)
+
+// keyVars are the variables that can hold the model API key, in order of
+// preference, per API.
+var keyVars = map[string][]string{
+	apiOpenAI:    {"SANDPIPER_MODEL_API_KEY", "AI_GATEWAY_API_KEY", "VERCEL_OIDC_TOKEN", "OPENAI_API_KEY"},
+	apiAnthropic: {"SANDPIPER_MODEL_API_KEY", "ANTHROPIC_API_KEY"},
+}
+
+// modelConfig is the model's and the agent's part of the environment.
+type modelConfig struct {
+	API          string        `env:"SANDPIPER_MODEL_API, default=openai"`
+	Model        string        `env:"SANDPIPER_MODEL"`
+	BaseURL      string        `env:"SANDPIPER_MODEL_BASE_URL"`
+	MaxTokens    int64         `env:"SANDPIPER_MODEL_MAX_TOKENS"`
+	Timeout      time.Duration `env:"SANDPIPER_MODEL_TIMEOUT, default=3m"`
+	Retries      int           `env:"SANDPIPER_MODEL_RETRIES, default=3"`
+	MaxSteps     int           `env:"SANDPIPER_MAX_STEPS, default=10"`
+	Instructions string        `env:"SANDPIPER_INSTRUCTIONS"`
+	Debug        bool          `env:"SANDPIPER_DEBUG"`
+
+	// Key is found among keyVars, not by envconfig.
+	Key agent.APIKey
+}
+
+// loadModelConfig reads the model variables, fills in defaults and finds
+// the key. Its errors name the variable to fix.
+func loadModelConfig(ctx context.Context, lookup envconfig.Lookuper) (modelConfig, error) {
+	var c modelConfig
+	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &c, Lookuper: lookup}); err != nil {
+		return c, fmt.Errorf("config: %s", envNames(err.Error(), c))
+	}
+	c.API = strings.ToLower(strings.TrimSpace(c.API))
+	switch c.API {
+	case apiOpenAI:
+		if c.BaseURL == "" {
+			c.BaseURL = openai.DefaultBaseURL
+		}
+		if c.Model == "" {
+			c.Model = defaultGatewayModel
+		}
+	case apiAnthropic:
+		if c.BaseURL == "" {
+			c.BaseURL = anthropic.DefaultBaseURL
+		}
+		if c.Model == "" {
+			c.Model = defaultGatewayModel
+			if strings.TrimSuffix(c.BaseURL, "/") == anthropic.DefaultBaseURL {
+				c.Model = defaultAnthropicModel
+			}
+		}
+	default:
+		return c, fmt.Errorf("config: SANDPIPER_MODEL_API=%q: want %q (OpenAI-compatible chat completions, the default) or %q (Anthropic Messages)", c.API, apiOpenAI, apiAnthropic)
+	}
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return c, fmt.Errorf("config: SANDPIPER_MODEL_BASE_URL=%q is not an http(s) URL", c.BaseURL)
+	}
+	for _, v := range []struct {
+		name string
+		bad  bool
+	}{
+		{"SANDPIPER_MAX_STEPS", c.MaxSteps < 1},
+		{"SANDPIPER_MODEL_TIMEOUT", c.Timeout < time.Second},
+		{"SANDPIPER_MODEL_RETRIES", c.Retries < 0 || c.Retries > 20},
+		{"SANDPIPER_MODEL_MAX_TOKENS", c.MaxTokens < 0},
+	} {
+		if v.bad {
+			return c, fmt.Errorf("config: %s is out of range", v.name)
+		}
+	}
+	for _, name := range keyVars[c.API] {
+		if v, ok := lookupNonEmpty(lookup, name); ok {
+			c.Key = agent.APIKey{Value: strings.TrimSpace(v), Source: name}
+			break
+		}
+	}
+	if c.Key.Value == "" && !isLoopback(u.Hostname()) {
+		where := "in the environment, .env.local or .env"
+		if c.API == apiOpenAI {
+			where += "; `vercel env pull` writes VERCEL_OIDC_TOKEN to .env.local"
+		}
+		return c, fmt.Errorf("config: no model API key: set %s (%s)", orList(keyVars[c.API]), where)
+	}
+	return c, nil
+}
+
+// isLoopback reports whether host is this machine, where servers such as
+// Ollama need no key.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func orList(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// policy is the providers' retry and timeout policy.
+func (c modelConfig) retry() agent.RetryPolicy {
+	retries := c.Retries
+	if retries == 0 {
+		retries = -1 // no retries
+	}
+	return agent.RetryPolicy{MaxRetries: retries, RequestTimeout: c.Timeout}
+}
+
+// newModel returns the configured provider.
+func (c modelConfig) newModel(log *slog.Logger) (agent.Model, error) {
+	switch c.API {
+	case apiAnthropic:
+		return anthropic.New(anthropic.Config{
+			BaseURL: c.BaseURL, Key: c.Key, Model: c.Model, MaxTokens: c.MaxTokens,
+			Retry: c.retry(), Logger: log,
+		})
+	default:
+		return openai.New(openai.Config{
+			BaseURL: c.BaseURL, Key: c.Key, Model: c.Model, MaxTokens: c.MaxTokens,
+			Retry: c.retry(), Logger: log,
+		})
+	}
+}
+
+// newAgent returns the agent with the given tools.
+func (c modelConfig) newAgent(model agent.Model, tools []agent.Tool, log *slog.Logger) *agent.Agent {
+	return &agent.Agent{
+		Model:        model,
+		Tools:        tools,
+		Instructions: c.Instructions,
+		MaxSteps:     c.MaxSteps,
+		Logger:       log,
+	}
+}
