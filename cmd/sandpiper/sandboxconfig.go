@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -12,13 +13,14 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/local"
+	"github.com/sandpiper-bot/sandpiper/sandbox/vercel"
 )
 
 // sandboxConfig is the sandbox's part of the environment.
 type sandboxConfig struct {
-	Backend     string        `env:"SANDPIPER_SANDBOX, default=local"`
+	Backend     string        `env:"SANDPIPER_SANDBOX, default=local"` // local or vercel
 	Python      string        `env:"SANDPIPER_PYTHON, default=python3"`
-	Concurrency int           `env:"SANDPIPER_SANDBOX_CONCURRENCY"` // default: number of CPUs
+	Concurrency int           `env:"SANDPIPER_SANDBOX_CONCURRENCY"` // default: number of CPUs (local), 10 (vercel)
 	Timeout     time.Duration `env:"SANDPIPER_SANDBOX_TIMEOUT, default=30s"`
 	Memory      byteSize      `env:"SANDPIPER_SANDBOX_MEMORY, default=512MiB"`
 	Processes   int           `env:"SANDPIPER_SANDBOX_PROCESSES, default=64"`
@@ -26,6 +28,15 @@ type sandboxConfig struct {
 	OpenFiles   int           `env:"SANDPIPER_SANDBOX_OPEN_FILES, default=256"`
 	Disk        byteSize      `env:"SANDPIPER_SANDBOX_DISK, default=64MiB"`
 	Output      byteSize      `env:"SANDPIPER_SANDBOX_OUTPUT, default=1MiB"`
+
+	// The Vercel backend. Credentials: VERCEL_OIDC_TOKEN (names its team
+	// and project), or VERCEL_TOKEN with VERCEL_TEAM_ID and VERCEL_PROJECT_ID.
+	VercelAPIURL    string `env:"SANDPIPER_VERCEL_API_URL, default=https://api.vercel.com"`
+	VercelVCPUs     int    `env:"SANDPIPER_VERCEL_VCPUS, default=1"`
+	VercelOIDCToken string `env:"VERCEL_OIDC_TOKEN"`
+	VercelToken     string `env:"VERCEL_TOKEN"`
+	VercelTeamID    string `env:"VERCEL_TEAM_ID"`
+	VercelProjectID string `env:"VERCEL_PROJECT_ID"`
 }
 
 func (c sandboxConfig) limits() sandbox.Limits {
@@ -59,8 +70,17 @@ func (c sandboxConfig) validate() error {
 			return fmt.Errorf("config: %s is out of range", v.name)
 		}
 	}
-	if c.Backend != "local" {
-		return fmt.Errorf("config: SANDPIPER_SANDBOX=%q: the only backend is \"local\"", c.Backend)
+	switch c.Backend {
+	case "local":
+	case "vercel":
+		if c.VercelVCPUs != 1 && (c.VercelVCPUs < 2 || c.VercelVCPUs > 8 || c.VercelVCPUs%2 != 0) {
+			return fmt.Errorf("config: SANDPIPER_VERCEL_VCPUS=%d: want 1, 2, 4, 6 or 8", c.VercelVCPUs)
+		}
+		if u, err := url.Parse(c.VercelAPIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return fmt.Errorf("config: SANDPIPER_VERCEL_API_URL=%q is not an http(s) URL", c.VercelAPIURL)
+		}
+	default:
+		return fmt.Errorf("config: SANDPIPER_SANDBOX=%q: want \"local\" (this host) or \"vercel\" (Vercel Sandbox)", c.Backend)
 	}
 	return nil
 }
@@ -82,12 +102,33 @@ type sandboxBackend interface {
 
 // newSandbox builds the configured backend.
 func newSandbox(ctx context.Context, c sandboxConfig, log *slog.Logger) (sandboxBackend, error) {
-	return local.New(ctx, local.Config{
+	if c.Backend == "vercel" {
+		s, err := vercel.New(ctx, vercel.Config{
+			APIURL:      c.VercelAPIURL,
+			Token:       c.VercelToken,
+			TeamID:      c.VercelTeamID,
+			ProjectID:   c.VercelProjectID,
+			OIDCToken:   c.VercelOIDCToken,
+			VCPUs:       c.VercelVCPUs,
+			Concurrency: c.Concurrency,
+			Limits:      c.limits(),
+			Logger:      log,
+		})
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return s, nil
+	}
+	s, err := local.New(ctx, local.Config{
 		Python:      c.Python,
 		Concurrency: c.Concurrency,
 		Limits:      c.limits(),
 		Logger:      log,
 	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // byteSize is a size in bytes written as 512MiB, 64MB, 1G or 4096.
