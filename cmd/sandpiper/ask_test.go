@@ -171,9 +171,15 @@ func toolResult(last map[string]any) string {
 }
 
 // askEnv sets the environment for `sandpiper ask` against f, in a fresh
-// working directory.
+// working directory whose .env.local holds the key.
 func askEnv(t *testing.T, f *fakeModel, api string) {
-	t.Chdir(t.TempDir())
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile(".env.local", []byte("# Created by a test\nSANDPIPER_MODEL_API_KEY=\"test-key\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SANDPIPER_MODEL_API_KEY", "restored after the test")
+	os.Unsetenv("SANDPIPER_MODEL_API_KEY")
 	base := f.URL + "/v1"
 	if api == "anthropic" {
 		base = f.URL
@@ -181,7 +187,6 @@ func askEnv(t *testing.T, f *fakeModel, api string) {
 	for k, v := range map[string]string{
 		"SANDPIPER_MODEL_API":      api,
 		"SANDPIPER_MODEL_BASE_URL": base,
-		"SANDPIPER_MODEL_API_KEY":  "test-key",
 		"SANDPIPER_PYTHON":         testPython,
 		"SANDPIPER_DEBUG":          "",
 		"NO_COLOR":                 "1",
