@@ -26,7 +26,7 @@ import (
 // directory standing for the VM's root, and commands run for real (python3
 // on this host) with their cwd mapped into it.
 type fakeVercel struct {
-	t       *testing.T
+	t       testing.TB
 	srv     *httptest.Server
 	python  string
 	token   string
@@ -88,7 +88,7 @@ var testPython = sync.OnceValue(func() string {
 	return strings.TrimSpace(string(out))
 })
 
-func newFake(t *testing.T) *fakeVercel {
+func newFake(t testing.TB) *fakeVercel {
 	t.Helper()
 	py := testPython()
 	if py == "" {

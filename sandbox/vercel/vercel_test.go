@@ -21,7 +21,7 @@ import (
 
 // newTestSandbox returns a backend talking to f, with fast retries and no
 // /mnt/data link (the fake runs commands on this host).
-func newTestSandbox(t *testing.T, f *fakeVercel, cfg Config) (*Sandbox, *syncBuffer) {
+func newTestSandbox(t testing.TB, f *fakeVercel, cfg Config) (*Sandbox, *syncBuffer) {
 	t.Helper()
 	logs := &syncBuffer{}
 	cfg.APIURL = f.srv.URL
