@@ -83,9 +83,11 @@ func (c *cgroups) String() string {
 
 // runCgroup is one run's group (two directories on v1).
 type runCgroup struct {
-	dirs  []string
-	procs []*os.File // cgroup.procs of each directory, for init to write the program's pid
-	v2    bool
+	dirs []string
+	// join are what init needs to put the program in the group: the v1
+	// "tasks" file of each hierarchy, or the v2 directory.
+	join []*os.File
+	v2   bool
 }
 
 type cgroupSetting struct{ file, value string }
@@ -121,22 +123,30 @@ func (c *cgroups) create(id string, memory int64, pids int) (*runCgroup, error) 
 				return nil, fmt.Errorf("cgroup: set %s: %w", s.file, err)
 			}
 		}
-		f, err := os.OpenFile(filepath.Join(p.dir, "cgroup.procs"), os.O_WRONLY, 0)
+		var (
+			f   *os.File
+			err error
+		)
+		if rc.v2 {
+			f, err = os.OpenFile(p.dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
+		} else {
+			f, err = os.OpenFile(filepath.Join(p.dir, "tasks"), os.O_WRONLY, 0)
+		}
 		if err != nil {
 			rc.remove()
 			return nil, fmt.Errorf("cgroup: %w", err)
 		}
-		rc.procs = append(rc.procs, f)
+		rc.join = append(rc.join, f)
 	}
 	return rc, nil
 }
 
-// closeProcs closes the host's copies of the cgroup.procs files.
-func (rc *runCgroup) closeProcs() {
-	for _, f := range rc.procs {
+// closeJoin closes the host's copies of the join files.
+func (rc *runCgroup) closeJoin() {
+	for _, f := range rc.join {
 		f.Close()
 	}
-	rc.procs = nil
+	rc.join = nil
 }
 
 // oomKilled reports whether the memory limit killed a process of the run.
@@ -169,7 +179,7 @@ func (rc *runCgroup) memoryPeak() int64 {
 // remove deletes the group. Its processes are gone once the sandbox's init
 // has been reaped, but the kernel may take a moment to let go of the group.
 func (rc *runCgroup) remove() error {
-	rc.closeProcs()
+	rc.closeJoin()
 	var errs []error
 	for _, d := range rc.dirs {
 		var err error

@@ -211,6 +211,12 @@ func buildRoot(req *initSetup) (cgroupFD int, err error) {
 	if err := unix.Mount("proc", procDir, "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return 0, fmt.Errorf("mount /proc: %w", err)
 	}
+	// No user namespaces inside: creating one needs no privilege and
+	// would hand the program a fresh set of capabilities to probe the
+	// kernel with. (The other namespaces need capabilities it lacks.)
+	if err := os.WriteFile(filepath.Join(procDir, "sys/user/max_user_namespaces"), []byte("0"), 0); err != nil {
+		return 0, fmt.Errorf("disable nested user namespaces: %w", err)
+	}
 	for _, l := range [][2]string{{"/proc/self/fd", "dev/fd"}, {"/proc/self/fd/0", "dev/stdin"}, {"/proc/self/fd/1", "dev/stdout"}, {"/proc/self/fd/2", "dev/stderr"}} {
 		if err := os.Symlink(l[0], filepath.Join(newRoot, l[1])); err != nil {
 			return 0, fmt.Errorf("symlink /%s: %w", l[1], err)
@@ -266,7 +272,10 @@ func supervise(req *initSetup, run *initRun, cgroupFD int, start time.Time) (ini
 
 	// The program is forked from a locked OS thread that alone carries the
 	// lock-down (no_new_privs, no capabilities, Landlock, seccomp); init's
-	// other threads keep what they need to clean up.
+	// other threads keep what they need to clean up. The thread also joins
+	// the run's cgroup first (v1 lets single threads join; v2 forks straight
+	// into it), so the program is limited from its first instruction.
+	setLimits(run.Limits)
 	type started struct {
 		pid int
 		err error
@@ -275,7 +284,14 @@ func supervise(req *initSetup, run *initRun, cgroupFD int, start time.Time) (ini
 	go func() {
 		runtime.LockOSThread()
 		// Never unlocked: the thread exits with this goroutine.
-		if err := lockdownThread(); err != nil {
+		sys := &syscall.SysProcAttr{Setsid: true}
+		// No Pdeathsig: it would fire when this thread exits. The
+		// program dies with init, through the PID namespace.
+		if err := joinCgroup(req, cgroupFD, sys); err != nil {
+			ch <- started{err: err}
+			return
+		}
+		if err := lockdownThread(req.CgroupV2); err != nil {
 			ch <- started{err: err}
 			return
 		}
@@ -283,9 +299,7 @@ func supervise(req *initSetup, run *initRun, cgroupFD int, start time.Time) (ini
 			Dir:   sandbox.WorkDir,
 			Env:   req.Env,
 			Files: []uintptr{devnull.Fd(), 1, 2},
-			// No Pdeathsig: it would fire when this thread exits. The
-			// program dies with init, through the PID namespace.
-			Sys: &syscall.SysProcAttr{Setsid: true},
+			Sys:   sys,
 		})
 		ch <- started{pid, err}
 	}()
@@ -295,15 +309,7 @@ func supervise(req *initSetup, run *initRun, cgroupFD int, start time.Time) (ini
 		return res, fmt.Errorf("start %s: %w", req.Python, s.err)
 	}
 	res.Started = time.Since(start)
-	limitProcess(s.pid, run.Limits, req.CgroupFDs > 0)
-	for i := 0; i < req.CgroupFDs; i++ {
-		fd := cgroupFD + i
-		if _, err := unix.Write(fd, []byte(strconv.Itoa(s.pid))); err != nil {
-			unix.Kill(-1, unix.SIGKILL)
-			return res, fmt.Errorf("join cgroup: %w", err)
-		}
-		unix.Close(fd)
-	}
+	limitProgram(s.pid, run.Limits, req.CgroupFDs > 0)
 
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(run.Limits.Timeout-time.Since(start), func() {
@@ -349,25 +355,53 @@ func supervise(req *initSetup, run *initRun, cgroupFD int, start time.Time) (ini
 	return res, nil
 }
 
-// limitProcess applies the rlimits to the program. It runs right after the
-// exec, while the interpreter is still starting up; rlimits are
-// per-process, so setting them on init would bind init as well.
-func limitProcess(pid int, l sandbox.Limits, cgroups bool) {
+// setLimits sets the rlimits that bind init harmlessly (its CPU time is
+// small, it writes no files and holds few descriptors), so that the program
+// inherits them at fork.
+func setLimits(l sandbox.Limits) {
 	cpu := uint64((l.CPUTime + time.Second - 1) / time.Second)
 	set := func(res int, soft, hard uint64) {
-		unix.Prlimit(pid, res, &unix.Rlimit{Cur: soft, Max: hard}, nil)
+		unix.Setrlimit(res, &unix.Rlimit{Cur: soft, Max: hard})
 	}
 	set(unix.RLIMIT_CPU, cpu, cpu+1)
 	set(unix.RLIMIT_FSIZE, uint64(l.DiskSize), uint64(l.DiskSize))
 	set(unix.RLIMIT_NOFILE, uint64(l.OpenFiles), uint64(l.OpenFiles))
-	// Init's own threads run as the same user and count here too.
-	set(unix.RLIMIT_NPROC, uint64(l.Processes+initThreads), uint64(l.Processes+initThreads))
 	set(unix.RLIMIT_CORE, 0, 0)
 	set(unix.RLIMIT_MEMLOCK, 64<<10, 64<<10)
-	if !cgroups {
-		// Without a memory cgroup the address space is the only bound.
-		set(unix.RLIMIT_AS, uint64(l.Memory), uint64(l.Memory))
+}
+
+// limitProgram sets on the program, right after its exec, the rlimits that
+// would bind init's runtime (threads, address space). They back up the
+// cgroup limits the program already has from birth; without cgroups they
+// are the only bound, and apply from the interpreter's start-up on.
+func limitProgram(pid int, l sandbox.Limits, cgroups bool) {
+	set := func(res int, v uint64) {
+		unix.Prlimit(pid, res, &unix.Rlimit{Cur: v, Max: v}, nil)
 	}
+	// Init's own threads run as the same user and count here too.
+	set(unix.RLIMIT_NPROC, uint64(l.Processes+initThreads))
+	if !cgroups {
+		set(unix.RLIMIT_AS, uint64(l.Memory))
+	}
+}
+
+// joinCgroup moves the calling thread into the run's cgroup (v1), or has
+// the fork place the child there (v2, CLONE_INTO_CGROUP).
+func joinCgroup(req *initSetup, cgroupFD int, sys *syscall.SysProcAttr) error {
+	if req.CgroupFDs == 0 {
+		return nil
+	}
+	if req.CgroupV2 {
+		sys.UseCgroupFD, sys.CgroupFD = true, cgroupFD
+		return nil
+	}
+	tid := []byte(strconv.Itoa(unix.Gettid()))
+	for i := 0; i < req.CgroupFDs; i++ {
+		if _, err := unix.Write(cgroupFD+i, tid); err != nil {
+			return fmt.Errorf("join cgroup: %w", err)
+		}
+	}
+	return nil
 }
 
 // initThreads is the headroom in RLIMIT_NPROC for init's own threads.
@@ -447,7 +481,7 @@ func readNoFollow(p string, max int64) ([]byte, error) {
 
 // lockdownThread drops every privilege of the calling OS thread, which is
 // what a process forked from it inherits.
-func lockdownThread() error {
+func lockdownThread(allowClone3 bool) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
@@ -457,7 +491,7 @@ func lockdownThread() error {
 	if err := restrictLandlock(); err != nil {
 		return err
 	}
-	if err := installSeccomp(); err != nil {
+	if err := installSeccomp(allowClone3); err != nil {
 		return err
 	}
 	return nil

@@ -239,6 +239,8 @@ refused("syscall", 298, None, 0, -1, -1, 0)                # perf_event_open
 refused("syscall", 169, 0xfee1dead, 672274793, 0x1234567)  # reboot
 refused("syscall", 313, 0, b"", 0)                         # finit_module
 refused("sethostname", b"x", 1)
+refused("syscall", 435, None, 0)                           # clone3
+assert open("/proc/sys/user/max_user_namespaces").read().strip() == "0"
 for f in (os.setuid, os.setgid):
     try:
         f(0)

@@ -88,9 +88,9 @@ func (s *Sandbox) prepare() (_ *ready, err error) {
 			return fail(&sandbox.Error{Op: "cgroup", Err: err})
 		}
 		s.liveCgroups.Add(1)
-		files = append(files, r.cg.procs...)
-		nCgroup = len(r.cg.procs)
-		r.cg.procs = nil // closed with files
+		files = append(files, r.cg.join...)
+		nCgroup = len(r.cg.join)
+		r.cg.join = nil // closed with files
 	}
 
 	r.pidfd, err = s.forkInit(files)
@@ -115,6 +115,7 @@ func (s *Sandbox) prepare() (_ *ready, err error) {
 		TmpFiles:  s.tmpFiles,
 		DiskSize:  s.cfg.Limits.DiskSize,
 		CgroupFDs: nCgroup,
+		CgroupV2:  s.cgroups != nil && s.cgroups.v2 != "",
 	}); err != nil {
 		r.discard(s)
 		return nil, &sandbox.Error{Op: "setup", Err: err}

@@ -42,7 +42,8 @@ type initSetup struct {
 	EtcFiles  []sandbox.File // generated files under /etc (passwd, group, hosts)
 	TmpFiles  []sandbox.File // placed under /tmp (caches prepared at start-up)
 	DiskSize  int64          // size of the writable tmpfs until the run sets its own
-	CgroupFDs int            // cgroup.procs files passed after the mounts, joined by the program
+	CgroupFDs int            // cgroup files passed after the mounts: v1 "tasks" files, or a v2 directory
+	CgroupV2  bool
 }
 
 // initRun is the one run; it arrives when the sandbox is taken from the pool.

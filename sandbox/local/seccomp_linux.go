@@ -64,8 +64,11 @@ func (p *bpfProg) jump(code uint16, k uint32, jt, jf uint8) {
 	*p = append(*p, unix.SockFilter{Code: code, K: k, Jt: jt, Jf: jf})
 }
 
-// seccompFilter builds the program.
-func seccompFilter() []unix.SockFilter {
+// seccompFilter builds the program. allowClone3 lets clone3 through, which
+// forking into a cgroup v2 group needs; its namespace flags are then
+// refused by the kernel instead (no capabilities, and nested user
+// namespaces are disabled in the sandbox).
+func seccompFilter(allowClone3 bool) []unix.SockFilter {
 	var p bpfProg
 	ld := func(off uint32) { p.stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, off) }
 	ret := func(v uint32) { p.stmt(unix.BPF_RET|unix.BPF_K, v) }
@@ -88,7 +91,9 @@ func seccompFilter() []unix.SockFilter {
 	}
 	// clone3 passes its flags in memory the filter cannot read: refuse
 	// it with ENOSYS so that the C library falls back to clone.
-	deny(unix.SYS_CLONE3, retENOSY)
+	if !allowClone3 {
+		deny(unix.SYS_CLONE3, retENOSY)
+	}
 
 	// clone: refuse new namespaces. The flags are argument 0 on most
 	// architectures.
@@ -109,8 +114,8 @@ func seccompFilter() []unix.SockFilter {
 }
 
 // installSeccomp loads the filter on the calling thread only.
-func installSeccomp() error {
-	filter := seccompFilter()
+func installSeccomp(allowClone3 bool) error {
+	filter := seccompFilter(allowClone3)
 	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
 	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog))); errno != 0 {
 		return fmt.Errorf("seccomp: %w", errno)

@@ -103,8 +103,9 @@ func forkInit(req zygoteRequest, fds []int) (pidfd int, err error) {
 			GidMappings:                []syscall.SysProcIDMap{{ContainerID: sandboxID, HostID: req.HostID, Size: 1}},
 			GidMappingsEnableSetgroups: false,
 			Credential:                 &syscall.Credential{Uid: sandboxID, Gid: sandboxID, NoSetGroups: true},
-			// What init needs to build the root; the program gets none.
-			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP},
+			// What init needs to build the root (and, SYS_RESOURCE, to turn
+			// off nested user namespaces); the program gets none.
+			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP, unix.CAP_SYS_RESOURCE},
 			Pdeathsig:   syscall.SIGKILL,
 			Setsid:      true,
 			PidFD:       &pidfd,
