@@ -81,6 +81,12 @@ func (a *Agent) Run(ctx context.Context, history []Message, obs Observer) (*Outc
 	if obs == nil {
 		obs = ObserverFuncs{}
 	}
+	if a.Model == nil {
+		return &Outcome{}, errors.New("agent: no model")
+	}
+	if len(history) == 0 {
+		return &Outcome{Model: a.Model.ID()}, errors.New("agent: no question: the history is empty")
+	}
 	log := orDiscard(a.Logger)
 	maxSteps := a.MaxSteps
 	if maxSteps <= 0 {

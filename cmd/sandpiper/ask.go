@@ -345,8 +345,12 @@ func (u *termUI) Finished(e agent.FinishEvent) {
 	if e.Steps != 1 {
 		steps = fmt.Sprintf("%d steps", e.Steps)
 	}
-	fmt.Fprintln(u.err, u.dim(fmt.Sprintf("%s · %d tokens in, %d out · %s · %s",
-		steps, e.Usage.InputTokens, e.Usage.OutputTokens, time.Since(u.start).Round(100*time.Millisecond), e.Model)))
+	parts := []string{steps}
+	if e.Usage.Total() > 0 { // some servers do not report usage
+		parts = append(parts, fmt.Sprintf("%d tokens in, %d out", e.Usage.InputTokens, e.Usage.OutputTokens))
+	}
+	parts = append(parts, time.Since(u.start).Round(100*time.Millisecond).String(), e.Model)
+	fmt.Fprintln(u.err, u.dim(strings.Join(parts, " · ")))
 }
 
 // errorf reports an error without ending the chat.
