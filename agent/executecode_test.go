@@ -1,0 +1,198 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+func TestExecuteCodeDescription(t *testing.T) {
+	rt := Runtime{Python: "3.13.1", Modules: []Module{{"numpy", "2.1.0"}, {"sympy", ""}}}
+	desc := NewExecuteCode(&fakeRunner{}, ExecuteCodeOptions{Runtime: rt, Limits: sandbox.Limits{Timeout: 10 * time.Second}}).Spec().Description
+	for _, want := range []string{
+		"`python3 -c <code>`, in a fresh sandbox",
+		"only what the program prints comes back",
+		"write `print(5 + 5)`",
+		"Python 3.13.1. Third-party modules available: numpy 2.1.0, sympy;",
+		"no network access",
+		"Limits per run: 10s of wall time, 512 MiB of memory, 1 MiB of output per stream",
+		"The working directory is /mnt/data (64 MiB writable).",
+		"`output` (stdout), `stderr`, `exitCode`, and `timedOut` / `truncated` when true",
+	} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("description lacks %q:\n%s", want, desc)
+		}
+	}
+	bare := NewExecuteCode(&fakeRunner{}, ExecuteCodeOptions{}).Spec().Description
+	if !strings.Contains(bare, "Only the standard library is available") {
+		t.Errorf("description without modules:\n%s", bare)
+	}
+}
+
+// TestExecuteCodeResult checks the JSON the model reads for each kind of
+// run.
+func TestExecuteCodeResult(t *testing.T) {
+	long := strings.Repeat("é", 20_000) // 40,000 bytes
+	tests := []struct {
+		name string
+		res  sandbox.Result
+		opts ExecuteCodeOptions
+		want string
+	}{
+		{
+			name: "output",
+			res:  sandbox.Result{Stdout: []byte("42\n")},
+			want: `{"output":"42\n","stderr":"","exitCode":0}`,
+		},
+		{
+			name: "success without output",
+			res:  sandbox.Result{Stderr: []byte("DeprecationWarning: x\n")},
+			want: `{"output":"` + noOutput + `","stderr":"DeprecationWarning: x\n","exitCode":0}`,
+		},
+		{
+			name: "timeout",
+			res:  sandbox.Result{Stdout: []byte("1\n"), ExitCode: 137, TimedOut: true, Limit: sandbox.LimitTimeout},
+			want: `{"output":"1\n","stderr":"[sandbox: the program was stopped after the 30s time limit]","exitCode":137,"timedOut":true}`,
+		},
+		{
+			name: "out of memory",
+			res:  sandbox.Result{ExitCode: 137, OutOfMemory: true, Limit: sandbox.LimitMemory, Stderr: []byte("Killed")},
+			want: `{"output":"","stderr":"Killed\n[sandbox: the program was killed for passing the 512 MiB memory limit]","exitCode":137}`,
+		},
+		{
+			name: "cut by the sandbox",
+			res:  sandbox.Result{Stdout: []byte("xxxx"), StdoutTruncated: true, StdoutSize: 3 << 20},
+			opts: ExecuteCodeOptions{Limits: sandbox.Limits{Output: 4}},
+			want: `{"output":"xxxx\n[output cut: the program printed 3 MiB, more than the 4 bytes kept]","stderr":"","exitCode":0,"truncated":true}`,
+		},
+		{
+			name: "files",
+			res:  sandbox.Result{Stdout: []byte("saved\n"), Files: []sandbox.File{{Name: "plot.png", Data: []byte("PNG")}}},
+			want: `{"output":"saved\n","stderr":"","exitCode":0,"files":["plot.png"]}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var gotFiles []sandbox.File
+			opts := tt.opts
+			opts.OutputFiles = func(_ context.Context, f []sandbox.File) { gotFiles = f }
+			r := &fakeRunner{fn: func(context.Context, sandbox.Request) (*sandbox.Result, error) { res := tt.res; return &res, nil }}
+			out, err := NewExecuteCode(r, opts).Call(t.Context(), json.RawMessage(`{"code":"x"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Content != tt.want {
+				t.Errorf("content:\n%s\nwant:\n%s", out.Content, tt.want)
+			}
+			if len(gotFiles) != len(tt.res.Files) {
+				t.Errorf("OutputFiles got %v", gotFiles)
+			}
+		})
+	}
+
+	t.Run("long output keeps head and tail", func(t *testing.T) {
+		r := &fakeRunner{fn: func(context.Context, sandbox.Request) (*sandbox.Result, error) {
+			return &sandbox.Result{Stdout: []byte("start" + long + "end")}, nil
+		}}
+		out, err := NewExecuteCode(r, ExecuteCodeOptions{ModelOutput: 1000}).Call(t.Context(), json.RawMessage(`{"code":"x"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res codeResult
+		json.Unmarshal([]byte(out.Content), &res)
+		if !res.Truncated || !strings.HasPrefix(res.Output, "start") || !strings.HasSuffix(res.Output, "end") ||
+			!strings.Contains(res.Output, "\n[... 38.1 KiB left out ...]\n") || len(res.Output) > 1100 || !utf8.ValidString(res.Output) {
+			t.Errorf("output (%d bytes) = %.200q…", len(res.Output), res.Output)
+		}
+	})
+}
+
+func TestExecuteCodeInputFiles(t *testing.T) {
+	type key struct{}
+	r := &fakeRunner{fn: pythonish}
+	tool := NewExecuteCode(r, ExecuteCodeOptions{
+		Limits: sandbox.Limits{Timeout: 5 * time.Second},
+		InputFiles: func(ctx context.Context) []sandbox.File {
+			f, _ := ctx.Value(key{}).([]sandbox.File)
+			return f
+		},
+	})
+	files := []sandbox.File{{Name: "data.csv", Data: []byte("a,b\n1,2\n")}}
+	ctx := context.WithValue(t.Context(), key{}, files)
+	if _, err := tool.Call(ctx, json.RawMessage(`{"code":"print(open('data.csv').read())"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.reqs) != 1 || len(r.reqs[0].Files) != 1 || r.reqs[0].Files[0].Name != "data.csv" || r.reqs[0].Limits.Timeout != 5*time.Second {
+		t.Errorf("request = %+v", r.reqs)
+	}
+}
+
+func TestDecodeCode(t *testing.T) {
+	for _, tt := range []struct {
+		in, code, err string
+	}{
+		{in: `{"code": "print(1)"}`, code: "print(1)"},
+		{in: `"{\"code\": \"print(2)\"}"`, code: "print(2)"}, // arguments sent as a JSON string
+		{in: `{"code": "print(1)", "language": "python"}`, code: "print(1)"},
+		{in: `{"code": "print(1)`, err: "invalid input: the arguments are not valid JSON"},
+		{in: `{"source": "print(1)"}`, err: `invalid input: the required field "code" is missing`},
+		{in: `{"code": 42}`, err: "invalid input: json: cannot unmarshal number"},
+		{in: `{"code": "  "}`, err: `invalid input: "code" is empty`},
+		{in: `[]`, err: "invalid input: json: cannot unmarshal array"},
+	} {
+		code, err := decodeCode(json.RawMessage(tt.in))
+		if tt.err != "" {
+			if err == nil || !strings.HasPrefix(err.Error(), tt.err) {
+				t.Errorf("decodeCode(%s) = %q, %v; want error %q", tt.in, code, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || code != tt.code {
+			t.Errorf("decodeCode(%s) = %q, %v; want %q", tt.in, code, err, tt.code)
+		}
+	}
+}
+
+// FuzzDecodeCode: model-written arguments never panic, and what decodes
+// is non-blank code.
+func FuzzDecodeCode(f *testing.F) {
+	for _, s := range []string{`{"code":"print(1)"}`, `"{\"code\":\"x\"}"`, `{"code":`, `null`, `{"code":null}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		code, err := decodeCode(json.RawMessage(in))
+		if err == nil && strings.TrimSpace(code) == "" {
+			t.Errorf("decodeCode(%q) accepted blank code", in)
+		}
+	})
+}
+
+// FuzzClip: clipped output stays within bounds and valid UTF-8 stays
+// valid.
+func FuzzClip(f *testing.F) {
+	f.Add("hello, world", 5)
+	f.Add(strings.Repeat("日本語", 100), 17)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 1 || n > 1<<16 {
+			return
+		}
+		got, cut := clip([]byte(s), n)
+		if !cut {
+			if got != s {
+				t.Errorf("uncut clip changed the text")
+			}
+			return
+		}
+		if len(got) > n+64 {
+			t.Errorf("clip(%d bytes, %d) = %d bytes", len(s), n, len(got))
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(got) {
+			t.Errorf("clip broke UTF-8: %q", got)
+		}
+	})
+}
