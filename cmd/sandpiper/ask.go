@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -271,6 +272,10 @@ func (u *termUI) ToolCallFinished(e agent.ToolResultEvent) {
 	defer u.mu.Unlock()
 	dur := e.Duration.Round(time.Millisecond).String()
 	switch res := e.Sandbox; {
+	case errors.Is(e.Err, context.Canceled):
+		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", u.yellow("✗ cancelled")+u.dim(" · "+dur)))
+	case errors.Is(e.Err, context.DeadlineExceeded):
+		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", u.yellow("✗ stopped: out of time")+u.dim(" · "+dur)))
 	case e.Err != nil:
 		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", u.red("✗ error")+u.dim(" · "+dur)))
 		u.block(e.Err.Error(), "red", cardLines)

@@ -344,8 +344,11 @@ func TestAskCancel(t *testing.T) {
 	if d := time.Since(t0); d > 2*time.Second {
 		t.Errorf("ask took %v to stop", d)
 	}
-	if strings.Contains(stdout.String(), "exit") {
-		t.Errorf("the cancelled run got a result card:\n%s", stdout.String())
+	if out := stdout.String(); strings.Contains(out, "exit") || !strings.Contains(out, "├─ ✗ cancelled · ") {
+		t.Errorf("the cancelled run's card:\n%s", out)
+	}
+	if got := stderr.String(); !strings.HasSuffix(got, "sandpiper: interrupted\n") {
+		t.Errorf("stderr = %q", got)
 	}
 	if procs := pythonProcs(t, "while True"); len(procs) > 0 {
 		t.Errorf("python still running: %v", procs)
