@@ -58,8 +58,9 @@ type ToolResultEvent struct {
 	// Duration is how long the call took, sandbox start-up included.
 	Duration time.Duration
 	// Err is why the tool failed (unknown tool, invalid input, a sandbox
-	// machinery failure); nil when it ran. A program that fails is not a
-	// tool failure: see Sandbox.ExitCode.
+	// machinery failure), or the context's error when the run was
+	// cancelled during the call; nil when it ran. A program that fails is
+	// not a tool failure: see Sandbox.ExitCode.
 	Err error
 }
 
