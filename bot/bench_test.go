@@ -2,7 +2,12 @@ package bot_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+
 	"fmt"
+	"github.com/gorilla/websocket"
 	"io"
 	"log/slog"
 	"slices"
@@ -46,10 +51,25 @@ func startBench(b *testing.B) (*slacktest.Server, func()) {
 }
 
 // BenchmarkEnvelopeAck sends envelopes in bursts of 100 and measures the
-// time from the fake sending each one to reading its ack.
+// time from the fake sending each one to reading its ack: "bot" is the real
+// bot; "baseline" is a bare websocket client that acks each envelope as it
+// reads it, in the same run, which is the floor the fake and the loopback
+// socket set on this machine.
 func BenchmarkEnvelopeAck(b *testing.B) {
-	fake, stop := startBench(b)
-	defer stop()
+	b.Run("bot", func(b *testing.B) {
+		fake, stop := startBench(b)
+		defer stop()
+		benchmarkAcks(b, fake)
+	})
+	b.Run("baseline", func(b *testing.B) {
+		fake := slacktest.New(b)
+		stop := rawAcker(b, fake)
+		defer stop()
+		benchmarkAcks(b, fake)
+	})
+}
+
+func benchmarkAcks(b *testing.B, fake *slacktest.Server) {
 	fake.EchoBotMessages = false
 	var lat []time.Duration
 	const burst = 100
@@ -79,6 +99,43 @@ func BenchmarkEnvelopeAck(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+}
+
+// rawAcker connects to the fake's Socket Mode endpoint with a bare
+// websocket client and acks every envelope at once.
+func rawAcker(b *testing.B, fake *slacktest.Server) (stop func()) {
+	b.Helper()
+	resp, err := http.PostForm(fake.URL+"apps.connections.open", url.Values{"token": {slacktest.AppToken}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var open struct{ URL string }
+	json.NewDecoder(resp.Body).Decode(&open)
+	resp.Body.Close()
+	ws, _, err := websocket.DefaultDialer.Dial(open.URL, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			_, data, err := ws.ReadMessage()
+			if err != nil {
+				return
+			}
+			var env struct {
+				EnvelopeID string `json:"envelope_id"`
+			}
+			if json.Unmarshal(data, &env) == nil && env.EnvelopeID != "" {
+				ws.WriteJSON(map[string]string{"envelope_id": env.EnvelopeID})
+			}
+		}
+	}()
+	if !fake.WaitConnections(1, 5*time.Second) {
+		b.Fatal("no connection")
+	}
+	return func() { ws.Close(); <-done }
 }
 
 // BenchmarkAnsweredQuestion measures a whole answered mention with an

@@ -59,6 +59,7 @@ type Sandbox struct {
 
 	zmu    sync.Mutex
 	zygote *zygote // started on first use, restarted if it dies
+	closed bool    // by Close
 
 	pool     chan *ready   // sandboxes built ahead, each for one run
 	refill   chan struct{} // asks keepReady to top the pool up
@@ -436,6 +437,10 @@ func (s *Sandbox) forkInit(files []*os.File) (*os.File, error) {
 	req := zygoteRequest{HostID: s.hostID}
 	for attempt := 0; ; attempt++ {
 		s.zmu.Lock()
+		if s.closed {
+			s.zmu.Unlock()
+			return nil, errClosed
+		}
 		if s.zygote == nil {
 			z, err := startZygote()
 			if err != nil {
@@ -462,8 +467,11 @@ func (s *Sandbox) forkInit(files []*os.File) (*os.File, error) {
 }
 
 // Close stops the helper process and the sandboxes kept ready. Runs in
-// flight are not affected; a later Run starts afresh.
+// flight finish; later runs fail.
 func (s *Sandbox) Close() error {
+	s.zmu.Lock()
+	s.closed = true
+	s.zmu.Unlock()
 	s.drainPool()
 	s.zmu.Lock()
 	defer s.zmu.Unlock()
@@ -473,6 +481,8 @@ func (s *Sandbox) Close() error {
 	}
 	return nil
 }
+
+var errClosed = errors.New("sandbox: closed")
 
 type initResultOrErr struct {
 	r   initResult

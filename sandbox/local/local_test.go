@@ -614,3 +614,15 @@ func assertNoLeftovers(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseRightAfterNew closes a sandbox while its pool is being filled.
+func TestCloseRightAfterNew(t *testing.T) {
+	s, err := New(t.Context(), Config{Python: testPython()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := s.Run(t.Context(), sandbox.Request{Code: "print(1)"}); err == nil {
+		t.Error("Run after Close succeeded")
+	}
+}

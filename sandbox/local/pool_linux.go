@@ -160,6 +160,13 @@ func (s *Sandbox) removeCgroup(cg *runCgroup) {
 // take returns a ready sandbox, from the pool when one is waiting there.
 // It asks for the pool to be refilled either way.
 func (s *Sandbox) take() (*ready, error) {
+	s.zmu.Lock()
+	closed := s.closed
+	s.zmu.Unlock()
+	if closed {
+		s.drainPool() // one may have arrived after Close drained the pool
+		return nil, errClosed
+	}
 	defer s.wantMore()
 	for {
 		select {

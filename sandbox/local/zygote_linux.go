@@ -236,8 +236,10 @@ func (z *zygote) fork(req zygoteRequest, files []*os.File) (*os.File, error) {
 	}
 }
 
-// close stops the zygote.
+// close stops the zygote, after any fork under way.
 func (z *zygote) close() {
+	z.mu.Lock()
 	z.sock.Close()
+	z.mu.Unlock()
 	z.proc.Wait()
 }
