@@ -13,7 +13,6 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
-	"github.com/sandpiper-bot/sandpiper/agent/openai"
 	"github.com/sandpiper-bot/sandpiper/bot"
 )
 
@@ -29,11 +28,6 @@ type botEnv struct {
 	AnswerTimeout   time.Duration `env:"SANDPIPER_ANSWER_TIMEOUT, default=10m"`
 	Workers         int           `env:"SANDPIPER_WORKERS, default=8"`
 	LogLevel        string        `env:"SANDPIPER_LOG_LEVEL, default=info"`
-
-	Model    string `env:"SANDPIPER_MODEL"`
-	ModelKey string `env:"SANDPIPER_MODEL_API_KEY"`
-	ModelURL string `env:"SANDPIPER_MODEL_BASE_URL"`
-	MaxSteps int    `env:"SANDPIPER_MAX_STEPS, default=10"`
 }
 
 // loadBotEnv reads and checks the bot's variables; errors name the
@@ -57,7 +51,6 @@ func loadBotEnv(ctx context.Context, lookup envconfig.Lookuper) (e botEnv, httpA
 		{"SANDPIPER_SHUTDOWN_TIMEOUT", e.ShutdownTimeout <= 0},
 		{"SANDPIPER_ANSWER_TIMEOUT", e.AnswerTimeout < 10*time.Second},
 		{"SANDPIPER_WORKERS", e.Workers < 1},
-		{"SANDPIPER_MAX_STEPS", e.MaxSteps < 1},
 	} {
 		if c.bad {
 			return e, "", fmt.Errorf("config: %s is out of range", c.name)
@@ -88,18 +81,6 @@ func (e botEnv) logger(w io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
 }
 
-func (e botEnv) model(log *slog.Logger) (agent.Model, error) {
-	if e.Model == "" {
-		return nil, errors.New("config: SANDPIPER_MODEL is not set (e.g. anthropic/claude-sonnet-4.5 on the AI Gateway, or gpt-4.1 with SANDPIPER_MODEL_BASE_URL=https://api.openai.com/v1)")
-	}
-	return openai.New(openai.Config{
-		BaseURL: e.ModelURL,
-		Key:     agent.APIKey{Value: e.ModelKey, Source: "SANDPIPER_MODEL_API_KEY"},
-		Model:   e.Model,
-		Logger:  log,
-	})
-}
-
 func (e botEnv) botConfig(httpAddr string, log *slog.Logger) bot.Config {
 	return bot.Config{
 		BotToken: e.BotToken, AppToken: e.AppToken, APIURL: e.APIURL,
@@ -116,7 +97,11 @@ func runBot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandpiper: run takes no arguments\n\n%s", usage)
 		return 2
 	}
-	lookup := envconfig.OsLookuper()
+	lookup, _, err := envLookuper(".")
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 2
+	}
 	env, httpAddr, err := loadBotEnv(ctx, lookup)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
@@ -137,7 +122,12 @@ func runBot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
 		return 2
 	}
-	model, err := env.model(log)
+	mc, err := loadModelConfig(ctx, lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 2
+	}
+	model, err := mc.newModel(log)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
 		return 2
@@ -154,14 +144,9 @@ func runBot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		log.Warn("could not list the sandbox's Python modules; the model will not know them", "err", err)
 	}
 	cfg.SandboxLimits = sbCfg.limits()
-	cfg.Answerer = bot.NewAgentAnswerer(&agent.Agent{
-		Model: model,
-		Tools: []agent.Tool{agent.NewExecuteCode(sb, agent.ExecuteCodeOptions{
-			Runtime: rt, Limits: sbCfg.limits(), Logger: log,
-		})},
-		MaxSteps: env.MaxSteps,
-		Logger:   log,
-	})
+	cfg.Answerer = bot.NewAgentAnswerer(mc.newAgent(model, []agent.Tool{
+		agent.NewExecuteCode(sb, agent.ExecuteCodeOptions{Runtime: rt, Limits: sbCfg.limits(), Logger: log}),
+	}, log))
 	b, err := bot.New(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)

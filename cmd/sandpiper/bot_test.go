@@ -49,8 +49,10 @@ func TestDoctorReportsSlackProblems(t *testing.T) {
 	t.Setenv("SLACK_BOT_TOKEN", "xoxb-wrong")
 	t.Setenv("SLACK_APP_TOKEN", slacktest.AppToken)
 	t.Setenv("SANDPIPER_DATA_DIR", t.TempDir())
-	t.Setenv("SANDPIPER_MODEL", "")
-	os.Unsetenv("SANDPIPER_MODEL")
+	for _, k := range []string{"SANDPIPER_MODEL_API_KEY", "AI_GATEWAY_API_KEY", "VERCEL_OIDC_TOKEN", "OPENAI_API_KEY", "SANDPIPER_MODEL_BASE_URL"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
 	t.Setenv("SANDPIPER_SANDBOX", "none") // keep the sandbox out of this test
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"doctor"}, strings.NewReader(""), &out, &errb)
@@ -59,7 +61,7 @@ func TestDoctorReportsSlackProblems(t *testing.T) {
 		"FAIL Slack bot token (auth.test): invalid_auth",
 		"ok   Slack app token (apps.connections.open)",
 		"ok   SANDPIPER_DATA_DIR",
-		"FAIL model: config: SANDPIPER_MODEL is not set",
+		"FAIL model: config: no model API key: set SANDPIPER_MODEL_API_KEY, AI_GATEWAY_API_KEY, VERCEL_OIDC_TOKEN or OPENAI_API_KEY",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, got)

@@ -114,6 +114,14 @@ func loadModelConfig(ctx context.Context, lookup envconfig.Lookuper) (modelConfi
 	return c, nil
 }
 
+// keySource names where the key came from.
+func (c modelConfig) keySource() string {
+	if c.Key.Source == "" {
+		return "no variable (none needed on loopback)"
+	}
+	return c.Key.Source
+}
+
 // isLoopback reports whether host is this machine, where servers such as
 // Ollama need no key.
 func isLoopback(host string) bool {

@@ -23,12 +23,18 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "sandpiper: doctor takes no arguments\n")
 		return 2
 	}
-	lookup := envconfig.OsLookuper()
 	var checks []bot.Check
 	fail := func(name string, err error) { checks = append(checks, bot.Check{Name: name, Detail: err.Error()}) }
 	pass := func(name, detail string) { checks = append(checks, bot.Check{Name: name, OK: true, Detail: detail}) }
 	quiet := slog.New(slog.DiscardHandler)
 
+	lookup, read, err := envLookuper(".")
+	if err != nil {
+		fail("configuration", err)
+		lookup = envconfig.OsLookuper()
+	} else if len(read) > 0 {
+		pass("configuration", "read "+strings.Join(read, ", "))
+	}
 	env, httpAddr, err := loadBotEnv(ctx, lookup)
 	if err != nil {
 		fail("configuration", err)
@@ -36,21 +42,22 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		checks = append(checks, bot.Doctor(cctx, env.botConfig(httpAddr, quiet))...)
 		cancel()
-
-		if model, err := env.model(quiet); err != nil {
-			fail("model", err)
+	}
+	if mc, err := loadModelConfig(ctx, lookup); err != nil {
+		fail("model", err)
+	} else if model, err := mc.newModel(quiet); err != nil {
+		fail("model", err)
+	} else {
+		mctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+		resp, err := model.Generate(mctx, &agent.Request{
+			Instructions: "Reply with the single word OK.",
+			Messages:     []agent.Message{agent.UserMessage("Say OK.")},
+		}, nil)
+		cancel()
+		if err != nil {
+			fail("model "+mc.Model, fmt.Errorf("%v (check SANDPIPER_MODEL, SANDPIPER_MODEL_BASE_URL and the key in %s)", err, mc.keySource()))
 		} else {
-			mctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-			resp, err := model.Generate(mctx, &agent.Request{
-				Instructions: "Reply with the single word OK.",
-				Messages:     []agent.Message{agent.UserMessage("Say OK.")},
-			}, nil)
-			cancel()
-			if err != nil {
-				fail("model "+env.Model, fmt.Errorf("%v (check SANDPIPER_MODEL, SANDPIPER_MODEL_API_KEY and SANDPIPER_MODEL_BASE_URL)", err))
-			} else {
-				pass("model "+env.Model, fmt.Sprintf("answered %q", strings.TrimSpace(resp.Message.Text)))
-			}
+			pass("model "+mc.Model, fmt.Sprintf("%s at %s answered %q (key from %s)", mc.API, mc.BaseURL, strings.TrimSpace(resp.Message.Text), mc.keySource()))
 		}
 	}
 

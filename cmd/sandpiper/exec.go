@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/sethvargo/go-envconfig"
-
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -39,7 +37,12 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		*code = string(b)
 	}
-	cfg, err := loadSandboxConfig(ctx, envconfig.OsLookuper())
+	lookup, _, err := envLookuper(".")
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 2
+	}
+	cfg, err := loadSandboxConfig(ctx, lookup)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
 		return 2
