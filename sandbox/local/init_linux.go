@@ -83,6 +83,10 @@ func initMain(start time.Time) (res initResult) {
 	if err != nil {
 		return initResult{Err: err.Error()}
 	}
+	f, err := newForker(&setup, cgroupFD)
+	if err != nil {
+		return initResult{Err: err.Error()}
+	}
 	// Ready: wait for the one run.
 	var run initRun
 	if err := dec.Decode(&run); err != nil {
@@ -98,7 +102,7 @@ func initMain(start time.Time) (res initResult) {
 	if err := writeInputs(sandbox.WorkDir, run.Files); err != nil {
 		return initResult{Err: err.Error()}
 	}
-	res, err = supervise(&setup, &run, cgroupFD, start)
+	res, err = supervise(&setup, &run, f, start)
 	if err != nil {
 		return initResult{Err: err.Error()}
 	}
@@ -260,51 +264,73 @@ func writeInputs(dir string, files []sandbox.File) error {
 	return nil
 }
 
-// supervise runs the program, enforces the deadline, reaps every process,
-// and collects the output files.
-func supervise(req *initSetup, run *initRun, cgroupFD int, start time.Time) (initResult, error) {
-	var res initResult
-	devnull, err := os.Open("/dev/null")
-	if err != nil {
-		return res, fmt.Errorf("open /dev/null: %w", err)
-	}
-	argv := []string{"python3", "-c", run.Code}
+// forker owns the OS thread the program is forked from. While the sandbox
+// waits in the pool, the thread joins the run's cgroup (on cgroup v1 a
+// migration costs RCU grace periods, milliseconds that would otherwise
+// delay the run; v2 forks straight into the group with CLONE_INTO_CGROUP),
+// so the program is limited from its first instruction, and drops every
+// privilege (no_new_privs, capabilities, Landlock, seccomp), which the
+// program inherits. At the run it only forks. Init's other threads keep
+// what they need to clean up.
+type forker struct {
+	run  chan forkRequest
+	done chan forkResult
+}
 
-	// The program is forked from a locked OS thread that alone carries the
-	// lock-down (no_new_privs, no capabilities, Landlock, seccomp); init's
-	// other threads keep what they need to clean up. The thread also joins
-	// the run's cgroup first (v1 lets single threads join; v2 forks straight
-	// into it), so the program is limited from its first instruction.
-	setLimits(run.Limits)
-	type started struct {
-		pid int
-		err error
-	}
-	ch := make(chan started, 1)
+type forkRequest struct {
+	argv []string
+}
+
+type forkResult struct {
+	pid int
+	err error
+}
+
+func newForker(req *initSetup, cgroupFD int) (*forker, error) {
+	f := &forker{run: make(chan forkRequest), done: make(chan forkResult, 1)}
+	ready := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
 		// Never unlocked: the thread exits with this goroutine.
 		sys := &syscall.SysProcAttr{Setsid: true}
-		// No Pdeathsig: it would fire when this thread exits. The
-		// program dies with init, through the PID namespace.
+		// No Pdeathsig: it would fire when this thread exits. The program
+		// dies with init, through the PID namespace.
 		if err := joinCgroup(req, cgroupFD, sys); err != nil {
-			ch <- started{err: err}
+			ready <- err
 			return
 		}
+		devnull, err := os.Open("/dev/null")
+		if err != nil {
+			ready <- fmt.Errorf("open /dev/null: %w", err)
+			return
+		}
+		defer devnull.Close()
+		// The thread needs no privilege after this: drop them now, off
+		// the run's path.
 		if err := lockdownThread(req.CgroupV2); err != nil {
-			ch <- started{err: err}
+			ready <- err
 			return
 		}
-		pid, err := syscall.ForkExec(req.Python, argv, &syscall.ProcAttr{
+		ready <- nil
+		r := <-f.run
+		pid, err := syscall.ForkExec(req.Python, r.argv, &syscall.ProcAttr{
 			Dir:   sandbox.WorkDir,
 			Env:   req.Env,
 			Files: []uintptr{devnull.Fd(), 1, 2},
 			Sys:   sys,
 		})
-		ch <- started{pid, err}
+		f.done <- forkResult{pid, err}
 	}()
-	s := <-ch
-	devnull.Close()
+	return f, <-ready
+}
+
+// supervise runs the program, enforces the deadline, reaps every process,
+// and collects the output files.
+func supervise(req *initSetup, run *initRun, f *forker, start time.Time) (initResult, error) {
+	var res initResult
+	setLimits(run.Limits) // inherited by the program at the fork
+	f.run <- forkRequest{argv: []string{"python3", "-c", run.Code}}
+	s := <-f.done
 	if s.err != nil {
 		return res, fmt.Errorf("start %s: %w", req.Python, s.err)
 	}
@@ -330,6 +356,7 @@ func supervise(req *initSetup, run *initRun, cgroupFD int, start time.Time) (ini
 		}
 	}
 	timer.Stop()
+	res.Ended = time.Since(start)
 	res.TimedOut = timedOut.Load()
 	// Whatever the program left behind goes with it.
 	unix.Kill(-1, unix.SIGKILL)
@@ -340,6 +367,10 @@ func supervise(req *initSetup, run *initRun, cgroupFD int, start time.Time) (ini
 			break
 		}
 	}
+	// Every process that held the program's stdout and stderr is gone; with
+	// init's own copies closed, the host reads them to the end now.
+	unix.Close(1)
+	unix.Close(2)
 	switch {
 	case status.Exited():
 		res.Exited, res.ExitCode = true, status.ExitStatus()
@@ -352,6 +383,7 @@ func supervise(req *initSetup, run *initRun, cgroupFD int, start time.Time) (ini
 		res.DiskFull = true
 	}
 	res.Files, res.Omitted = collect(sandbox.WorkDir, run.Files, run.Limits)
+	res.Reported = time.Since(start)
 	return res, nil
 }
 
@@ -385,8 +417,8 @@ func limitProgram(pid int, l sandbox.Limits, cgroups bool) {
 	}
 }
 
-// joinCgroup moves the calling thread into the run's cgroup (v1), or has
-// the fork place the child there (v2, CLONE_INTO_CGROUP).
+// joinCgroup moves the calling thread into the run's cgroup (v1), or sets
+// up the fork to place the child there (v2, CLONE_INTO_CGROUP).
 func joinCgroup(req *initSetup, cgroupFD int, sys *syscall.SysProcAttr) error {
 	if req.CgroupFDs == 0 {
 		return nil

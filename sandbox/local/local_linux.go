@@ -344,7 +344,9 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	if err != nil {
 		return nil, err
 	}
-	defer w.discard(s)
+	// Once the result is in, every process of the sandbox is dead; the
+	// rest of the teardown (init's exit, the cgroup) need not delay it.
+	defer func() { go w.discard(s) }()
 	if w.cg != nil {
 		s.lastCgroup.Store(w.cg.dirs)
 	}
@@ -374,8 +376,10 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	backstop := time.NewTimer(lim.Timeout + hostGrace)
 	defer backstop.Stop()
 	killedByHost := false
+	sent := time.Now()
+	var ir initResultOrErr
 	select {
-	case <-w.exited:
+	case ir = <-resultc:
 	case <-ctx.Done():
 		w.kill()
 		<-w.exited
@@ -386,9 +390,16 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		killedByHost = true
 		w.kill()
 		<-w.exited
+		ir = <-resultc
+	}
+	exited := time.Now()
+	if ir.err != nil {
+		// init died without a result: make sure nothing of it is left
+		// before reading the streams to their end.
+		w.kill()
+		<-w.exited
 	}
 	readers.Wait()
-	ir := <-resultc
 	res = &sandbox.Result{
 		Stdout:          stdout.buf.Bytes(),
 		Stderr:          stderr.buf.Bytes(),
@@ -409,6 +420,8 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		return nil, &sandbox.Error{Op: "setup", Err: errors.New(ir.r.Err)}
 	}
 	r, cg := ir.r, w.cg
+	s.log.Debug("sandbox: run", "exec", r.Started, "program_end", r.Ended, "result", r.Reported,
+		"sent", sent.Sub(start), "exited", exited.Sub(start), "total", time.Since(start))
 	res.ExitCode = r.ExitCode
 	res.Files, res.FilesOmitted = r.Files, r.Omitted
 	switch {

