@@ -46,7 +46,8 @@ type ExecuteCodeOptions struct {
 	// InputFiles, when set, is called before each run; the files it
 	// returns are placed in the sandbox's working directory. Derive them
 	// from ctx (which is the ctx given to [Agent.Run]) to give each run
-	// its own files.
+	// its own files. Without it, the files come from the [Workspace]
+	// attached to ctx, if any.
 	InputFiles func(ctx context.Context) []sandbox.File
 	// OutputFiles, when set, receives the files each run created or
 	// changed in the working directory (also in [ToolResultEvent.Sandbox]).
@@ -101,7 +102,10 @@ type codeResult struct {
 	ExitCode  int      `json:"exitCode"`
 	TimedOut  bool     `json:"timedOut,omitempty"`
 	Truncated bool     `json:"truncated,omitempty"`
-	Files     []string `json:"files,omitempty"`
+	// Files are the files the program wrote in the working directory;
+	// FilesOmitted those the sandbox did not return, with why.
+	Files        []string `json:"files,omitempty"`
+	FilesOmitted []string `json:"filesOmitted,omitempty"`
 }
 
 // Call runs the code in input ({"code": "..."}).
@@ -111,8 +115,17 @@ func (t *ExecuteCode) Call(ctx context.Context, input json.RawMessage) (*ToolOut
 		return nil, err
 	}
 	req := sandbox.Request{Code: code, Limits: t.opts.Limits}
-	if t.opts.InputFiles != nil {
+	ws := WorkspaceFrom(ctx)
+	switch {
+	case t.opts.InputFiles != nil:
 		req.Files = t.opts.InputFiles(ctx)
+	case ws != nil:
+		req.Files = ws.Files()
+	}
+	if n := filesSize(req.Files); n > 0 {
+		// The input files live in the writable working directory: make
+		// room for them on top of the space the program is promised.
+		req.Limits.DiskSize = t.limits.DiskSize + n
 	}
 	t.log.DebugContext(ctx, "executeCode: running", "code", code, "files", len(req.Files))
 	res, err := t.runner.Run(ctx, req)
@@ -131,7 +144,13 @@ func (t *ExecuteCode) Call(ctx context.Context, input json.RawMessage) (*ToolOut
 	if t.opts.OutputFiles != nil && len(res.Files) > 0 {
 		t.opts.OutputFiles(ctx, res.Files)
 	}
-	content, err := json.Marshal(t.result(res))
+	r := t.result(res)
+	if ws != nil && len(res.Files) > 0 {
+		for _, name := range ws.Put(res.Files) {
+			r.FilesOmitted = append(r.FilesOmitted, name+" (not kept for later runs: the working directory is full)")
+		}
+	}
+	content, err := json.Marshal(r)
 	if err != nil {
 		return nil, fmt.Errorf("agent: encode executeCode result: %w", err)
 	}
@@ -166,7 +185,16 @@ func (t *ExecuteCode) result(res *sandbox.Result) codeResult {
 	for _, f := range res.Files {
 		r.Files = append(r.Files, f.Name)
 	}
+	r.FilesOmitted = append(r.FilesOmitted, res.FilesOmitted...)
 	return r
+}
+
+func filesSize(files []sandbox.File) int64 {
+	var n int64
+	for _, f := range files {
+		n += int64(len(f.Data))
+	}
+	return n
 }
 
 // limitNote explains, in stderr, a limit that ended or hampered the run.

@@ -22,15 +22,20 @@ func TestExecuteCodeDescription(t *testing.T) {
 		"no network access",
 		"Limits per run: 10s of wall time, 512 MiB of memory, 1 MiB of output per stream",
 		"The working directory is /mnt/data (64 MiB writable).",
-		"`output` (stdout), `stderr`, `exitCode`, and `timedOut` / `truncated` when true",
+		"`output` (stdout), `stderr`, `exitCode`, `files` (the files written), and `timedOut` / `truncated` when true",
+		"Every file the program writes in /mnt/data is delivered to the user",
 	} {
 		if !strings.Contains(desc, want) {
 			t.Errorf("description lacks %q:\n%s", want, desc)
 		}
 	}
 	bare := NewExecuteCode(&fakeRunner{}, ExecuteCodeOptions{}).Spec().Description
-	if !strings.Contains(bare, "Only the standard library is available") {
+	if !strings.Contains(bare, "Only the standard library is available") || strings.Contains(bare, "matplotlib") {
 		t.Errorf("description without modules:\n%s", bare)
+	}
+	plots := NewExecuteCode(&fakeRunner{}, ExecuteCodeOptions{Runtime: Runtime{Modules: []Module{{"matplotlib", "3.10.0"}}}}).Spec().Description
+	if !strings.Contains(plots, "plt.savefig('name.png'") || !strings.Contains(plots, "Never call plt.show()") {
+		t.Errorf("description with matplotlib does not say how to save a chart:\n%s", plots)
 	}
 }
 

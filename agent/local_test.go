@@ -267,3 +267,32 @@ func BenchmarkLoopOverhead(b *testing.B) {
 		}
 	}
 }
+
+// TestExecuteCodeWorkspaceLocal: in the real sandbox, a file written by one
+// run is read by the next, and inputs larger than the promised disk space
+// still fit.
+func TestExecuteCodeWorkspaceLocal(t *testing.T) {
+	sb := localSandbox(t)
+	tool := NewExecuteCode(sb, ExecuteCodeOptions{Limits: sandbox.Limits{DiskSize: 1 << 20}})
+	big := bytes.Repeat([]byte("0123456789\n"), 200_000) // 2.1 MiB, over the 1 MiB disk limit
+	ctx := WithWorkspace(t.Context(), NewWorkspace([]sandbox.File{{Name: "big.txt", Data: big}}, 0))
+	call := func(code string) codeResult {
+		t.Helper()
+		in, _ := json.Marshal(map[string]string{"code": code})
+		out, err := tool.Call(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r codeResult
+		json.Unmarshal([]byte(out.Content), &r)
+		return r
+	}
+	r := call("import os\nprint(os.getcwd(), os.path.getsize('big.txt'))\nopen('step1.txt', 'w').write('from run one')")
+	if r.ExitCode != 0 || r.Output != "/mnt/data 2200000\n" || len(r.Files) != 1 || r.Files[0] != "step1.txt" {
+		t.Fatalf("first run = %+v", r)
+	}
+	r = call("print(open('/mnt/data/step1.txt').read())")
+	if r.ExitCode != 0 || r.Output != "from run one\n" {
+		t.Errorf("second run = %+v", r)
+	}
+}

@@ -146,7 +146,7 @@ func describeExecuteCode(rt Runtime, l sandbox.Limits) string {
 	var b strings.Builder
 	b.WriteString("Run Python code and get back what it printed. ")
 	b.WriteString("The code runs non-interactively, as `python3 -c <code>`, in a fresh sandbox that is thrown away afterwards: ")
-	b.WriteString("nothing carries over between calls, so every call must import and define all it uses. ")
+	b.WriteString("no variables or imports carry over between calls (only the files in the working directory do), so every call must import and define all it uses. ")
 	b.WriteString("This is not a REPL and nothing is echoed: only what the program prints comes back. ")
 	b.WriteString("A bare expression such as `5 + 5` shows nothing; write `print(5 + 5)`.\n\n")
 
@@ -164,7 +164,14 @@ func describeExecuteCode(rt Runtime, l sandbox.Limits) string {
 		l.Timeout, size(l.Memory), size(l.Output))
 	fmt.Fprintf(&b, "The working directory is %s (%s writable).\n\n", sandbox.WorkDir, size(l.DiskSize))
 
-	b.WriteString("The result is JSON: `output` (stdout), `stderr`, `exitCode`, and `timedOut` / `truncated` when true. ")
+	fmt.Fprintf(&b, "Files: input files (attached by the user, or written by earlier runs) are in %s, listed in the user's message with a preview. ", sandbox.WorkDir)
+	fmt.Fprintf(&b, "Every file the program writes in %s is delivered to the user (images are shown in the conversation, other files attached) and is there for later runs. ", sandbox.WorkDir)
+	if rt.Has("matplotlib") {
+		b.WriteString("For a chart, use matplotlib (it draws without a display) and save it with `plt.savefig('name.png', dpi=150, bbox_inches='tight', metadata={'Title': 'one sentence describing the chart'})`; the title becomes the image's alt text. Never call plt.show(). ")
+	}
+	b.WriteString("Write tables people may want as CSV (or XLSX). Use short descriptive file names, and do not write files nobody asked for.\n\n")
+
+	b.WriteString("The result is JSON: `output` (stdout), `stderr`, `exitCode`, `files` (the files written), and `timedOut` / `truncated` when true. ")
 	b.WriteString("If the code fails, read stderr, fix the code and run it again.")
 	return b.String()
 }

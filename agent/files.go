@@ -1,0 +1,286 @@
+package agent
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/xml"
+	"fmt"
+	"image"
+	_ "image/gif" // DecodeConfig for previews
+	_ "image/jpeg"
+	_ "image/png"
+	"io"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// Budgets of the file descriptions given to the model.
+const (
+	previewLines     = 6    // lines of a text file shown (a CSV's header and 5 rows)
+	previewLineChars = 240  // characters of each such line
+	previewChars     = 1200 // characters of one file's preview
+	describeChars    = 8000 // characters of the whole description
+	previewSheets    = 20   // sheet names listed for a workbook
+)
+
+// Workspace is the working directory of one answer: the files every
+// executeCode run of the answer starts with, updated with what each run
+// writes, so that a second run can read a file the first one wrote
+// although each run gets a fresh sandbox. Attach it to the ctx given to
+// [Agent.Run] with [WithWorkspace]. It is safe for concurrent use.
+type Workspace struct {
+	maxSize int64
+
+	mu    sync.Mutex
+	files []sandbox.File // in the order first added
+}
+
+// NewWorkspace returns a workspace holding files. maxSize bounds the bytes
+// it keeps (0: no bound beyond the sandbox's own limits).
+func NewWorkspace(files []sandbox.File, maxSize int64) *Workspace {
+	w := &Workspace{maxSize: maxSize}
+	w.Put(files)
+	return w
+}
+
+// Files returns the workspace's files, for the next run.
+func (w *Workspace) Files() []sandbox.File {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.files)
+}
+
+// Put adds files, replacing those with the same name. It returns the
+// names of files it could not keep within the size bound.
+func (w *Workspace) Put(files []sandbox.File) (dropped []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, f := range files {
+		i := slices.IndexFunc(w.files, func(g sandbox.File) bool { return g.Name == f.Name })
+		var total int64
+		for j, g := range w.files {
+			if j != i {
+				total += int64(len(g.Data))
+			}
+		}
+		if w.maxSize > 0 && total+int64(len(f.Data)) > w.maxSize {
+			dropped = append(dropped, f.Name)
+			continue
+		}
+		if i >= 0 {
+			w.files[i] = f
+		} else {
+			w.files = append(w.files, f)
+		}
+	}
+	return dropped
+}
+
+type workspaceKey struct{}
+
+// WithWorkspace returns a ctx whose executeCode runs start with w's files
+// and add theirs to it.
+func WithWorkspace(ctx context.Context, w *Workspace) context.Context {
+	return context.WithValue(ctx, workspaceKey{}, w)
+}
+
+// WorkspaceFrom returns the workspace attached to ctx, or nil.
+func WorkspaceFrom(ctx context.Context) *Workspace {
+	w, _ := ctx.Value(workspaceKey{}).(*Workspace)
+	return w
+}
+
+// InputFile is a file placed in the sandbox, with where it came from.
+type InputFile struct {
+	sandbox.File
+	// Source says where the file came from, for the model, e.g.
+	// "attached to this message" or "written by a run of an earlier answer".
+	Source string
+}
+
+// DescribeFiles tells the model which files are in the working directory:
+// for each its path, size, kind and a short preview (a CSV's header and
+// first rows, a workbook's sheets, an image's size). notes (files that
+// could not be placed, and why) follow the list. It returns "" when there
+// is nothing to say.
+func DescribeFiles(files []InputFile, notes []string) string {
+	if len(files) == 0 && len(notes) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	if len(files) > 0 {
+		fmt.Fprintf(&b, "[Files in %s, the working directory of every executeCode run; read them from there:]\n", sandbox.WorkDir)
+	}
+	for i, f := range files {
+		var entry strings.Builder
+		kind, preview := describeFile(f.Name, f.Data)
+		fmt.Fprintf(&entry, "- %s/%s (%s, %s", sandbox.WorkDir, f.Name, size(int64(len(f.Data))), kind)
+		if f.Source != "" {
+			entry.WriteString(", " + f.Source)
+		}
+		entry.WriteString(")\n")
+		if preview != "" {
+			for _, l := range strings.Split(strings.TrimRight(preview, "\n"), "\n") {
+				entry.WriteString("    " + l + "\n")
+			}
+		}
+		if b.Len()+entry.Len() > describeChars {
+			fmt.Fprintf(&b, "- … and %d more files; list %s to see them all.\n", len(files)-i, sandbox.WorkDir)
+			break
+		}
+		b.WriteString(entry.String())
+	}
+	if len(notes) > 0 {
+		b.WriteString("[Files not available to the code:]\n")
+		for _, n := range notes {
+			b.WriteString("- " + n + "\n")
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// FileKind names a file's kind from its name, e.g. "CSV table".
+func FileKind(name string) string {
+	if k, ok := fileKinds[strings.ToLower(path.Ext(name))]; ok {
+		return k
+	}
+	return "file"
+}
+
+var fileKinds = map[string]string{
+	".csv": "CSV table", ".tsv": "TSV table", ".txt": "text", ".md": "Markdown text", ".log": "text log",
+	".json": "JSON", ".jsonl": "JSON lines", ".ndjson": "JSON lines", ".xml": "XML", ".yaml": "YAML", ".yml": "YAML",
+	".html": "HTML", ".htm": "HTML", ".py": "Python source", ".ipynb": "Jupyter notebook", ".sql": "SQL",
+	".xlsx": "Excel workbook", ".xlsm": "Excel workbook", ".xls": "Excel 97 workbook", ".ods": "OpenDocument spreadsheet",
+	".parquet": "Parquet table", ".feather": "Feather table", ".arrow": "Arrow table",
+	".sqlite": "SQLite database", ".db": "database file", ".npy": "NumPy array", ".npz": "NumPy arrays",
+	".pkl": "Python pickle", ".pickle": "Python pickle", ".zip": "zip archive", ".gz": "gzip file",
+	".pdf": "PDF document", ".png": "PNG image", ".jpg": "JPEG image", ".jpeg": "JPEG image",
+	".gif": "GIF image", ".svg": "SVG image", ".webp": "WebP image", ".dat": "data file",
+}
+
+// describeFile returns a file's kind and preview.
+func describeFile(name string, data []byte) (kind, preview string) {
+	ext := strings.ToLower(path.Ext(name))
+	kind = FileKind(name)
+	switch ext {
+	case ".png", ".jpg", ".jpeg", ".gif":
+		if c, _, err := image.DecodeConfig(bytes.NewReader(data)); err == nil {
+			kind += fmt.Sprintf(", %d×%d pixels", c.Width, c.Height)
+		}
+		return kind, ""
+	case ".xlsx", ".xlsm":
+		if sheets := xlsxSheets(data); len(sheets) > 0 {
+			more := ""
+			if len(sheets) > previewSheets {
+				sheets, more = sheets[:previewSheets], fmt.Sprintf(" and %d more", len(sheets)-previewSheets)
+			}
+			return kind, fmt.Sprintf("sheets: %s%s", strings.Join(quoteAll(sheets), ", "), more)
+		}
+		return kind, ""
+	}
+	if !looksLikeText(data) {
+		if kind == "file" {
+			kind = "binary file"
+		}
+		return kind, ""
+	}
+	if kind == "file" {
+		kind = "text"
+	}
+	text := strings.TrimPrefix(string(data), "\ufeff")
+	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
+	if n := len(lines); n > 0 && lines[n-1] == "" {
+		lines = lines[:n-1]
+	}
+	shown := lines[:min(len(lines), previewLines)]
+	var b strings.Builder
+	b.WriteString("first lines:\n")
+	for _, l := range shown {
+		if utf8.RuneCountInString(l) > previewLineChars {
+			l = string([]rune(l)[:previewLineChars]) + "…"
+		}
+		b.WriteString("| " + l + "\n")
+		if b.Len() > previewChars {
+			break
+		}
+	}
+	if len(lines) > len(shown) {
+		fmt.Fprintf(&b, "(%s lines in all)", commas(len(lines)))
+	}
+	return kind, b.String()
+}
+
+// looksLikeText reports whether the head of data is UTF-8 text without
+// control characters other than whitespace.
+func looksLikeText(data []byte) bool {
+	head := data[:min(len(data), 4096)]
+	// A rune cut by the 4 KiB boundary is not a reason to call it binary.
+	for i := 0; i < utf8.UTFMax-1 && len(head) < len(data) && !utf8.Valid(head); i++ {
+		head = head[:len(head)-1]
+	}
+	if !utf8.Valid(head) {
+		return false
+	}
+	for _, r := range string(head) {
+		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' && r != '\f' {
+			return false
+		}
+	}
+	return true
+}
+
+// xlsxSheets lists a workbook's sheet names from xl/workbook.xml.
+func xlsxSheets(data []byte) []string {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil
+	}
+	for _, f := range zr.File {
+		if f.Name != "xl/workbook.xml" || f.UncompressedSize64 > 4<<20 {
+			continue
+		}
+		rc, err := f.Open()
+		if err != nil {
+			return nil
+		}
+		defer rc.Close()
+		var wb struct {
+			Sheets []struct {
+				Name string `xml:"name,attr"`
+			} `xml:"sheets>sheet"`
+		}
+		if err := xml.NewDecoder(io.LimitReader(rc, 4<<20)).Decode(&wb); err != nil {
+			return nil
+		}
+		var names []string
+		for _, s := range wb.Sheets {
+			names = append(names, s.Name)
+		}
+		return names
+	}
+	return nil
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = fmt.Sprintf("%q", s)
+	}
+	return out
+}
+
+// commas formats n with thousands separators.
+func commas(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}

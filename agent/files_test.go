@@ -1,0 +1,160 @@
+package agent
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"strings"
+	"testing"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+func TestDescribeFiles(t *testing.T) {
+	var csv strings.Builder
+	csv.WriteString("\ufeffmonth,region,revenue\r\n")
+	for i := 1; i <= 12; i++ {
+		fmt.Fprintf(&csv, "2024-%02d,north,%d\r\n", i, 1000+i)
+	}
+	var img bytes.Buffer
+	png.Encode(&img, image.NewGray(image.Rect(0, 0, 64, 48)))
+
+	got := DescribeFiles([]InputFile{
+		{File: sandbox.File{Name: "sales.csv", Data: []byte(csv.String())}, Source: "attached to this message"},
+		{File: sandbox.File{Name: "book.xlsx", Data: testWorkbook(t, "Q1", "Q2 \"final\"")}},
+		{File: sandbox.File{Name: "chart.png", Data: img.Bytes()}, Source: "written by a run of an earlier answer"},
+		{File: sandbox.File{Name: "blob", Data: []byte{0, 1, 2, 3}}},
+		{File: sandbox.File{Name: "notes", Data: []byte("just words\n")}},
+	}, []string{"movie.mp4: a video, which Python here cannot use"})
+	for _, want := range []string{
+		"[Files in /mnt/data, the working directory of every executeCode run; read them from there:]\n",
+		"- /mnt/data/sales.csv (265 bytes, CSV table, attached to this message)\n" +
+			"    first lines:\n    | month,region,revenue\n    | 2024-01,north,1001\n    | 2024-02,north,1002\n",
+		"    | 2024-05,north,1005\n    (13 lines in all)\n",
+		"- /mnt/data/book.xlsx (",
+		`Excel workbook)` + "\n" + `    sheets: "Q1", "Q2 \"final\""`,
+		"- /mnt/data/chart.png (", "PNG image, 64×48 pixels, written by a run of an earlier answer)\n",
+		"- /mnt/data/blob (4 bytes, binary file)\n",
+		"- /mnt/data/notes (11 bytes, text)\n    first lines:\n    | just words\n",
+		"[Files not available to the code:]\n- movie.mp4: a video, which Python here cannot use",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("description lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "2024-06") {
+		t.Errorf("the preview shows more than the header and five rows:\n%s", got)
+	}
+	if DescribeFiles(nil, nil) != "" {
+		t.Error("no files should say nothing")
+	}
+}
+
+func TestDescribeFilesBudget(t *testing.T) {
+	var files []InputFile
+	line := strings.Repeat("x", 1000) + "\n"
+	for i := range 40 {
+		files = append(files, InputFile{File: sandbox.File{Name: fmt.Sprintf("f%02d.txt", i), Data: []byte(strings.Repeat(line, 10))}})
+	}
+	got := DescribeFiles(files, nil)
+	if len(got) > describeChars+200 {
+		t.Errorf("description is %d characters, over the %d budget", len(got), describeChars)
+	}
+	if !strings.Contains(got, "more files; list /mnt/data to see them all.") {
+		t.Errorf("description does not say files were left out:\n%s", got[len(got)-300:])
+	}
+}
+
+// testWorkbook is the smallest zip an xlsx reader of sheet names needs.
+func testWorkbook(t *testing.T, sheets ...string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	w, _ := zw.Create("xl/workbook.xml")
+	fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheets>`)
+	for i, s := range sheets {
+		var esc bytes.Buffer
+		xmlEscape(&esc, s)
+		fmt.Fprintf(w, `<sheet name="%s" sheetId="%d"/>`, esc.String(), i+1)
+	}
+	fmt.Fprint(w, `</sheets></workbook>`)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func xmlEscape(b *bytes.Buffer, s string) {
+	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", `"`, "&quot;").Replace(s)
+	b.WriteString(s)
+}
+
+func TestWorkspace(t *testing.T) {
+	w := NewWorkspace([]sandbox.File{{Name: "a.csv", Data: []byte("12345")}}, 10)
+	if dropped := w.Put([]sandbox.File{{Name: "b.txt", Data: []byte("123")}, {Name: "a.csv", Data: []byte("1234567")}}); len(dropped) != 0 {
+		t.Errorf("dropped %v, want none (a.csv replaced in place)", dropped)
+	}
+	if dropped := w.Put([]sandbox.File{{Name: "c.bin", Data: []byte("1")}}); len(dropped) != 1 || dropped[0] != "c.bin" {
+		t.Errorf("dropped %v, want [c.bin] (over the 10-byte bound)", dropped)
+	}
+	var names []string
+	for _, f := range w.Files() {
+		names = append(names, f.Name+"="+string(f.Data))
+	}
+	if got := strings.Join(names, " "); got != "a.csv=1234567 b.txt=123" {
+		t.Errorf("files = %s", got)
+	}
+}
+
+// TestExecuteCodeWorkspace: a second run of an answer reads what the first
+// wrote, the disk limit grows by the inputs, and the tool result lists the
+// files.
+func TestExecuteCodeWorkspace(t *testing.T) {
+	r := &fakeRunner{fn: func(_ context.Context, req sandbox.Request) (*sandbox.Result, error) {
+		if strings.Contains(req.Code, "write") {
+			return &sandbox.Result{Files: []sandbox.File{{Name: "out.csv", Data: []byte("x\n1\n")}}, FilesOmitted: []string{"link (not a regular file)"}}, nil
+		}
+		return &sandbox.Result{Stdout: []byte("ok\n")}, nil
+	}}
+	tool := NewExecuteCode(r, ExecuteCodeOptions{})
+	ws := NewWorkspace([]sandbox.File{{Name: "in.csv", Data: make([]byte, 1000)}}, 0)
+	ctx := WithWorkspace(t.Context(), ws)
+	out, err := tool.Call(ctx, json.RawMessage(`{"code":"write"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"files":["out.csv"],"filesOmitted":["link (not a regular file)"]`; !strings.Contains(out.Content, want) {
+		t.Errorf("result %s lacks %s", out.Content, want)
+	}
+	if _, err := tool.Call(ctx, json.RawMessage(`{"code":"read"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.reqs) != 2 {
+		t.Fatalf("%d runs", len(r.reqs))
+	}
+	if got := names(r.reqs[1].Files); got != "in.csv out.csv" {
+		t.Errorf("second run's files = %s, want in.csv out.csv", got)
+	}
+	if got, want := r.reqs[0].Limits.DiskSize, int64(sandbox.DefaultDiskSize+1000); got != want {
+		t.Errorf("disk limit = %d, want %d (the default plus the inputs)", got, want)
+	}
+	// Without a workspace nothing is placed and the limits are untouched.
+	if _, err := tool.Call(t.Context(), json.RawMessage(`{"code":"read"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if last := r.reqs[2]; len(last.Files) != 0 || last.Limits.DiskSize != 0 {
+		t.Errorf("request without a workspace = %+v", last)
+	}
+}
+
+func names(files []sandbox.File) string {
+	var out []string
+	for _, f := range files {
+		out = append(out, f.Name)
+	}
+	return strings.Join(out, " ")
+}
