@@ -97,11 +97,11 @@ func (t *ExecuteCode) Spec() ToolSpec { return t.spec }
 // codeResult is the JSON the model reads. The field names match the
 // reference tool's (output, exitCode, stderr).
 type codeResult struct {
-	Output    string   `json:"output"`
-	Stderr    string   `json:"stderr"`
-	ExitCode  int      `json:"exitCode"`
-	TimedOut  bool     `json:"timedOut,omitempty"`
-	Truncated bool     `json:"truncated,omitempty"`
+	Output    string `json:"output"`
+	Stderr    string `json:"stderr"`
+	ExitCode  int    `json:"exitCode"`
+	TimedOut  bool   `json:"timedOut,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
 	// Files are the files the program wrote in the working directory;
 	// FilesOmitted those the sandbox did not return, with why.
 	Files        []string `json:"files,omitempty"`
