@@ -89,7 +89,7 @@ func (c sandboxConfig) validate() error {
 func loadSandboxConfig(ctx context.Context, lookup envconfig.Lookuper) (sandboxConfig, error) {
 	var c sandboxConfig
 	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &c, Lookuper: lookup}); err != nil {
-		return c, fmt.Errorf("config: %w", err)
+		return c, fmt.Errorf("config: %s", envNames(err.Error(), c))
 	}
 	return c, c.validate()
 }

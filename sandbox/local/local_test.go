@@ -625,3 +625,40 @@ func assertNoLeftovers(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestShimResolved gives the sandbox a shell-script shim (as pyenv's) and
+// checks that the real interpreter, not the shim, is what runs.
+func TestShimResolved(t *testing.T) {
+	dir := t.TempDir()
+	shim := filepath.Join(dir, "python3")
+	script := "#!/bin/sh\nexec " + testPython() + " \"$@\"\n"
+	if err := os.WriteFile(shim, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	s, err := New(t.Context(), Config{Python: "python3", Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	real, _ := filepath.EvalSymlinks(testPython())
+	if got := s.Python().Executable; got != real {
+		t.Errorf("resolved %q, want %q", got, real)
+	}
+	res := run(t, s, "import os; print(os.path.exists("+strconv.Quote(shim)+"))", sandbox.Limits{})
+	if string(res.Stdout) != "False\n" {
+		t.Errorf("the shim's directory is visible in the sandbox: %q", res.Stdout)
+	}
+}
+
+func TestExplainStartFailure(t *testing.T) {
+	err := explainStartFailure(&sandbox.Error{Op: "start", Err: errors.New("operation not permitted")})
+	for _, want := range []string{"cannot create a sandbox", "--security-opt seccomp=unconfined", "never run unsandboxed", "operation not permitted"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
+	if err := explainStartFailure(errors.New("boom")); !strings.Contains(err.Error(), "self-test failed: boom") {
+		t.Errorf("other failures: %v", err)
+	}
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestExecLocal runs `sandpiper exec` against the real local sandbox.
+func TestExecLocal(t *testing.T) {
+	t.Setenv("SANDPIPER_PYTHON", "/usr/bin/python3")
+	t.Setenv("SANDPIPER_SANDBOX", "local")
+	t.Chdir(t.TempDir()) // no .env files
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		stdin     string
+		env       map[string]string
+		code      int
+		stdout    string
+		stderrHas []string
+	}{
+		{"code flag", []string{"exec", "-c", "print(5 + 5 - 84**3)"}, "", nil, 0, "-592694\n", nil},
+		{"code on stdin", []string{"exec"}, "import sys\nprint('hi')\nprint('oops', file=sys.stderr)\nsys.exit(3)", nil, 3, "hi\n", []string{"oops"}},
+		{"traceback", []string{"exec", "-c", "1/0"}, "", nil, 1, "", []string{"ZeroDivisionError"}},
+		{"timeout", []string{"exec", "-c", "print('start', flush=True)\nwhile True: pass"}, "", map[string]string{"SANDPIPER_SANDBOX_TIMEOUT": "1s"}, 124, "start\n", []string{"timed out after 1s"}},
+		{"memory", []string{"exec", "-c", "x = bytearray(1 << 30)"}, "", map[string]string{"SANDPIPER_SANDBOX_MEMORY": "64MiB"}, 137, "", []string{"memory limit of 64 MiB"}},
+		{"truncated", []string{"exec", "-c", "print('x' * 5000)"}, "", map[string]string{"SANDPIPER_SANDBOX_OUTPUT": "1KiB"}, 0, strings.Repeat("x", 1024), []string{"stdout truncated: 1024 of 5001 bytes shown"}},
+		{"bad limit", []string{"exec", "-c", "print(1)"}, "", map[string]string{"SANDPIPER_SANDBOX_MEMORY": "lots"}, 2, "", []string{"SANDPIPER_SANDBOX_MEMORY"}},
+		{"stray argument", []string{"exec", "print(1)"}, "", nil, 2, "", []string{"usage: sandpiper exec"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			var out, errb bytes.Buffer
+			code := run(context.Background(), tc.args, strings.NewReader(tc.stdin), &out, &errb)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, errb.String())
+			}
+			if out.String() != tc.stdout {
+				t.Errorf("stdout %q, want %q", out.String(), tc.stdout)
+			}
+			for _, want := range tc.stderrHas {
+				if !strings.Contains(errb.String(), want) {
+					t.Errorf("stderr %q lacks %q", errb.String(), want)
+				}
+			}
+		})
+	}
+}
+
+func TestParseByteSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"512MiB", 512 << 20, true},
+		{"64MB", 64_000_000, true},
+		{"1G", 1 << 30, true},
+		{"4096", 4096, true},
+		{" 2 kib ", 2048, true},
+		{"", 0, false},
+		{"-1MiB", 0, false},
+		{"12 parsecs", 0, false},
+		{"MiB", 0, false},
+	} {
+		got, err := parseByteSize(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("parseByteSize(%q) = %d, %v; want %d, ok=%v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
