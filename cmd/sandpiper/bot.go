@@ -137,6 +137,7 @@ func runBot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
 		return 1
 	}
+	defer sb.Close()
 	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	rt, err := agent.ProbeRuntime(pctx, sb)
 	cancel()

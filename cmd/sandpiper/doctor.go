@@ -66,6 +66,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	} else if sb, err := newSandbox(ctx, sbCfg, quiet); err != nil {
 		fail("sandbox", err)
 	} else {
+		defer sb.Close()
 		res, err := sb.Run(ctx, sandbox.Request{Code: "print(6 * 7)"})
 		switch {
 		case err != nil:

@@ -56,6 +56,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
 		return 1
 	}
+	defer sb.Close()
 	res, err := sb.Run(ctx, sandbox.Request{Code: *code})
 	if err != nil {
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
