@@ -132,6 +132,7 @@ func runBot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
 		return 2
 	}
+	sbCfg.longLived = true
 	sb, err := newSandbox(ctx, sbCfg, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)

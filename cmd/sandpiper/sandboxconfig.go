@@ -29,6 +29,10 @@ type sandboxConfig struct {
 	Disk        byteSize      `env:"SANDPIPER_SANDBOX_DISK, default=64MiB"`
 	Output      byteSize      `env:"SANDPIPER_SANDBOX_OUTPUT, default=1MiB"`
 
+	// longLived is set by the commands that run many programs (run, ask):
+	// the backend may then prepare caches in the background.
+	longLived bool
+
 	// The Vercel backend. Credentials: VERCEL_OIDC_TOKEN (names its team
 	// and project), or VERCEL_TOKEN with VERCEL_TEAM_ID and VERCEL_PROJECT_ID.
 	VercelAPIURL    string `env:"SANDPIPER_VERCEL_API_URL, default=https://api.vercel.com"`
@@ -120,10 +124,11 @@ func newSandbox(ctx context.Context, c sandboxConfig, log *slog.Logger) (sandbox
 		return s, nil
 	}
 	s, err := local.New(ctx, local.Config{
-		Python:      c.Python,
-		Concurrency: c.Concurrency,
-		Limits:      c.limits(),
-		Logger:      log,
+		Python:        c.Python,
+		Concurrency:   c.Concurrency,
+		Limits:        c.limits(),
+		PrepareCaches: c.longLived,
+		Logger:        log,
 	})
 	if err != nil {
 		return nil, err

@@ -26,6 +26,11 @@ type Config struct {
 	// Limits are the defaults for requests; a request's own non-zero
 	// limits win.
 	Limits sandbox.Limits
+	// PrepareCaches builds, in the background after start-up, what
+	// libraries would otherwise rebuild in every run (matplotlib's font
+	// list: a few hundred milliseconds per plot). It costs one run's worth
+	// of time, so it is for long-lived use: the bot, a chat.
+	PrepareCaches bool
 	// Logger receives start-up facts and cleanup failures (default: discard).
 	Logger *slog.Logger
 }

@@ -51,11 +51,13 @@ type Sandbox struct {
 	env        []string
 	etc        []sandbox.File
 	// tmpFiles are caches built once at start-up and placed in every
-	// sandbox's /tmp (matplotlib's font list).
-	tmpFiles []sandbox.File
-	cgroups  *cgroups
-	sem      chan struct{}
-	hostID   int // host uid and gid the sandbox user maps to
+	// sandbox's /tmp (matplotlib's font list); cachesDone is closed when
+	// they are built (or will not be).
+	tmpFiles   atomic.Pointer[[]sandbox.File]
+	cachesDone chan struct{}
+	cgroups    *cgroups
+	sem        chan struct{}
+	hostID     int // host uid and gid the sandbox user maps to
 
 	zmu    sync.Mutex
 	zygote *zygote // started on first use, restarted if it dies
@@ -95,14 +97,15 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	s := &Sandbox{
-		cfg:    cfg,
-		log:    log,
-		python: py,
-		sem:    make(chan struct{}, cfg.Concurrency),
-		hostID: os.Geteuid(),
-		pool:   make(chan *ready, cfg.Concurrency),
-		refill: make(chan struct{}, 1),
-		stop:   make(chan struct{}),
+		cfg:        cfg,
+		log:        log,
+		python:     py,
+		sem:        make(chan struct{}, cfg.Concurrency),
+		hostID:     os.Geteuid(),
+		pool:       make(chan *ready, cfg.Concurrency),
+		cachesDone: make(chan struct{}),
+		refill:     make(chan struct{}, 1),
+		stop:       make(chan struct{}),
 	}
 	s.lastCgroup.Store([]string(nil))
 	if s.hostID == 0 {
@@ -130,7 +133,17 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 		s.Close()
 		return nil, fmt.Errorf("sandbox: self-test printed %q (exit %d), want 42; stderr: %s", got, res.ExitCode, bytes.TrimSpace(res.Stderr))
 	}
-	s.tmpFiles = s.warmCaches(ctx)
+	if cfg.PrepareCaches {
+		go func() {
+			defer close(s.cachesDone)
+			files := s.warmCaches(context.WithoutCancel(ctx))
+			s.tmpFiles.Store(&files)
+			s.drainPool() // the sandboxes built before have no caches
+			s.wantMore()
+		}()
+	} else {
+		close(s.cachesDone)
+	}
 	go s.keepReady()
 	s.wantMore()
 	log.Info("sandbox: local backend ready", "python", py.Executable, "version", py.Version,
@@ -485,7 +498,7 @@ func (s *Sandbox) Close() error {
 	s.zmu.Lock()
 	s.closed = true
 	s.zmu.Unlock()
-	s.drainPool()
+	s.stopPool()
 	s.zmu.Lock()
 	defer s.zmu.Unlock()
 	if s.zygote != nil {

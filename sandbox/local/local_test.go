@@ -45,7 +45,10 @@ var (
 func newTestSandbox(t testing.TB) *Sandbox {
 	t.Helper()
 	sharedOnce.Do(func() {
-		shared, sharedErr = New(context.Background(), Config{Python: testPython()})
+		shared, sharedErr = New(context.Background(), Config{Python: testPython(), PrepareCaches: true})
+		if sharedErr == nil {
+			<-shared.cachesDone
+		}
 	})
 	if sharedErr != nil {
 		t.Fatalf("New: %v", sharedErr)

@@ -112,7 +112,7 @@ func (s *Sandbox) prepare() (_ *ready, err error) {
 		Env:       s.env,
 		Mounts:    s.initMounts,
 		EtcFiles:  s.etc,
-		TmpFiles:  s.tmpFiles,
+		TmpFiles:  s.cachedFiles(),
 		DiskSize:  s.cfg.Limits.DiskSize,
 		CgroupFDs: nCgroup,
 		CgroupV2:  s.cgroups != nil && s.cgroups.v2 != "",
@@ -216,9 +216,22 @@ func (s *Sandbox) keepReady() {
 	}
 }
 
-// drainPool stops refilling and destroys the waiting sandboxes.
-func (s *Sandbox) drainPool() {
+// cachedFiles returns the caches to place in a new sandbox's /tmp.
+func (s *Sandbox) cachedFiles() []sandbox.File {
+	if p := s.tmpFiles.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// stopPool stops refilling and destroys the waiting sandboxes.
+func (s *Sandbox) stopPool() {
 	s.stopOnce.Do(func() { close(s.stop) })
+	s.drainPool()
+}
+
+// drainPool destroys the waiting sandboxes.
+func (s *Sandbox) drainPool() {
 	for {
 		select {
 		case r := <-s.pool:
