@@ -9,8 +9,11 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"path"
+	"strings"
 	"time"
 )
 
@@ -74,6 +77,37 @@ func (l Limits) WithDefaults() Limits {
 	return l
 }
 
+// Or returns l with every zero field taken from def, and then from the
+// defaults: a request's limits over a backend's.
+func (l Limits) Or(def Limits) Limits {
+	def = def.WithDefaults()
+	if l.Timeout <= 0 {
+		l.Timeout = def.Timeout
+	}
+	if l.Memory <= 0 {
+		l.Memory = def.Memory
+	}
+	if l.Processes <= 0 {
+		l.Processes = def.Processes
+	}
+	if l.CPUTime <= 0 {
+		l.CPUTime = def.CPUTime
+	}
+	if l.OpenFiles <= 0 {
+		l.OpenFiles = def.OpenFiles
+	}
+	if l.DiskSize <= 0 {
+		l.DiskSize = def.DiskSize
+	}
+	if l.Output <= 0 {
+		l.Output = def.Output
+	}
+	if l.Files <= 0 {
+		l.Files = def.Files
+	}
+	return l
+}
+
 // File is a file in the sandbox's working directory. Name is a plain file
 // name or a slash-separated path relative to [WorkDir]; it never starts with
 // a slash or contains "..".
@@ -88,6 +122,68 @@ type Request struct {
 	Files  []File // placed in WorkDir before the run
 	Limits Limits // zero fields take defaults
 }
+
+// CheckFiles refuses input files a backend must not place: names that are
+// not clean relative paths (absolute, "..", empty), duplicates, more than
+// DefaultInputFiles files, or more bytes than lim.DiskSize in all.
+func CheckFiles(files []File, lim Limits) error {
+	if len(files) > DefaultInputFiles {
+		return fmt.Errorf("sandbox: %d input files, at most %d", len(files), DefaultInputFiles)
+	}
+	seen := make(map[string]bool, len(files))
+	var size int64
+	for _, f := range files {
+		n := f.Name
+		if n == "" || strings.HasPrefix(n, "/") || path.Clean(n) != n || n == "." ||
+			strings.HasPrefix(n, "../") || n == ".." || strings.ContainsRune(n, 0) || len(n) > 1024 {
+			return fmt.Errorf("sandbox: input file name %q is not a clean relative path", n)
+		}
+		if seen[n] {
+			return fmt.Errorf("sandbox: input file %q given twice", n)
+		}
+		seen[n] = true
+		size += int64(len(f.Data))
+	}
+	if lim.DiskSize > 0 && size > lim.DiskSize {
+		return fmt.Errorf("sandbox: input files hold %d bytes, more than the disk limit of %d", size, lim.DiskSize)
+	}
+	return nil
+}
+
+// CapBuffer keeps the first Max bytes written to it and counts them all,
+// so that a program may print without bound while the bot's memory stays
+// bounded. Its Write never fails.
+type CapBuffer struct {
+	Max int64
+	buf bytes.Buffer
+	n   int64
+}
+
+func (c *CapBuffer) Write(p []byte) (int, error) {
+	if room := c.Max - int64(c.buf.Len()); room > 0 {
+		c.buf.Write(p[:min(int64(len(p)), room)])
+	}
+	c.n += int64(len(p))
+	return len(p), nil
+}
+
+// WriteString is Write for a string.
+func (c *CapBuffer) WriteString(s string) (int, error) {
+	if room := c.Max - int64(c.buf.Len()); room > 0 {
+		c.buf.WriteString(s[:min(int64(len(s)), room)])
+	}
+	c.n += int64(len(s))
+	return len(s), nil
+}
+
+// Bytes returns what was kept.
+func (c *CapBuffer) Bytes() []byte { return c.buf.Bytes() }
+
+// Size is how many bytes were written in all.
+func (c *CapBuffer) Size() int64 { return c.n }
+
+// Truncated reports whether bytes were dropped.
+func (c *CapBuffer) Truncated() bool { return c.n > int64(c.buf.Len()) }
 
 // Limit names the limit that ended a run.
 type Limit string

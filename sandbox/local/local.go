@@ -34,34 +34,3 @@ type Config struct {
 	// Logger receives start-up facts and cleanup failures (default: discard).
 	Logger *slog.Logger
 }
-
-// mergeLimits returns req's limits, with zero fields taken from def and then
-// from the package defaults.
-func mergeLimits(req, def sandbox.Limits) sandbox.Limits {
-	def = def.WithDefaults()
-	if req.Timeout <= 0 {
-		req.Timeout = def.Timeout
-	}
-	if req.Memory <= 0 {
-		req.Memory = def.Memory
-	}
-	if req.Processes <= 0 {
-		req.Processes = def.Processes
-	}
-	if req.CPUTime <= 0 {
-		req.CPUTime = def.CPUTime
-	}
-	if req.OpenFiles <= 0 {
-		req.OpenFiles = def.OpenFiles
-	}
-	if req.DiskSize <= 0 {
-		req.DiskSize = def.DiskSize
-	}
-	if req.Output <= 0 {
-		req.Output = def.Output
-	}
-	if req.Files <= 0 {
-		req.Files = def.Files
-	}
-	return req
-}

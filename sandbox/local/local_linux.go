@@ -14,7 +14,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -310,7 +309,7 @@ func (s *Sandbox) plan() error {
 // exceeds a limit is reported in the Result; an error means the sandbox
 // could not be created or ctx ended the run.
 func (s *Sandbox) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error) {
-	if err := checkNames(req.Files); err != nil {
+	if err := sandbox.CheckFiles(req.Files, req.Limits.Or(s.cfg.Limits)); err != nil {
 		return nil, err
 	}
 	select {
@@ -322,36 +321,8 @@ func (s *Sandbox) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result
 	return s.run(ctx, req)
 }
 
-// checkNames refuses input file names that could leave the working
-// directory or are not plain relative paths.
-func checkNames(files []sandbox.File) error {
-	seen := make(map[string]bool, len(files))
-	if len(files) > sandbox.DefaultInputFiles {
-		return fmt.Errorf("sandbox: %d input files, at most %d", len(files), sandbox.DefaultInputFiles)
-	}
-	for _, f := range files {
-		n := f.Name
-		if n == "" || strings.HasPrefix(n, "/") || path.Clean(n) != n || n == "." ||
-			strings.HasPrefix(n, "../") || n == ".." || strings.ContainsRune(n, 0) || len(n) > 1024 {
-			return fmt.Errorf("sandbox: input file name %q is not a clean relative path", n)
-		}
-		if seen[n] {
-			return fmt.Errorf("sandbox: input file %q given twice", n)
-		}
-		seen[n] = true
-	}
-	return nil
-}
-
 func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Result, err error) {
-	lim := mergeLimits(req.Limits, s.cfg.Limits)
-	var inputSize int64
-	for _, f := range req.Files {
-		inputSize += int64(len(f.Data))
-	}
-	if inputSize > lim.DiskSize {
-		return nil, fmt.Errorf("sandbox: input files hold %d bytes, more than the disk limit of %d", inputSize, lim.DiskSize)
-	}
+	lim := req.Limits.Or(s.cfg.Limits)
 	start := time.Now()
 	w, err := s.take()
 	if err != nil {
@@ -369,8 +340,8 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		}
 	}
 
-	stdout := &capBuffer{max: lim.Output}
-	stderr := &capBuffer{max: lim.Output}
+	stdout := &sandbox.CapBuffer{Max: lim.Output}
+	stderr := &sandbox.CapBuffer{Max: lim.Output}
 	go func() {
 		w.enc.Encode(initRun{Code: req.Code, Files: req.Files, Limits: lim})
 		w.reqW.Close()
@@ -414,12 +385,12 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	}
 	readers.Wait()
 	res = &sandbox.Result{
-		Stdout:          stdout.buf.Bytes(),
-		Stderr:          stderr.buf.Bytes(),
-		StdoutSize:      stdout.n,
-		StderrSize:      stderr.n,
-		StdoutTruncated: stdout.n > lim.Output,
-		StderrTruncated: stderr.n > lim.Output,
+		Stdout:          stdout.Bytes(),
+		Stderr:          stderr.Bytes(),
+		StdoutSize:      stdout.Size(),
+		StderrSize:      stderr.Size(),
+		StdoutTruncated: stdout.Truncated(),
+		StderrTruncated: stderr.Truncated(),
 		Duration:        time.Since(start),
 	}
 	if ir.err != nil {
@@ -527,20 +498,4 @@ func runID() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// capBuffer keeps the first max bytes written and counts them all, so a
-// program may print without bound while the bot's memory stays bounded.
-type capBuffer struct {
-	buf bytes.Buffer
-	max int64
-	n   int64
-}
-
-func (c *capBuffer) Write(p []byte) (int, error) {
-	if room := c.max - int64(c.buf.Len()); room > 0 {
-		c.buf.Write(p[:min(int64(len(p)), room)])
-	}
-	c.n += int64(len(p))
-	return len(p), nil
 }

@@ -209,16 +209,9 @@ func vcpusFor(memory int64, least int) (int, error) {
 // could not be created or used, or ctx ended the run. The sandbox is
 // stopped in every case.
 func (s *Sandbox) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error) {
-	if err := checkNames(req.Files); err != nil {
+	lim := req.Limits.Or(s.cfg.Limits)
+	if err := sandbox.CheckFiles(req.Files, lim); err != nil {
 		return nil, err
-	}
-	lim := mergeLimits(req.Limits, s.cfg.Limits)
-	var inputSize int64
-	for _, f := range req.Files {
-		inputSize += int64(len(f.Data))
-	}
-	if inputSize > lim.DiskSize {
-		return nil, fmt.Errorf("sandbox: input files hold %d bytes, more than the disk limit of %d", inputSize, lim.DiskSize)
 	}
 	vcpus, err := vcpusFor(lim.Memory, s.cfg.VCPUs)
 	if err != nil {
@@ -321,8 +314,8 @@ func (s *Sandbox) stop(ctx context.Context, log *slog.Logger, id string) {
 
 // exec runs the program, streaming its output, and ends it at the timeout.
 func (s *Sandbox) exec(ctx context.Context, id, code string, lim sandbox.Limits) (*sandbox.Result, error) {
-	stdout := &capBuffer{max: lim.Output}
-	stderr := &capBuffer{max: lim.Output}
+	stdout := &sandbox.CapBuffer{Max: lim.Output}
+	stderr := &sandbox.CapBuffer{Max: lim.Output}
 	cmd, stream, err := s.api.startCommand(ctx, id, commandRequest{
 		Command: "python3",
 		Args:    launcherArgs(workName, s.workAlias, lim, code),
@@ -394,12 +387,12 @@ func (s *Sandbox) exec(ctx context.Context, id, code string, lim sandbox.Limits)
 	}
 
 	res := &sandbox.Result{
-		Stdout:          stdout.buf.Bytes(),
-		Stderr:          stderr.buf.Bytes(),
-		StdoutSize:      stdout.n,
-		StderrSize:      stderr.n,
-		StdoutTruncated: stdout.n > lim.Output,
-		StderrTruncated: stderr.n > lim.Output,
+		Stdout:          stdout.Bytes(),
+		Stderr:          stderr.Bytes(),
+		StdoutSize:      stdout.Size(),
+		StderrSize:      stderr.Size(),
+		StdoutTruncated: stdout.Truncated(),
+		StderrTruncated: stderr.Truncated(),
 		ExitCode:        end.code,
 	}
 	last := lastLine(res.Stderr)
@@ -424,8 +417,8 @@ const sigxcpu = 24
 
 // collect reads back the files the program created or changed.
 func (s *Sandbox) collect(ctx context.Context, id string, inputs []sandbox.File, lim sandbox.Limits) ([]sandbox.File, []string, error) {
-	out := &capBuffer{max: maxManifest}
-	errOut := &capBuffer{max: 4 << 10}
+	out := &sandbox.CapBuffer{Max: maxManifest}
+	errOut := &sandbox.CapBuffer{Max: 4 << 10}
 	cmd, stream, err := s.api.startCommand(ctx, id, commandRequest{
 		Command: "python3",
 		Args:    collectorArgs(workName, lim, inputs),
@@ -443,11 +436,11 @@ func (s *Sandbox) collect(ctx context.Context, id string, inputs []sandbox.File,
 	if err != nil {
 		return nil, nil, err
 	}
-	if code != 0 || out.n > maxManifest {
-		return nil, nil, fmt.Errorf("listing the files failed (exit %d): %s", code, clip(string(lastLine(errOut.buf.Bytes())), 200))
+	if code != 0 || out.Truncated() {
+		return nil, nil, fmt.Errorf("listing the files failed (exit %d): %s", code, clip(string(lastLine(errOut.Bytes())), 200))
 	}
 	var m manifest
-	if err := jsonUnmarshal(out.buf.Bytes(), &m); err != nil {
+	if err := jsonUnmarshal(out.Bytes(), &m); err != nil {
 		return nil, nil, fmt.Errorf("listing the files: %w", err)
 	}
 	omitted := m.Omitted
