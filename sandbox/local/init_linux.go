@@ -136,7 +136,7 @@ func buildRoot(req *initSetup) (cgroupFD int, err error) {
 			if err := os.Symlink(m.Link, target); err != nil {
 				return 0, fmt.Errorf("symlink %s: %w", m.Target, err)
 			}
-		case mountTree:
+		case mountTree, mountBind:
 			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 				return 0, fmt.Errorf("mkdir %s: %w", m.Target, err)
 			}
@@ -146,6 +146,12 @@ func buildRoot(req *initSetup) (cgroupFD int, err error) {
 				}
 			} else if err := os.Mkdir(target, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 				return 0, fmt.Errorf("mkdir %s: %w", m.Target, err)
+			}
+			if m.Kind == mountBind {
+				if err := bindReadOnly(m, target); err != nil {
+					return 0, err
+				}
+				continue
 			}
 			if err := unix.MoveMount(fd, "", unix.AT_FDCWD, target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
 				return 0, fmt.Errorf("mount %s: %w", m.Target, err)
@@ -248,6 +254,19 @@ func buildRoot(req *initSetup) (cgroupFD int, err error) {
 		return 0, fmt.Errorf("make root read-only: %w", err)
 	}
 	return cgroupFD, nil
+}
+
+// bindReadOnly bind-mounts the host path m.Source at target and applies
+// m.Attr (read-only, nosuid, nodev...), which may only add restrictions.
+func bindReadOnly(m initMount, target string) error {
+	if err := unix.Mount(m.Source, target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s: %w", m.Source, err)
+	}
+	attr := unix.MountAttr{Attr_set: m.Attr}
+	if err := unix.MountSetattr(unix.AT_FDCWD, target, unix.AT_RECURSIVE, &attr); err != nil {
+		return fmt.Errorf("lock %s: %w", m.Target, err)
+	}
+	return nil
 }
 
 // writeInputs places the request's files in dir.

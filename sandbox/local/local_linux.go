@@ -57,6 +57,9 @@ type Sandbox struct {
 	cgroups    *cgroups
 	sem        chan struct{}
 	hostID     int // host uid and gid the sandbox user maps to
+	// canCloneTrees: the host may clone mount trees (open_tree needs
+	// CAP_SYS_ADMIN); else init bind-mounts paths itself.
+	canCloneTrees bool
 
 	zmu    sync.Mutex
 	zygote *zygote // started on first use, restarted if it dies
@@ -110,6 +113,7 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if s.hostID == 0 {
 		s.hostID = nobodyID
 	}
+	s.canCloneTrees = os.Geteuid() == 0
 	if err := s.plan(); err != nil {
 		return nil, err
 	}
@@ -220,7 +224,7 @@ func (s *Sandbox) plan() error {
 			ms = append(ms, hostMount{initMount: initMount{Kind: mountSymlink, Target: target, Link: link}})
 			return nil
 		}
-		ms = append(ms, hostMount{initMount: initMount{Kind: mountTree, Target: target, IsFile: !fi.IsDir()}, Source: hostPath, Attr: attr})
+		ms = append(ms, s.treeMount(hostPath, target, !fi.IsDir(), attr))
 		return nil
 	}
 	for _, d := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"} {
@@ -238,7 +242,7 @@ func (s *Sandbox) plan() error {
 	// The interpreter's own install, where it lives outside /usr.
 	covered := func(p string) bool {
 		for _, m := range ms {
-			if m.Kind == mountTree && (p == m.Target || strings.HasPrefix(p, m.Target+"/")) {
+			if (m.Kind == mountTree || m.Kind == mountBind) && (p == m.Target || strings.HasPrefix(p, m.Target+"/")) {
 				return true
 			}
 		}
@@ -262,8 +266,7 @@ func (s *Sandbox) plan() error {
 	}
 	ms = append(ms, hostMount{initMount: initMount{Kind: mountDir, Target: "/dev"}})
 	for _, dev := range writableFiles {
-		ms = append(ms, hostMount{initMount: initMount{Kind: mountTree, Target: dev, IsFile: true}, Source: dev,
-			Attr: unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NOEXEC})
+		ms = append(ms, s.treeMount(dev, dev, true, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC))
 	}
 	s.mounts = ms
 	for _, m := range ms {
@@ -302,6 +305,17 @@ func (s *Sandbox) plan() error {
 		{Name: "nsswitch.conf", Data: []byte("passwd: files\ngroup: files\nhosts: files\n")},
 	}
 	return nil
+}
+
+// treeMount makes hostPath visible at target. Run as root, the host clones
+// the mount tree and hands it to init (init's user cannot even reach paths
+// such as /root/.pyenv); otherwise cloning is not allowed, and init binds
+// the path itself, with the bot's own access to it.
+func (s *Sandbox) treeMount(hostPath, target string, isFile bool, attr uint64) hostMount {
+	if s.canCloneTrees {
+		return hostMount{initMount: initMount{Kind: mountTree, Target: target, IsFile: isFile}, Source: hostPath, Attr: attr}
+	}
+	return hostMount{initMount: initMount{Kind: mountBind, Target: target, IsFile: isFile, Source: hostPath, Attr: attr}}
 }
 
 // Run runs req in a fresh sandbox. It waits for a free slot first (see

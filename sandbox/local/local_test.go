@@ -665,3 +665,79 @@ func TestExplainStartFailure(t *testing.T) {
 		t.Errorf("other failures: %v", err)
 	}
 }
+
+// TestUnprivileged runs the sandbox from a process that is not root, as in
+// a container: no cgroups, and init binds the host paths itself. The test
+// binary re-runs itself as uid 65534 for the inner test.
+func TestUnprivileged(t *testing.T) {
+	if os.Getenv("SANDPIPER_TEST_UNPRIVILEGED") != "" {
+		unprivilegedInner(t)
+		return
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("run as root to test the switch to an unprivileged user")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "sandpiper-unpriv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "local.test")
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	cmd := exec.Command(bin, "-test.run", "^TestUnprivileged$", "-test.v")
+	cmd.Env = []string{"SANDPIPER_TEST_UNPRIVILEGED=1", "PATH=/usr/bin:/bin", "HOME=/tmp", "SANDPIPER_TEST_PYTHON=" + testPython()}
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyID, Gid: nobodyID}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestUnprivileged")) {
+		t.Fatalf("as uid %d: %v\n%s", nobodyID, err, out)
+	}
+}
+
+func unprivilegedInner(t *testing.T) {
+	s, err := New(t.Context(), Config{Python: testPython(), Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.cgroups != nil || s.canCloneTrees {
+		t.Fatalf("cgroups %v, clone trees %v: want neither without root", s.cgroups, s.canCloneTrees)
+	}
+	res := run(t, s, `import os, socket
+assert os.getuid() == 1000
+assert open("/proc/self/uid_map").read().split() == ["1000", "`+strconv.Itoa(nobodyID)+`", "1"]
+assert not os.path.exists("/home") and not os.path.exists("/root")
+try:
+    open("/usr/x", "w")
+    raise SystemExit("wrote /usr")
+except OSError:
+    pass
+try:
+    socket.create_connection(("1.1.1.1", 53), timeout=1)
+    raise SystemExit("network")
+except OSError:
+    pass
+print("OK")`, sandbox.Limits{})
+	if string(res.Stdout) != "OK\n" {
+		t.Fatalf("stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+	res = run(t, s, "x = bytearray(1 << 30)", sandbox.Limits{Memory: 64 << 20})
+	if !res.OutOfMemory || res.Limit != sandbox.LimitMemory {
+		t.Errorf("memory bomb without cgroups: %+v, stderr %q", res, res.Stderr)
+	}
+	res = run(t, s, "import os\ntry:\n    [os.fork() or __import__('time').sleep(5) for _ in range(200)]\nexcept OSError as e:\n    print('stopped', e.errno)", sandbox.Limits{Processes: 16, Timeout: 10 * time.Second})
+	if !strings.HasPrefix(string(res.Stdout), "stopped 11") {
+		t.Errorf("fork bomb without cgroups: stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+}

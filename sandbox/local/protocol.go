@@ -24,13 +24,16 @@ const (
 	mountTree    mountKind = iota // move the detached tree passed as a file descriptor
 	mountSymlink                  // create a symbolic link (Target -> Link)
 	mountDir                      // create an empty directory
+	mountBind                     // bind-mount the host path Source (when the host cannot clone trees)
 )
 
 type initMount struct {
 	Kind   mountKind
 	Target string // absolute path inside the sandbox
 	Link   string // for mountSymlink
-	IsFile bool   // for mountTree: the tree's root is a file, not a directory
+	IsFile bool   // for mountTree and mountBind: the root is a file, not a directory
+	Source string // for mountBind: the host path
+	Attr   uint64 // for mountBind: MOUNT_ATTR_* flags to set
 }
 
 // initSetup is what init needs to build the sandbox; it arrives as soon as
