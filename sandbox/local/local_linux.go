@@ -199,7 +199,7 @@ func explainStartFailure(err error) error {
 	}
 	return fmt.Errorf("sandbox: cannot create a sandbox: %s (%v). "+
 		"In Docker, run the container with --security-opt seccomp=unconfined --security-opt apparmor=unconfined "+
-		"(or --privileged); on a host, enable user namespaces (sysctl user.max_user_namespaces=15000, "+
+		"--security-opt systempaths=unconfined (or --privileged); on a host, enable user namespaces (sysctl user.max_user_namespaces=15000, "+
 		"kernel.unprivileged_userns_clone=1, kernel.apparmor_restrict_unprivileged_userns=0); "+
 		"or choose a remote backend. Code is never run unsandboxed", why, se.Err)
 }
