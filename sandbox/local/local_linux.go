@@ -188,11 +188,16 @@ func (s *Sandbox) Python() Python { return *s.python }
 // explainStartFailure turns a failure to create the namespaces into advice.
 func explainStartFailure(err error) error {
 	var se *sandbox.Error
-	if !errors.As(err, &se) || se.Op != "start" {
+	if !errors.As(err, &se) || (se.Op != "start" && se.Op != "setup") {
 		return fmt.Errorf("sandbox: self-test failed: %w", err)
 	}
 	why := "this host does not let the bot create user, PID, mount and network namespaces"
-	if b, rerr := os.ReadFile("/proc/sys/user/max_user_namespaces"); rerr == nil && strings.TrimSpace(string(b)) == "0" {
+	if se.Op == "setup" {
+		why = "the sandbox's namespaces were created but its file system could not be built"
+		if strings.Contains(se.Err.Error(), "/proc") {
+			why = "the kernel refused a fresh /proc in the sandbox, which happens when the container's /proc has masked paths"
+		}
+	} else if b, rerr := os.ReadFile("/proc/sys/user/max_user_namespaces"); rerr == nil && strings.TrimSpace(string(b)) == "0" {
 		why = "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0)"
 	} else if b, rerr := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); rerr == nil && strings.TrimSpace(string(b)) == "0" && os.Geteuid() != 0 {
 		why = "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone=0)"
@@ -201,7 +206,7 @@ func explainStartFailure(err error) error {
 		"In Docker, run the container with --security-opt seccomp=unconfined --security-opt apparmor=unconfined "+
 		"--security-opt systempaths=unconfined (or --privileged); on a host, enable user namespaces (sysctl user.max_user_namespaces=15000, "+
 		"kernel.unprivileged_userns_clone=1, kernel.apparmor_restrict_unprivileged_userns=0); "+
-		"or choose a remote backend. Code is never run unsandboxed", why, se.Err)
+		"or choose another backend (SANDPIPER_SANDBOX=vercel). Code is never run unsandboxed", why, se.Err)
 }
 
 // plan decides, once, what the sandbox's root holds.

@@ -661,6 +661,12 @@ func TestExplainStartFailure(t *testing.T) {
 			t.Errorf("%q lacks %q", err, want)
 		}
 	}
+	err = explainStartFailure(&sandbox.Error{Op: "setup", Err: errors.New("mount /proc: operation not permitted")})
+	for _, want := range []string{"fresh /proc", "systempaths=unconfined"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q lacks %q", err, want)
+		}
+	}
 	if err := explainStartFailure(errors.New("boom")); !strings.Contains(err.Error(), "self-test failed: boom") {
 		t.Errorf("other failures: %v", err)
 	}
