@@ -15,9 +15,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,10 +59,37 @@ type Message struct {
 	Deleted     bool
 }
 
-// File is an uploaded file.
+// File is a file in the workspace: uploaded by the bot (files upload v2)
+// or attached to a human's message ([Post.Files]).
 type File struct {
 	ID, Name, Title string
 	Data            []byte
+	// Mimetype and Filetype are Slack's; the fake guesses them from the
+	// name when empty.
+	Mimetype, Filetype string
+	// Mode is "hosted" unless set ("external", "snippet", "post",
+	// "tombstone" …); External marks a file kept outside Slack (Google
+	// Drive …), which has no download URL on Slack.
+	Mode     string
+	External bool
+	// Size overrides the size Slack reports (default len(Data)), to fake
+	// files larger than a test wants to hold.
+	Size int
+	// AltTxt is the alt text an upload gave.
+	AltTxt string
+	// CheckFileInfo sends the file in events as Slack does for some
+	// shares: only its id and file_access "check_file_info", so that the
+	// app must call files.info.
+	CheckFileInfo bool
+	User          string
+}
+
+// size is the size Slack reports.
+func (f *File) size() int {
+	if f.Size > 0 {
+		return f.Size
+	}
+	return len(f.Data)
 }
 
 // User is a workspace member as users.info reports it.
@@ -121,6 +150,7 @@ type Server struct {
 	conns     []*conn
 	opens     int
 	files     map[string]*File
+	downloads map[string]int    // file id → authorised downloads
 	statuses  map[string]string // channel/thread → assistant status
 	closed    bool
 	responses map[string]responseURL
@@ -148,6 +178,7 @@ func New(t testing.TB) *Server {
 		failures:        map[string][]Failure{},
 		tickets:         map[string]bool{},
 		files:           map[string]*File{},
+		downloads:       map[string]int{},
 		statuses:        map[string]string{},
 		responses:       map[string]responseURL{},
 	}
@@ -210,6 +241,13 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(r.URL.Path, "/upload/"):
 		s.serveUpload(w, r)
 		return
+	case strings.HasPrefix(r.URL.Path, "/files-pri/"):
+		s.serveFile(w, r)
+		return
+	case r.URL.Path == "/signin":
+		w.Header().Set("Content-Type", "text/html")
+		io.WriteString(w, "<html><body>Sign in to Fake</body></html>")
+		return
 	case strings.HasPrefix(r.URL.Path, "/response/"):
 		s.serveResponseURL(w, r)
 		return
@@ -271,7 +309,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	var resp map[string]any
 	switch method {
 	case "auth.test":
-		w.Header().Set("X-OAuth-Scopes", "app_mentions:read,chat:write,channels:history,groups:history,im:history,mpim:history,reactions:write,users:read,files:write,commands")
+		w.Header().Set("X-OAuth-Scopes", "app_mentions:read,chat:write,channels:history,groups:history,im:history,mpim:history,reactions:write,users:read,files:read,files:write,commands")
 		resp = map[string]any{"url": "https://fake.slack.com/", "team": "Fake", "user": "sandpiper", "team_id": TeamID, "user_id": BotUserID, "bot_id": BotID}
 	case "apps.connections.open":
 		resp = s.connectionsOpen()
@@ -291,6 +329,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		resp = s.getUploadURL(form)
 	case "files.completeUploadExternal":
 		resp = s.completeUpload(form)
+	case "files.info":
+		resp = s.fileInfo(form)
 	case "assistant.threads.setStatus":
 		s.mu.Lock()
 		s.statuses[form.Get("channel_id")+"/"+form.Get("thread_ts")] = form.Get("status")
@@ -442,7 +482,7 @@ func (s *Server) postMessage(form url.Values, ephemeral bool) map[string]any {
 	if echo {
 		s.sendMessageEvent(m, "")
 	}
-	return map[string]any{"channel": channel, "ts": m.TS, "message": wireMessage(m, true)}
+	return map[string]any{"channel": channel, "ts": m.TS, "message": s.wireMessage(m, true)}
 }
 
 func (s *Server) update(form url.Values) map[string]any {
@@ -509,7 +549,105 @@ func (s *Server) reaction(form url.Values, add bool) map[string]any {
 	return map[string]any{}
 }
 
-func wireMessage(m *Message, withMetadata bool) map[string]any {
+// wireFile is a file object as Slack sends it in messages and files.info.
+func (s *Server) wireFile(f *File, full bool) map[string]any {
+	if !full {
+		return map[string]any{"id": f.ID, "file_access": "check_file_info"}
+	}
+	w := map[string]any{
+		"id": f.ID, "name": f.Name, "title": f.Title, "size": f.size(),
+		"mimetype": f.Mimetype, "filetype": f.Filetype, "mode": f.Mode, "is_external": f.External, "user": f.User,
+	}
+	if f.AltTxt != "" {
+		w["alt_txt"] = f.AltTxt
+	}
+	if f.External {
+		w["url_private"] = "https://drive.example.com/file/" + f.ID
+		w["external_type"] = "gdrive"
+	} else if f.Mode != "tombstone" {
+		u := s.http.URL + "/files-pri/" + TeamID + "-" + f.ID + "/" + url.PathEscape(f.Name)
+		w["url_private"] = u
+		w["url_private_download"] = u + "?download=1"
+	}
+	return w
+}
+
+// fillFile completes a file's Slack fields.
+func fillFile(f *File) {
+	if f.Title == "" {
+		f.Title = f.Name
+	}
+	if f.Mode == "" {
+		f.Mode = "hosted"
+	}
+	ext := strings.ToLower(strings.TrimPrefix(path.Ext(f.Name), "."))
+	if f.Filetype == "" {
+		f.Filetype = ext
+		if ext == "" || ext == "txt" {
+			f.Filetype = "text"
+		}
+	}
+	if f.Mimetype == "" {
+		f.Mimetype = mime.TypeByExtension("." + ext)
+		if f.Mimetype == "" {
+			f.Mimetype = "application/octet-stream"
+		}
+		f.Mimetype, _, _ = strings.Cut(f.Mimetype, ";")
+	}
+}
+
+// serveFile serves url_private downloads to the bot token, and sends
+// anyone else to the sign-in page as Slack does.
+func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
+	rest := strings.TrimPrefix(r.URL.Path, "/files-pri/"+TeamID+"-")
+	id, _, _ := strings.Cut(rest, "/")
+	if r.Header.Get("Authorization") != "Bearer "+BotToken {
+		http.Redirect(w, r, "/signin?redir="+url.QueryEscape(r.URL.Path), http.StatusFound)
+		return
+	}
+	s.mu.Lock()
+	f, ok := s.files[id]
+	if ok {
+		s.downloads[id]++
+	}
+	s.mu.Unlock()
+	if !ok || f.Mode == "tombstone" {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", f.Mimetype)
+	w.Write(f.Data)
+}
+
+// Downloads counts the authorised downloads of a file.
+func (s *Server) Downloads(fileID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.downloads[fileID]
+}
+
+// File returns a file by id.
+func (s *Server) File(id string) (File, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.files[id]
+	if !ok {
+		return File{}, false
+	}
+	return *f, true
+}
+
+func (s *Server) fileInfo(form url.Values) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.files[form.Get("file")]
+	if !ok {
+		return slackErr("file_not_found")
+	}
+	return map[string]any{"file": s.wireFile(f, true), "comments": []any{}, "paging": map[string]any{"count": 0, "total": 0, "page": 1, "pages": 0}}
+}
+
+func (s *Server) wireMessage(m *Message, withMetadata bool) map[string]any {
 	w := map[string]any{"type": "message", "ts": m.TS, "text": m.Text, "user": m.User}
 	if m.ThreadTS != "" {
 		w["thread_ts"] = m.ThreadTS
@@ -526,10 +664,15 @@ func wireMessage(m *Message, withMetadata bool) map[string]any {
 	}
 	if len(m.Files) > 0 {
 		var fs []map[string]any
-		for _, f := range m.Files {
-			fs = append(fs, map[string]any{"id": f.ID, "name": f.Name, "title": f.Title, "size": len(f.Data)})
+		for i := range m.Files {
+			f := &m.Files[i]
+			fs = append(fs, s.wireFile(f, !f.CheckFileInfo))
 		}
 		w["files"] = fs
+		if m.User != BotUserID {
+			w["subtype"] = "file_share"
+			w["upload"] = true
+		}
 	}
 	return w
 }
@@ -557,7 +700,7 @@ func (s *Server) replies(form url.Values) map[string]any {
 	var out []map[string]any
 	end := min(start+limit, len(all))
 	for _, m := range all[min(start, len(all)):end] {
-		out = append(out, wireMessage(m, withMeta))
+		out = append(out, s.wireMessage(m, withMeta))
 	}
 	resp := map[string]any{"messages": out, "has_more": end < len(all)}
 	if end < len(all) {
@@ -587,7 +730,7 @@ func (s *Server) getUploadURL(form url.Values) map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id := s.nextID("F")
-	s.files[id] = &File{ID: id, Name: form.Get("filename")}
+	s.files[id] = &File{ID: id, Name: form.Get("filename"), AltTxt: form.Get("alt_txt"), User: BotUserID}
 	return map[string]any{"upload_url": s.http.URL + "/upload/" + id, "file_id": id}
 }
 
@@ -629,6 +772,7 @@ func (s *Server) completeUpload(form url.Values) map[string]any {
 			return slackErr("file_not_found")
 		}
 		file.Title = f.Title
+		fillFile(file)
 		m.Files = append(m.Files, *file)
 		out = append(out, map[string]any{"id": f.ID, "title": f.Title})
 	}

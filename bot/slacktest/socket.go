@@ -278,15 +278,15 @@ func channelType(channel string) string {
 }
 
 func (s *Server) sendMessageEvent(m *Message, subtype string) {
-	inner := wireMessage(m, false)
+	inner := s.wireMessage(m, false)
 	inner["channel"] = m.Channel
 	inner["channel_type"] = channelType(m.Channel)
 	inner["event_ts"] = m.TS
 	if subtype == "message_changed" {
 		inner = map[string]any{
 			"type": "message", "subtype": subtype, "channel": m.Channel, "channel_type": channelType(m.Channel),
-			"hidden": true, "ts": m.TS, "event_ts": m.TS, "message": wireMessage(m, false),
-			"previous_message": wireMessage(m, false),
+			"hidden": true, "ts": m.TS, "event_ts": m.TS, "message": s.wireMessage(m, false),
+			"previous_message": s.wireMessage(m, false),
 		}
 	}
 	_, _ = s.sendEvent(Event{Inner: inner}, 0) // dropped when no socket is open
@@ -298,6 +298,9 @@ type Post struct {
 	User     string
 	Text     string
 	ThreadTS string
+	// Files are attached to the message (a file_share); the fake gives
+	// them ids and url_private links that only the bot token can read.
+	Files []File
 }
 
 // Delivery records the envelopes a [Server.UserPosts] sent.
@@ -314,12 +317,19 @@ type Delivery struct {
 func (s *Server) UserPosts(p Post) (Delivery, error) {
 	s.mu.Lock()
 	m := &Message{Channel: p.Channel, TS: s.nextTS(), ThreadTS: p.ThreadTS, User: p.User, Text: p.Text}
+	for _, f := range p.Files {
+		f.ID = s.nextID("F")
+		f.User = p.User
+		fillFile(&f)
+		s.files[f.ID] = &f
+		m.Files = append(m.Files, f)
+	}
 	s.messages = append(s.messages, m)
 	s.cond.Broadcast()
 	s.mu.Unlock()
 
 	d := Delivery{TS: m.TS}
-	msg := wireMessage(m, false)
+	msg := s.wireMessage(m, false)
 	msg["channel"] = m.Channel
 	msg["channel_type"] = channelType(m.Channel)
 	msg["event_ts"] = m.TS
@@ -327,6 +337,9 @@ func (s *Server) UserPosts(p Post) (Delivery, error) {
 	d.inners = append(d.inners, msg)
 	if channelType(p.Channel) != "im" && strings.Contains(p.Text, "<@"+BotUserID+">") {
 		mention := map[string]any{"type": "app_mention", "user": p.User, "text": p.Text, "ts": m.TS, "channel": m.Channel, "event_ts": m.TS}
+		if files, ok := msg["files"]; ok {
+			mention["files"] = files
+		}
 		if p.ThreadTS != "" {
 			mention["thread_ts"] = p.ThreadTS
 		}
@@ -365,9 +378,9 @@ func (s *Server) Edit(channel, ts, text string) error {
 		s.mu.Unlock()
 		return fmt.Errorf("slacktest: no message %s/%s", channel, ts)
 	}
-	prev := wireMessage(m, false)
+	prev := s.wireMessage(m, false)
 	m.Text = text
-	cur := wireMessage(m, false)
+	cur := s.wireMessage(m, false)
 	cur["edited"] = map[string]any{"user": m.User, "ts": s.nextTS()}
 	s.mu.Unlock()
 	_, err := s.SendEvent(Event{Inner: map[string]any{
