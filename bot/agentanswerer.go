@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
 // agentAnswerer answers with an [agent.Agent].
@@ -31,6 +32,13 @@ func (aa *agentAnswerer) Answer(ctx context.Context, q Question, p Progress) (An
 			}
 		},
 	}
+	// The answer's runs share a workspace: they start with the thread's
+	// files and see what the answer's earlier runs wrote.
+	var files []sandbox.File
+	for _, f := range q.Files {
+		files = append(files, sandbox.File{Name: f.Name, Data: f.Data})
+	}
+	ctx = agent.WithWorkspace(ctx, agent.NewWorkspace(files, q.FilesSize))
 	out, err := aa.agent.Run(ctx, historyMessages(q), obs)
 	var ans Answer
 	if out != nil {
@@ -75,5 +83,19 @@ func historyMessages(q Question) []agent.Message {
 		}
 		msgs = append(msgs, agent.Message{Role: agent.RoleAssistant, Text: answer})
 	}
-	return append(msgs, agent.UserMessage(q.Text))
+	return append(msgs, agent.UserMessage(questionText(q)))
+}
+
+// questionText is the question with the files of the working directory
+// described after it.
+func questionText(q Question) string {
+	var files []agent.InputFile
+	for _, f := range q.Files {
+		files = append(files, agent.InputFile{File: sandbox.File{Name: f.Name, Data: f.Data}, Source: f.Source})
+	}
+	desc := agent.DescribeFiles(files, q.FileNotes)
+	if desc == "" {
+		return q.Text
+	}
+	return q.Text + "\n\n" + desc
 }

@@ -23,7 +23,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	start := time.Now()
 	log := b.log.With("channel", m.Channel, "thread", m.ThreadTS, "user", m.User)
 
-	history, ours, err := b.memory.history(ctx, m.Channel, m.ThreadTS, m.TS)
+	history, threadFiles, ours, err := b.memory.history(ctx, m.Channel, m.ThreadTS, m.TS, !isFollowUp)
 	if err != nil {
 		if isFollowUp {
 			log.Warn("could not read thread; follow-up ignored", "err", err)
@@ -36,8 +36,11 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	}
 	b.metrics.questions.inc()
 	if strings.TrimSpace(m.Text) == "" {
-		b.notice(ctx, m, "I didn't find a question in your message. Ask me something like _what is the 20th Fibonacci number?_")
-		return
+		if len(m.Files) == 0 {
+			b.notice(ctx, m, "I didn't find a question in your message. Ask me something like _what is the 20th Fibonacci number?_")
+			return
+		}
+		m.Text = filesOnlyQuestion
 	}
 
 	debug := b.settings.get(m.Channel).Debug
@@ -48,9 +51,19 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	status := b.keepStatus(ctx, m)
 
 	actx, cancel := context.WithTimeout(ctx, b.cfg.AnswerTimeout)
-	p := &cardPoster{b: b, m: m, debug: debug, log: log, status: status}
+	if len(m.Files) > 0 {
+		status.set("is reading your files…")
+	}
+	inputs := b.gatherFiles(actx, m, history, threadFiles, log)
+	defer inputs.close()
+	if len(inputs.refused) > 0 {
+		b.metrics.errors.inc("file_refused")
+		b.notice(ctx, m, refusedText(inputs.refused))
+	}
+	p := &cardPoster{b: b, m: m, debug: debug, log: log, status: status, tf: inputs.tf}
 	ans, err := b.cfg.Answerer.Answer(actx, Question{
 		Channel: m.Channel, ThreadTS: m.ThreadTS, User: m.User, Text: m.Text, History: historyBudgeted(history),
+		Files: inputs.files, FileNotes: inputs.notes, FilesSize: b.cfg.Files.RunSize + b.cfg.SandboxLimits.WithDefaults().DiskSize,
 	}, p)
 	timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
 	cancel()
@@ -64,7 +77,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	if err := b.api.RemoveReactionContext(pctx, workingReaction, ref); err != nil {
 		log.Debug("reactions.remove failed", "err", err)
 	}
-	turn := Turn{User: m.User, TS: m.TS, Question: m.Text, Runs: p.runs}
+	turn := Turn{User: m.User, TS: m.TS, Question: m.Text, Runs: p.runs, Files: m.Files, Outputs: p.outputs}
 	switch {
 	case err == nil && strings.TrimSpace(ans.Text) != "":
 		turn.Answer = ans.Text
@@ -194,6 +207,10 @@ type cardPoster struct {
 	debug  bool
 	log    *slog.Logger
 	status *statusKeeper
+	tf     *threadFiles // the thread's workspace; nil if it could not be opened
+
+	uploads int       // files posted so far
+	outputs []fileRef // the files posted, for the thread's memory
 
 	mu    sync.Mutex
 	n     int
@@ -246,10 +263,20 @@ func (p *cardPoster) RunFinished(ctx context.Context, id string, res *sandbox.Re
 		c = &postedCard{card: card{N: p.n, Debug: p.debug, Limits: p.b.cfg.SandboxLimits}}
 		p.cards[id] = c
 	}
-	c.Running, c.Result, c.Err, c.Duration = false, res, runErr, d
 	p.runs = append(p.runs, Run{Code: c.Code, Output: truncate(runOutput(res, runErr), runOutputHistoryChars)})
 	p.mu.Unlock()
+
+	ctx, cancel := slackContext(ctx)
+	defer cancel()
+	var files []producedFile
+	if res != nil && len(res.Files)+len(res.FilesOmitted) > 0 {
+		p.status.set("is posting files…")
+		files = p.deliver(ctx, c.N, res)
+	}
 	p.status.set("is thinking…")
+	p.mu.Lock()
+	c.Running, c.Result, c.Err, c.Duration, c.Files = false, res, runErr, d, files
+	p.mu.Unlock()
 
 	b := p.b
 	b.metrics.toolRuns.inc(runResult(res, runErr))
@@ -257,8 +284,6 @@ func (p *cardPoster) RunFinished(ctx context.Context, id string, res *sandbox.Re
 	if p.debug {
 		p.log.Info("execution", "run", c.N, "code", c.Code, "output", runOutput(res, runErr), "duration", d)
 	}
-	ctx, cancel := slackContext(ctx)
-	defer cancel()
 	p.post(ctx, c)
 }
 

@@ -22,6 +22,15 @@ type Question struct {
 	User     string
 	Text     string // the question, the bot's mention removed
 	History  []Turn // earlier turns of the thread, oldest first
+	// Files go in every run's working directory (/mnt/data): the files
+	// attached to the question and earlier in the thread, and those the
+	// thread's earlier runs wrote. FileNotes say which files were left
+	// out, and why, for the model.
+	Files     []File
+	FileNotes []string
+	// FilesSize bounds the files carried from run to run within the
+	// answer (0: no bound).
+	FilesSize int64
 }
 
 // Progress receives an answer's executeCode runs.

@@ -47,7 +47,10 @@ type Config struct {
 	Answerer Answerer
 	// SandboxLimits are the limits runs get, shown in debug cards.
 	SandboxLimits sandbox.Limits
-	Logger        *slog.Logger
+	// Files bound the files read from Slack into runs, kept in threads'
+	// workspaces, and posted back.
+	Files  FileLimits
+	Logger *slog.Logger
 
 	// PingInterval is how long the socket may go without Slack's ping
 	// before reconnecting (default 30s); tests shorten it.
@@ -87,6 +90,7 @@ func (c *Config) setDefaults() {
 	if c.StatusInterval <= 0 {
 		c.StatusInterval = defaultStatusInterval
 	}
+	c.Files = c.Files.WithDefaults()
 }
 
 // ConfigError is a configuration problem found at start-up; Var names the
@@ -129,18 +133,21 @@ type Bot struct {
 	cfg Config
 	log *slog.Logger
 	api *slack.Client
-	sm  *socketmode.Client
+	// fileAPI is api with a timeout long enough for file transfers.
+	fileAPI *slack.Client
+	sm      *socketmode.Client
 
 	userID, botID, teamID string
 
-	seen     *cache.Cache // event ids and message keys already handled
-	memory   *threadMemory
-	settings *settingsStore
-	admins   *admins
-	pool     *dispatcher
-	metrics  *metrics
-	http     *http.Server
-	httpLn   net.Listener
+	seen       *cache.Cache // event ids and message keys already handled
+	memory     *threadMemory
+	workspaces *workspaces
+	settings   *settingsStore
+	admins     *admins
+	pool       *dispatcher
+	metrics    *metrics
+	http       *http.Server
+	httpLn     net.Listener
 
 	connected atomic.Bool
 	now       func() time.Time
@@ -158,7 +165,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		return nil, errors.New("bot: no Answerer")
 	}
 	log := cfg.Logger
-	api := newSlackClient(cfg)
+	api := newSlackClient(cfg, slackCallTimeout)
 	auth, err := api.AuthTestContext(ctx)
 	if err != nil {
 		return nil, &ConfigError{"SLACK_BOT_TOKEN", fmt.Errorf("auth.test failed: %w (is the token current and the app installed in the workspace?)", explain(err))}
@@ -174,21 +181,27 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if err != nil {
 		return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
 	}
+	ws, err := newWorkspaces(cfg.DataDir, cfg.ThreadTTL, cfg.Files.ThreadSize, log)
+	if err != nil {
+		return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
+	}
 	b := &Bot{
-		cfg:      cfg,
-		log:      log,
-		api:      api,
-		sm:       sm,
-		userID:   auth.UserID,
-		botID:    auth.BotID,
-		teamID:   auth.TeamID,
-		seen:     cache.New(defaultDedupeTTL, 10*time.Minute),
-		memory:   newThreadMemory(api, auth.UserID, cfg.ThreadTTL),
-		settings: settings,
-		admins:   newAdmins(cfg.Admins, api),
-		pool:     newDispatcher(cfg.Workers, defaultQueueLimit),
-		metrics:  newMetrics(),
-		now:      time.Now,
+		cfg:        cfg,
+		log:        log,
+		api:        api,
+		fileAPI:    newSlackClient(cfg, fileTransferTimeout),
+		sm:         sm,
+		workspaces: ws,
+		userID:     auth.UserID,
+		botID:      auth.BotID,
+		teamID:     auth.TeamID,
+		seen:       cache.New(defaultDedupeTTL, 10*time.Minute),
+		memory:     newThreadMemory(api, auth.UserID, cfg.ThreadTTL),
+		settings:   settings,
+		admins:     newAdmins(cfg.Admins, api),
+		pool:       newDispatcher(cfg.Workers, defaultQueueLimit),
+		metrics:    newMetrics(),
+		now:        time.Now,
 	}
 	if cfg.HTTPAddr != "-" {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)
@@ -218,11 +231,11 @@ func (b *Bot) HTTPAddr() string {
 	return b.httpLn.Addr().String()
 }
 
-func newSlackClient(cfg Config) *slack.Client {
+func newSlackClient(cfg Config, timeout time.Duration) *slack.Client {
 	return slack.New(cfg.BotToken,
 		slack.OptionAppLevelToken(cfg.AppToken),
 		slack.OptionAPIURL(cfg.APIURL),
-		slack.OptionHTTPClient(&http.Client{Timeout: slackCallTimeout}),
+		slack.OptionHTTPClient(&http.Client{Timeout: timeout}),
 		slack.OptionRetryConfig(slack.RetryConfig{
 			MaxRetries:         defaultRetries,
 			RetryAfterDuration: 5 * time.Second,
@@ -264,6 +277,14 @@ func (b *Bot) Run(ctx context.Context) error {
 			}
 		}()
 	}
+
+	sweepCtx, stopSweep := context.WithCancel(ctx)
+	sweepDone := make(chan struct{})
+	go func() {
+		defer close(sweepDone)
+		b.sweepWorkspaces(sweepCtx)
+	}()
+	defer func() { stopSweep(); <-sweepDone }()
 
 	sockCtx, cancelSock := context.WithCancel(ctx)
 	defer cancelSock()
@@ -309,4 +330,19 @@ loop:
 	}
 	b.log.Info("stopped")
 	return runErr
+}
+
+// sweepWorkspaces deletes expired thread workspaces now and then until
+// ctx ends.
+func (b *Bot) sweepWorkspaces(ctx context.Context) {
+	t := time.NewTicker(min(defaultSweepInterval, b.cfg.ThreadTTL/4))
+	defer t.Stop()
+	for {
+		b.workspaces.sweep()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

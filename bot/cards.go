@@ -29,6 +29,7 @@ type card struct {
 	Duration time.Duration
 	Debug    bool // the channel has debug on
 	Limits   sandbox.Limits
+	Files    []producedFile // what the run wrote, and what became of it
 }
 
 // attachment is a file posted in the thread after a card or an answer.
@@ -149,6 +150,9 @@ func (c *card) render() ([]slack.Block, []attachment) {
 				section("*Error*\n_The program printed no error message._")
 			}
 		}
+		if line := c.filesLine(); line != "" {
+			blocks = append(blocks, slack.NewContextBlock("", mrkdwn(line)))
+		}
 		if c.Debug {
 			notes = append(notes, c.debugLine())
 		}
@@ -213,6 +217,37 @@ func (c *card) debugLine() string {
 	return ":lady_beetle: " + strings.Join(parts, " · ")
 }
 
+// filesLine lists the files the run wrote: posted below the card, or
+// why not.
+func (c *card) filesLine() string {
+	if len(c.Files) == 0 {
+		return ""
+	}
+	var lines []string
+	for i, f := range c.Files {
+		if i == cardFileNotes {
+			lines = append(lines, fmt.Sprintf("… and %d more", len(c.Files)-i))
+			break
+		}
+		name := "`" + escape(strings.ReplaceAll(truncate(f.Name, 120), "`", "'")) + "`"
+		switch {
+		case f.Posted && f.Image:
+			lines = append(lines, fmt.Sprintf("%s (%s) · image posted below", name, formatBytes(f.Size)))
+		case f.Posted:
+			lines = append(lines, fmt.Sprintf("%s (%s) · posted below", name, formatBytes(f.Size)))
+		case f.Size > 0:
+			lines = append(lines, fmt.Sprintf("%s (%s) · %s", name, formatBytes(f.Size), f.Note))
+		default:
+			lines = append(lines, fmt.Sprintf("%s · %s", name, f.Note))
+		}
+	}
+	label := "*File written*"
+	if len(c.Files) > 1 {
+		label = fmt.Sprintf("*%d files written*", len(c.Files))
+	}
+	return ":paperclip: " + label + "\n" + strings.Join(lines, "\n")
+}
+
 // metadata is what a restarted bot needs to remember the run.
 func (c *card) metadata() slack.SlackMetadata {
 	p := map[string]any{"run": c.N, "code": truncate(c.Code, metadataTextChars)}
@@ -223,6 +258,15 @@ func (c *card) metadata() slack.SlackMetadata {
 		p["output"] = truncate(runOutput(c.Result, c.Err), metadataTextChars)
 		if c.Result != nil {
 			p["exit_code"] = c.Result.ExitCode
+		}
+		var files []map[string]string
+		for _, f := range c.Files {
+			if f.Posted {
+				files = append(files, map[string]string{"id": f.ID, "name": f.Name})
+			}
+		}
+		if len(files) > 0 {
+			p["files"] = files
 		}
 	}
 	return slack.SlackMetadata{EventType: metaToolRun, EventPayload: p}

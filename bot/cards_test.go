@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,14 @@ func TestCardGolden(t *testing.T) {
 		{"sandbox_error", card{N: 1, Code: "print(1)", Err: errors.New("the sandbox failed before running the code (clone: operation not permitted)"), Duration: 5 * time.Millisecond}},
 		{"escaped", card{N: 1, Code: "print('<!channel> & <@U1>')", Result: &sandbox.Result{Stdout: []byte("<!channel> & <@U1> <https://x.example|y> ```\n")}}},
 		{"long", card{N: 4, Code: longCode, Result: &sandbox.Result{Stdout: []byte(strings.Repeat("0123456789", 600)), StdoutSize: 5 << 20, StdoutTruncated: true, Duration: 2 * time.Second}}},
+		{"files", card{N: 2, Code: "plt.savefig('chart.png')", Result: &sandbox.Result{Stdout: []byte("saved\n"), StdoutSize: 6, Duration: 900 * time.Millisecond}, Files: []producedFile{
+			{Name: "chart.png", Size: 48213, Image: true, Posted: true, ID: "F1"},
+			{Name: "out/summary.csv", Size: 1200, Posted: true, ID: "F2"},
+			{Name: "same.csv", Size: 10, Note: "unchanged, posted before"},
+			{Name: "huge.parquet", Size: 40 << 20, Note: "not posted or kept: larger than the 25.0 MiB limit per file"},
+			{Name: "link", Note: "not returned by the sandbox: not a regular file"},
+		}}},
+		{"many_files", card{N: 1, Code: "for i in range(12): open(f'f{i}.txt','w').write('x')", Result: &sandbox.Result{Duration: 300 * time.Millisecond}, Files: manyFiles(12)}},
 		{"debug_ok", card{N: 1, Debug: true, Code: "import warnings\nwarnings.warn('careful')\nprint(2)", Result: &sandbox.Result{Stdout: []byte("2\n"), StdoutSize: 2, Stderr: []byte("<string>:2: UserWarning: careful\n"), StderrSize: 33, Duration: 300 * time.Millisecond}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -40,12 +49,16 @@ func TestCardGolden(t *testing.T) {
 			enc := json.NewEncoder(&buf)
 			enc.SetEscapeHTML(false) // keep &lt; readable in the golden files
 			enc.SetIndent("", "  ")
-			if err := enc.Encode(map[string]any{
+			golden := map[string]any{
 				"text":     tc.card.fallback(),
 				"blocks":   blocks,
 				"files":    fileNames(files),
 				"metadata": tc.card.metadata().EventType,
-			}); err != nil {
+			}
+			if posted, ok := tc.card.metadata().EventPayload["files"]; ok {
+				golden["metadata_files"] = posted
+			}
+			if err := enc.Encode(golden); err != nil {
 				t.Fatal(err)
 			}
 			got := strings.TrimSuffix(buf.String(), "\n")
@@ -67,6 +80,14 @@ func TestCardGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+func manyFiles(n int) []producedFile {
+	var out []producedFile
+	for i := range n {
+		out = append(out, producedFile{Name: fmt.Sprintf("f%d.txt", i), Size: 1, Posted: i < 10, ID: fmt.Sprintf("F%d", i), Note: "not posted: an answer posts at most 10 files"})
+	}
+	return out
 }
 
 func fileNames(fs []attachment) []string {

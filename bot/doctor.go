@@ -10,7 +10,7 @@ import (
 // asks for them.
 var RequiredScopes = []string{
 	"app_mentions:read", "channels:history", "groups:history", "im:history", "mpim:history",
-	"chat:write", "reactions:write", "users:read", "files:write", "commands",
+	"chat:write", "reactions:write", "users:read", "files:read", "files:write", "commands",
 }
 
 // Check is one result of [Doctor].
@@ -47,7 +47,7 @@ func Doctor(ctx context.Context, cfg Config) []Check {
 		}
 	}
 	if tokensOK {
-		api := newSlackClient(cfg)
+		api := newSlackClient(cfg, slackCallTimeout)
 		auth, err := api.AuthTestContext(ctx)
 		if err != nil {
 			add("Slack bot token (auth.test)", fmt.Errorf("%v: check SLACK_BOT_TOKEN (OAuth & Permissions → Bot User OAuth Token) and that the app is installed", explain(err)), "")

@@ -83,6 +83,7 @@ type incoming struct {
 	TS          string
 	ThreadTS    string
 	Edited      bool
+	Files       []slack.File
 }
 
 // route says what to do with a message.
@@ -120,8 +121,8 @@ func classify(in incoming, botUser string) route {
 	mentioned := strings.Contains(in.Text, "<@"+botUser+">") || strings.Contains(in.Text, "<@"+botUser+"|")
 	text := cleanQuestion(in.Text, botUser)
 	kind := answer
-	if reBotCommand(text) {
-		kind = command
+	if reBotCommand(text) && (text != "" || len(in.Files) == 0) {
+		kind = command // a bare mention with files is a question about them
 	}
 	switch {
 	case in.Mention, in.ChannelType == slackevents.ChannelTypeIM:
@@ -148,11 +149,12 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent) {
 	var in incoming
 	switch e := ev.InnerEvent.Data.(type) {
 	case *slackevents.AppMentionEvent:
-		in = incoming{Mention: true, Channel: e.Channel, User: e.User, BotID: e.BotID, Text: e.Text, TS: e.TimeStamp, ThreadTS: e.ThreadTimeStamp, Edited: e.Edited != nil}
+		in = incoming{Mention: true, Channel: e.Channel, User: e.User, BotID: e.BotID, Text: e.Text, TS: e.TimeStamp, ThreadTS: e.ThreadTimeStamp, Edited: e.Edited != nil, Files: e.Files}
 	case *slackevents.MessageEvent:
 		in = incoming{Channel: e.Channel, ChannelType: e.ChannelType, User: e.User, BotID: e.BotID, SubType: e.SubType, Text: e.Text, TS: e.TimeStamp, ThreadTS: e.ThreadTimeStamp}
-		if e.Message != nil && e.Message.Edited != nil {
-			in.Edited = true
+		if e.Message != nil {
+			in.Edited = e.Message.Edited != nil
+			in.Files = e.Message.Files
 		}
 	default:
 		return
@@ -171,7 +173,7 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent) {
 	if threadTS == "" {
 		threadTS = in.TS
 	}
-	m := message{Channel: in.Channel, User: in.User, TS: in.TS, ThreadTS: threadTS, Text: cleanQuestion(in.Text, b.userID), IM: in.ChannelType == slackevents.ChannelTypeIM}
+	m := message{Channel: in.Channel, User: in.User, TS: in.TS, ThreadTS: threadTS, Text: cleanQuestion(in.Text, b.userID), IM: in.ChannelType == slackevents.ChannelTypeIM, Files: refsOf(in.Files)}
 	key := threadKey(in.Channel, threadTS)
 	var job func(context.Context)
 	switch r {
@@ -196,4 +198,5 @@ type message struct {
 	ThreadTS string // the thread to answer in
 	Text     string // cleaned: no bot mention
 	IM       bool
+	Files    []fileRef // attached to the message
 }

@@ -162,6 +162,7 @@ type harness struct {
 	t       *testing.T
 	slack   *slacktest.Server
 	model   *scriptedModel
+	wire    *wireModel // when set, the agent talks to it over HTTP instead of model
 	cfg     bot.Config
 	bot     *bot.Bot
 	cancel  context.CancelFunc
@@ -190,6 +191,12 @@ func (s *syncBuffer) String() string {
 type option func(*harness)
 
 func withModel(m *scriptedModel) option { return func(h *harness) { h.model = m } }
+
+// overTheWire makes the agent use the real OpenAI-compatible provider
+// against a fake server driven by script.
+func overTheWire(script func(string) (string, bool)) option {
+	return func(h *harness) { h.wire = newWireModel(h.t, script) }
+}
 func withConfig(f func(*bot.Config)) option {
 	return func(h *harness) { f(&h.cfg) }
 }
@@ -231,8 +238,12 @@ func (h *harness) start() {
 	if cfg.Answerer == nil {
 		limits := sandbox.Limits{Timeout: 10 * time.Second}
 		cfg.SandboxLimits = limits
+		var model agent.Model = h.model
+		if h.wire != nil {
+			model = h.wire.model(h.t)
+		}
 		cfg.Answerer = bot.NewAgentAnswerer(&agent.Agent{
-			Model:    h.model,
+			Model:    model,
 			Tools:    []agent.Tool{agent.NewExecuteCode(realSandbox(h.t), agent.ExecuteCodeOptions{Limits: limits})},
 			MaxSteps: 4,
 		})

@@ -20,6 +20,11 @@ type Turn struct {
 	Question string // with the bot's mention removed
 	Runs     []Run
 	Answer   string // the model's answer, in Markdown; empty if it failed
+	// Files are the files attached to the question; Outputs the files
+	// its runs wrote that the bot posted in the thread. Later runs in the
+	// thread can read both.
+	Files   []fileRef
+	Outputs []fileRef
 }
 
 // Run is one executeCode call as remembered for follow-ups.
@@ -90,25 +95,37 @@ func (m *threadMemory) known(channel, threadTS string) bool {
 }
 
 // history returns the thread's turns before the message at beforeTS, and
-// whether the bot has taken part in the thread.
-func (m *threadMemory) history(ctx context.Context, channel, threadTS, beforeTS string) ([]Turn, bool, error) {
+// whether the bot has taken part in the thread. In a thread the bot has
+// not taken part in, it returns no turns but the files people attached
+// before beforeTS; fresh reads such a thread again instead of trusting
+// what was cached about it.
+func (m *threadMemory) history(ctx context.Context, channel, threadTS, beforeTS string, fresh bool) (turns []Turn, files []fileRef, ours bool, err error) {
 	key := threadKey(channel, threadTS)
 	if v, ok := m.cache.Get(key); ok {
-		return before(v.([]Turn), beforeTS), true, nil
+		return before(v.([]Turn), beforeTS), nil, true, nil
 	}
-	if _, ok := m.foreign.Get(key); ok {
-		return nil, false, nil
+	if v, ok := m.foreign.Get(key); ok && !fresh {
+		return nil, attachments(before(v.([]Turn), beforeTS)), false, nil
 	}
-	turns, ours, err := m.rebuild(ctx, channel, threadTS)
+	turns, ours, err = m.rebuild(ctx, channel, threadTS)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	if !ours {
-		m.foreign.SetDefault(key, true)
-		return nil, false, nil
+		m.foreign.SetDefault(key, turns)
+		return nil, attachments(before(turns, beforeTS)), false, nil
 	}
 	m.cache.SetDefault(key, turns)
-	return before(turns, beforeTS), true, nil
+	return before(turns, beforeTS), nil, true, nil
+}
+
+// attachments returns the files attached to turns' questions.
+func attachments(turns []Turn) []fileRef {
+	var out []fileRef
+	for _, t := range turns {
+		out = append(out, t.Files...)
+	}
+	return out
 }
 
 func before(turns []Turn, ts string) []Turn {
@@ -181,6 +198,15 @@ func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([
 	}
 	var turns []Turn
 	ours := false
+	// The bot's uploads, by id: their download links for Turn.Outputs.
+	uploads := map[string]fileRef{}
+	for _, msg := range msgs {
+		if msg.User == m.botUser || msg.BotID != "" {
+			for _, r := range refsOf(msg.Files) {
+				uploads[r.ID] = r
+			}
+		}
+	}
 	for _, msg := range msgs {
 		meta := msg.Metadata
 		switch {
@@ -197,6 +223,18 @@ func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([
 				code, _ := meta.EventPayload["code"].(string)
 				out, _ := meta.EventPayload["output"].(string)
 				t.Runs = append(t.Runs, Run{Code: code, Output: out})
+				files, _ := meta.EventPayload["files"].([]any)
+				for _, f := range files {
+					f, _ := f.(map[string]any)
+					id, _ := f["id"].(string)
+					name, _ := f["name"].(string)
+					if id == "" || name == "" {
+						continue
+					}
+					r := uploads[id]
+					r.ID, r.Name = id, name
+					t.Outputs = append(t.Outputs, r)
+				}
 			case metaAnswer:
 				if a, _ := meta.EventPayload["answer"].(string); a != "" {
 					t.Answer = a
@@ -206,10 +244,14 @@ func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([
 			}
 		case msg.SubType == "" || msg.SubType == slack.MsgSubTypeThreadBroadcast || msg.SubType == "file_share":
 			q := cleanQuestion(msg.Text, m.botUser)
+			files := refsOf(msg.Files)
+			if q == "" && len(files) > 0 {
+				q = filesOnlyQuestion
+			}
 			if q == "" {
 				continue
 			}
-			turns = append(turns, Turn{User: msg.User, TS: msg.Timestamp, Question: q})
+			turns = append(turns, Turn{User: msg.User, TS: msg.Timestamp, Question: q, Files: files})
 		}
 	}
 	// Humans talking among themselves before the bot joined are context

@@ -1,0 +1,307 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"path"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+)
+
+// fileRef is a file in Slack that the bot may read into a run: a human's
+// attachment, or one of the bot's uploads of a file a run wrote.
+type fileRef struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"` // as Slack has it (attachments), or the path the run wrote (outputs)
+	Size     int64  `json:"size,omitempty"`
+	Mimetype string `json:"-"`
+	Filetype string `json:"-"`
+	Mode     string `json:"-"`
+	External bool   `json:"-"`
+	URL      string `json:"-"` // url_private_download or url_private
+	User     string `json:"-"` // who shared it
+}
+
+// refOf reduces Slack's file object to what the bot needs.
+func refOf(f slack.File) fileRef {
+	u := f.URLPrivateDownload
+	if u == "" {
+		u = f.URLPrivate
+	}
+	return fileRef{
+		ID: f.ID, Name: f.Name, Size: int64(f.Size), Mimetype: f.Mimetype, Filetype: f.Filetype,
+		Mode: f.Mode, External: f.IsExternal, URL: u, User: f.User,
+	}
+}
+
+func refsOf(files []slack.File) []fileRef {
+	var out []fileRef
+	for _, f := range files {
+		if f.ID != "" {
+			out = append(out, refOf(f))
+		}
+	}
+	return out
+}
+
+// complete reports whether Slack sent the whole file object; some events
+// carry only the id (file_access "check_file_info").
+func (r fileRef) complete() bool {
+	return r.Name != "" && (r.URL != "" || r.External || r.Mode != "hosted" && r.Mode != "")
+}
+
+// refusedTypes are kinds Python in the sandbox has no use for.
+var refusedTypes = map[string]string{
+	".mp4": "a video", ".mov": "a video", ".avi": "a video", ".mkv": "a video", ".webm": "a video",
+	".mp3": "an audio file", ".m4a": "an audio file", ".ogg": "an audio file", ".flac": "an audio file",
+	".exe": "a program", ".dmg": "a disk image", ".iso": "a disk image", ".msi": "an installer", ".apk": "an app package",
+	".key": "a Keynote deck", ".pages": "a Pages document", ".numbers": "a Numbers spreadsheet (export it as CSV or Excel)",
+	".docx": "a Word document", ".doc": "a Word document", ".pptx": "a PowerPoint deck", ".ppt": "a PowerPoint deck",
+}
+
+// supportedKinds says, for people, what the bot can read.
+const supportedKinds = "CSV, TSV, Excel, JSON, text, Parquet, SQLite, zip and image files"
+
+// unusable says why the bot cannot use a file, or "" when it can.
+func unusable(r fileRef) string {
+	ext := strings.ToLower(path.Ext(r.Name))
+	switch {
+	case r.External:
+		return "it is stored outside Slack; download it and attach the file itself"
+	case r.Mode == "tombstone":
+		return "it was deleted"
+	case r.Mode == "post" || r.Mode == "space" || r.Filetype == "quip" || r.Filetype == "canvas" || r.Filetype == "list" || r.Filetype == "email":
+		return "it is a Slack " + cmp(r.Filetype, "post") + ", not a data file; export it as CSV or Excel and attach that"
+	case refusedTypes[ext] != "":
+		return fmt.Sprintf("it is %s, which Python here cannot use; I read %s", refusedTypes[ext], supportedKinds)
+	case strings.HasPrefix(r.Mimetype, "video/"), strings.HasPrefix(r.Mimetype, "audio/"):
+		return fmt.Sprintf("it is %s, which Python here cannot use; I read %s", strings.TrimSuffix(r.Mimetype, "/*"), supportedKinds)
+	}
+	// Anything else may be data a program can read (.h5, .dta, .nc …).
+	return ""
+}
+
+// readableFiletype maps Slack's filetype of a name without a known
+// extension (snippets, pasted text) to an extension.
+func readableFiletype(ft string) string {
+	switch ft {
+	case "text", "plain":
+		return ".txt"
+	case "csv", "tsv", "json", "xml", "yaml", "sql", "markdown":
+		if ft == "markdown" {
+			return ".md"
+		}
+		return "." + ft
+	case "python":
+		return ".py"
+	}
+	return ""
+}
+
+// safeName turns a name from Slack into a plain file name for
+// /mnt/data: the last path element only, no hidden or option-like names,
+// no characters a shell or Python string would trip on, bounded length.
+func safeName(name, filetype string) string {
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		name = name[i+1:]
+	}
+	var b strings.Builder
+	for _, r := range name {
+		switch {
+		case r == utf8.RuneError, unicode.IsControl(r):
+			continue
+		case unicode.IsLetter(r), unicode.IsDigit(r), strings.ContainsRune("._-+()@,=", r):
+			b.WriteRune(r)
+		default:
+			b.WriteRune('_')
+		}
+	}
+	s := b.String()
+	for strings.Contains(s, "__") {
+		s = strings.ReplaceAll(s, "__", "_")
+	}
+	s = strings.TrimLeft(s, "._-")
+	s = strings.TrimRight(s, "._ ")
+	ext := path.Ext(s)
+	if len(ext) > 16 || ext == s {
+		ext = ""
+	}
+	base := strings.TrimSuffix(s, ext)
+	if base == "" {
+		base = "file"
+	}
+	if ext == "" {
+		ext = readableFiletype(filetype)
+	}
+	const maxBase = 96
+	if len(base) > maxBase {
+		cut := maxBase
+		for cut > 0 && !utf8.RuneStart(base[cut]) {
+			cut--
+		}
+		base = base[:cut]
+	}
+	return base + ext
+}
+
+// uniqueName returns name, or name-2, name-3 … before its extension,
+// whichever is not taken.
+func uniqueName(name string, taken func(string) bool) string {
+	if !taken(name) {
+		return name
+	}
+	ext := path.Ext(name)
+	base := strings.TrimSuffix(name, ext)
+	for i := 2; ; i++ {
+		if n := fmt.Sprintf("%s-%d%s", base, i, ext); !taken(n) {
+			return n
+		}
+	}
+}
+
+// errTooLarge is returned by a download that passed its size limit.
+var errTooLarge = errors.New("file too large")
+
+// limitWriter fails a write past n bytes, which aborts the download.
+type limitWriter struct {
+	buf bytes.Buffer
+	n   int64
+}
+
+func (w *limitWriter) Write(p []byte) (int, error) {
+	if int64(w.buf.Len()+len(p)) > w.n {
+		return 0, errTooLarge
+	}
+	return w.buf.Write(p)
+}
+
+// download fetches a file's bytes with the bot token, at most max bytes.
+// A ref without a download URL is looked up with files.info first.
+func (b *Bot) download(ctx context.Context, r fileRef, max int64) ([]byte, error) {
+	if r.URL == "" {
+		f, _, _, err := b.fileAPI.GetFileInfoContext(ctx, r.ID, 0, 0)
+		if err != nil {
+			return nil, fmt.Errorf("files.info %s: %w", r.ID, explain(err))
+		}
+		r = refOf(*f)
+		if r.URL == "" {
+			return nil, fmt.Errorf("files.info %s: no download URL", r.ID)
+		}
+	}
+	w := &limitWriter{n: max}
+	if err := b.fileAPI.GetFileContext(ctx, r.URL, w); err != nil {
+		if errors.Is(err, errTooLarge) {
+			return nil, errTooLarge
+		}
+		return nil, fmt.Errorf("downloading %s: %w", r.ID, explain(err))
+	}
+	return w.buf.Bytes(), nil
+}
+
+// isImage reports whether Slack shows a file as an image.
+func isImage(name string) bool {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg":
+		return true
+	}
+	return false
+}
+
+// altText describes an image for people who cannot see it: the title or
+// description the program saved in it (matplotlib's savefig metadata), or
+// what it is and what it was made for.
+func altText(name string, data []byte, run int, question string) string {
+	var t string
+	switch strings.ToLower(path.Ext(name)) {
+	case ".png":
+		t = pngText(data, "Title", "Description")
+	case ".svg":
+		t = svgTitle(data)
+	}
+	t = strings.Join(strings.Fields(t), " ")
+	if t == "" {
+		q := strings.Join(strings.Fields(question), " ")
+		t = fmt.Sprintf("Image %s, made by Python run %d for the question: %s", path.Base(name), run, q)
+	}
+	return truncate(t, altTextChars)
+}
+
+// pngText returns the first of keys found in a PNG's tEXt or iTXt chunks.
+func pngText(data []byte, keys ...string) string {
+	const sig = "\x89PNG\r\n\x1a\n"
+	if !bytes.HasPrefix(data, []byte(sig)) {
+		return ""
+	}
+	found := map[string]string{}
+	p := data[len(sig):]
+	for len(p) >= 12 {
+		n := binary.BigEndian.Uint32(p[:4])
+		typ := string(p[4:8])
+		if uint64(n) > uint64(len(p)-12) {
+			break
+		}
+		body := p[8 : 8+n]
+		if crc32.ChecksumIEEE(p[4:8+n]) != binary.BigEndian.Uint32(p[8+n:12+n]) {
+			break
+		}
+		switch typ {
+		case "tEXt": // keyword NUL latin-1 text
+			if k, v, ok := bytes.Cut(body, []byte{0}); ok {
+				found[string(k)] = latin1(v)
+			}
+		case "iTXt": // keyword NUL flag method lang NUL translated NUL text
+			if k, rest, ok := bytes.Cut(body, []byte{0}); ok && len(rest) >= 2 && rest[0] == 0 {
+				parts := bytes.SplitN(rest[2:], []byte{0}, 3)
+				if len(parts) == 3 && utf8.Valid(parts[2]) {
+					found[string(k)] = string(parts[2])
+				}
+			}
+		case "IEND":
+			p = nil
+			continue
+		}
+		p = p[12+n:]
+	}
+	for _, k := range keys {
+		if v := found[k]; strings.TrimSpace(v) != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func latin1(b []byte) string {
+	r := make([]rune, len(b))
+	for i, c := range b {
+		r[i] = rune(c)
+	}
+	return string(r)
+}
+
+// svgTitle returns the text of an SVG's first title element (matplotlib
+// writes metadata={'Title': …} as dc:title).
+func svgTitle(data []byte) string {
+	d := xml.NewDecoder(io.LimitReader(bytes.NewReader(data), 1<<20))
+	d.Strict = false
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return ""
+		}
+		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "title" {
+			var s string
+			if d.DecodeElement(&s, &se) == nil && strings.TrimSpace(s) != "" {
+				return s
+			}
+		}
+	}
+}

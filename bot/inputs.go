@@ -1,0 +1,229 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+)
+
+// filesOnlyQuestion stands for the question of a message that shares
+// files without saying anything.
+const filesOnlyQuestion = "Look at the attached files and tell me briefly what is in them."
+
+// File is a file placed in the sandbox's working directory for an answer.
+type File struct {
+	Name   string // relative to /mnt/data
+	Data   []byte
+	Source string // where it came from, for the model
+}
+
+// runInputs are the files an answer's runs start with.
+type runInputs struct {
+	files   []File
+	notes   []string // for the model: files left out, and why
+	refused []string // for the person: their attachments left out, and why (mrkdwn)
+	tf      *threadFiles
+}
+
+func (in *runInputs) close() {
+	if in.tf != nil {
+		in.tf.close()
+	}
+}
+
+// candidate is a file the answer's runs could get.
+type candidate struct {
+	ref     fileRef // a Slack file, when entry is not set
+	entry   *wsEntry
+	current bool // attached to the question being answered
+	output  bool // written by a run
+	turnTS  string
+}
+
+// gatherFiles collects the files for an answer's runs: those attached to
+// the question first, then the files earlier runs in the thread wrote and
+// earlier attachments, newest first, within the per-run limits. Slack
+// files are downloaded (with the bot token, on this host) once into the
+// thread's workspace.
+func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreign []fileRef, log *slog.Logger) *runInputs {
+	in := &runInputs{}
+	lim := b.cfg.Files
+	tf, err := b.workspaces.open(m.Channel, m.ThreadTS)
+	if err != nil {
+		log.Error("opening the thread's workspace failed", "err", err)
+		for _, r := range m.Files {
+			in.refused = append(in.refused, fmt.Sprintf("%s: I could not store it (%s)", fileLabel(r.Name), escape(userError(err))))
+		}
+		return in
+	}
+	in.tf = tf
+
+	var cands []candidate
+	seen := map[string]bool{} // Slack file ids
+	for _, r := range m.Files {
+		seen[r.ID] = true
+		cands = append(cands, candidate{ref: r, current: true, turnTS: m.TS})
+	}
+	for _, e := range tf.entries() {
+		if seen[e.SlackID] && e.SlackID != "" {
+			continue // attached again with this question
+		}
+		seen[e.SlackID], seen[e.Posted] = true, true
+		cands = append(cands, candidate{entry: &e, output: e.Output, turnTS: e.TurnTS})
+	}
+	for i := len(history) - 1; i >= 0; i-- {
+		t := history[i]
+		for _, r := range t.Outputs {
+			if !seen[r.ID] {
+				seen[r.ID] = true
+				cands = append(cands, candidate{ref: r, output: true, turnTS: t.TS})
+			}
+		}
+		for _, r := range t.Files {
+			if !seen[r.ID] {
+				seen[r.ID] = true
+				cands = append(cands, candidate{ref: r, turnTS: t.TS})
+			}
+		}
+	}
+	for i := len(foreign) - 1; i >= 0; i-- {
+		if r := foreign[i]; !seen[r.ID] {
+			seen[r.ID] = true
+			cands = append(cands, candidate{ref: r})
+		}
+	}
+
+	var total int64
+	placed := map[string]bool{}
+	for _, c := range cands {
+		f, problem := b.place(ctx, tf, c, lim, total, len(in.files), placed)
+		if problem != "" {
+			name := c.ref.Name
+			if c.entry != nil {
+				name = c.entry.Name
+			}
+			in.notes = append(in.notes, fmt.Sprintf("%s: %s", name, problem))
+			if c.current {
+				in.refused = append(in.refused, fmt.Sprintf("%s: %s", fileLabel(name), problem))
+			}
+			log.Info("file left out of the run", "file", name, "slack_id", c.ref.ID, "why", problem)
+			continue
+		}
+		total += int64(len(f.Data))
+		placed[f.Name] = true
+		in.files = append(in.files, f)
+	}
+	return in
+}
+
+// place reads one candidate, downloading it into the workspace when
+// needed, or says why it cannot be placed.
+func (b *Bot) place(ctx context.Context, tf *threadFiles, c candidate, lim FileLimits, total int64, count int, placed map[string]bool) (File, string) {
+	if c.entry == nil && !c.ref.complete() {
+		f, _, _, err := b.fileAPI.GetFileInfoContext(ctx, c.ref.ID, 0, 0)
+		if err != nil {
+			return File{}, fmt.Sprintf("I could not look it up in Slack (%s)", escape(explain(err).Error()))
+		}
+		r := refOf(*f)
+		if c.output {
+			r.Name = c.ref.Name // the path the run wrote
+		}
+		c.ref = r
+	}
+	size := c.ref.Size
+	if c.entry != nil {
+		size = c.entry.Size
+	} else if why := unusable(c.ref); why != "" {
+		return File{}, why
+	}
+	switch {
+	case size > lim.FileSize:
+		return File{}, fmt.Sprintf("it is %s, more than the %s I read per file", formatBytes(size), formatBytes(lim.FileSize))
+	case count >= lim.RunFiles:
+		return File{}, fmt.Sprintf("a run gets at most %d files, and newer ones came first", lim.RunFiles)
+	case total+size > lim.RunSize:
+		return File{}, fmt.Sprintf("a run gets at most %s of files, and newer ones came first", formatBytes(lim.RunSize))
+	}
+
+	source := "attached earlier in this thread"
+	switch {
+	case c.current:
+		source = "attached to this message"
+	case c.output:
+		source = "written by a run of an earlier answer in this thread"
+	}
+	e := c.entry
+	if e == nil {
+		if have, ok := tf.bySlackID(c.ref.ID); ok {
+			e = &have
+		}
+	}
+	if e != nil {
+		data, err := tf.read(e.Name)
+		if err == nil {
+			if placed[e.Name] {
+				return File{}, "another file of the same name came first"
+			}
+			return File{Name: e.Name, Data: data, Source: source}, ""
+		}
+		if c.entry != nil { // nothing to download it from
+			return File{}, "it is no longer in the thread's workspace"
+		}
+	}
+
+	data, err := b.download(ctx, c.ref, lim.FileSize)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return File{}, fmt.Sprintf("it is more than the %s I read per file", formatBytes(lim.FileSize))
+	case err != nil:
+		return File{}, fmt.Sprintf("I could not download it (%s)", escape(userError(err)))
+	case total+int64(len(data)) > lim.RunSize:
+		return File{}, fmt.Sprintf("a run gets at most %s of files, and newer ones came first", formatBytes(lim.RunSize))
+	}
+	entry := wsEntry{TurnTS: c.turnTS}
+	if c.output && filepath.IsLocal(c.ref.Name) && !placed[c.ref.Name] {
+		entry.Name, entry.Output, entry.Posted = c.ref.Name, true, c.ref.ID
+	} else {
+		entry.Name = uniqueName(safeName(c.ref.Name, c.ref.Filetype), func(n string) bool { return placed[n] || tf.taken(n) })
+		entry.SlackID = c.ref.ID
+	}
+	keep := make([]string, 0, len(placed))
+	for n := range placed {
+		keep = append(keep, n)
+	}
+	if _, err := tf.put(entry, data, keep...); err != nil {
+		b.log.Error("storing a file in the thread's workspace failed", "file", entry.Name, "err", err)
+		// The run can have it all the same.
+	}
+	return File{Name: entry.Name, Data: data, Source: source}, ""
+}
+
+// fileLabel shows a file name from Slack in mrkdwn.
+func fileLabel(name string) string {
+	name = strings.ReplaceAll(name, "`", "'")
+	if name == "" {
+		name = "a file"
+	}
+	return "`" + escape(truncate(name, 100)) + "`"
+}
+
+// refusedText is the notice for attachments the bot cannot use.
+func refusedText(refused []string) string {
+	var b strings.Builder
+	if len(refused) == 1 {
+		b.WriteString(":warning: I can't use one of the files you attached:\n")
+	} else {
+		fmt.Fprintf(&b, ":warning: I can't use %d of the files you attached:\n", len(refused))
+	}
+	for _, r := range refused[:min(len(refused), 10)] {
+		b.WriteString("• " + r + "\n")
+	}
+	if len(refused) > 10 {
+		fmt.Fprintf(&b, "• … and %d more\n", len(refused)-10)
+	}
+	b.WriteString("I'll answer with what I have.")
+	return b.String()
+}

@@ -1,0 +1,155 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/slack-go/slack"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// producedFile is a file a run wrote, as its card shows it.
+type producedFile struct {
+	Name   string // path relative to /mnt/data
+	Size   int64
+	Image  bool
+	Posted bool   // uploaded into the thread by this run
+	ID     string // the upload's Slack file id
+	Note   string // what happened to it when it was not posted
+}
+
+// outgoing is a file to upload.
+type outgoing struct {
+	name string
+	data []byte
+	alt  string
+	i    int // in the produced list
+}
+
+// hiddenPath reports whether a path the program wrote is a cache or a
+// hidden file nobody asked for (.cache/…, __pycache__/…).
+func hiddenPath(name string) bool {
+	for _, el := range strings.Split(name, "/") {
+		if strings.HasPrefix(el, ".") || el == "__pycache__" {
+			return true
+		}
+	}
+	return false
+}
+
+// deliver keeps the files a run wrote in the thread's workspace, for the
+// thread's later runs, and posts them into the thread in one message:
+// images as images with alt text, other files as files, within the
+// per-file and per-answer limits. It returns what the card should say
+// about each file.
+func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) []producedFile {
+	if res == nil {
+		return nil
+	}
+	lim := p.b.cfg.Files
+	var out []producedFile
+	var ups []outgoing
+	for _, f := range res.Files {
+		if hiddenPath(f.Name) {
+			continue
+		}
+		pf := producedFile{Name: f.Name, Size: int64(len(f.Data)), Image: isImage(f.Name)}
+		sum := sha256.Sum256(f.Data)
+		var prev wsEntry
+		switch {
+		case pf.Size > lim.FileSize:
+			pf.Note = fmt.Sprintf("not posted or kept: larger than the %s limit per file", formatBytes(lim.FileSize))
+			out = append(out, pf)
+			continue
+		case p.tf != nil:
+			prev, _ = p.tf.byName(f.Name)
+			if _, err := p.tf.put(wsEntry{Name: f.Name, Output: true, TurnTS: p.m.TS}, f.Data); err != nil {
+				p.log.Error("keeping a run's file in the thread's workspace failed", "file", f.Name, "err", err)
+			}
+		}
+		switch {
+		case pf.Size == 0:
+			pf.Note = "empty, not posted"
+		case prev.Posted != "" && prev.SHA256 == hex.EncodeToString(sum[:]):
+			pf.Note = "unchanged, posted before"
+			p.tf.setPosted(f.Name, prev.Posted)
+		case p.uploads >= lim.Uploads:
+			pf.Note = fmt.Sprintf("not posted: an answer posts at most %d files", lim.Uploads)
+		default:
+			p.uploads++
+			var alt string
+			if pf.Image {
+				alt = altText(f.Name, f.Data, run, p.m.Text)
+			}
+			ups = append(ups, outgoing{name: f.Name, data: f.Data, alt: alt, i: len(out)})
+		}
+		out = append(out, pf)
+	}
+	for _, o := range res.FilesOmitted {
+		pf := producedFile{Name: o, Note: "not returned by the sandbox"}
+		// The sandbox says why in parentheses: "link (not a regular file)".
+		if name, why, ok := strings.Cut(o, " ("); ok && strings.HasSuffix(why, ")") {
+			pf.Name, pf.Note = name, "not returned by the sandbox: "+strings.TrimSuffix(why, ")")
+		}
+		if !hiddenPath(pf.Name) {
+			out = append(out, pf)
+		}
+	}
+	if len(ups) == 0 {
+		return out
+	}
+	ids, err := p.b.uploadFiles(ctx, p.m, fmt.Sprintf("From run %d:", run), ups)
+	if err != nil {
+		p.log.Error("posting a run's files failed", "run", run, "err", err)
+		p.b.metrics.errors.inc("slack")
+		for _, u := range ups {
+			out[u.i].Note = "not posted: Slack refused the upload (" + escape(truncate(userError(err), 120)) + ")"
+		}
+		return out
+	}
+	for k, u := range ups {
+		out[u.i].Posted, out[u.i].ID = true, ids[k]
+		p.outputs = append(p.outputs, fileRef{ID: ids[k], Name: u.name, Size: int64(len(u.data))})
+		if p.tf != nil {
+			p.tf.setPosted(u.name, ids[k])
+		}
+	}
+	return out
+}
+
+// uploadFiles posts files into the thread as one message (files upload
+// v2: an upload URL per file, the uploads, then one completion naming the
+// thread). It returns the files' ids, in order.
+func (b *Bot) uploadFiles(ctx context.Context, m message, comment string, files []outgoing) ([]string, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fileTransferTimeout)
+	defer cancel()
+	var sums []slack.FileSummary
+	for _, f := range files {
+		name := path.Base(f.name)
+		u, err := b.fileAPI.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: name, FileSize: len(f.data), AltTxt: f.alt})
+		if err != nil {
+			return nil, fmt.Errorf("files.getUploadURLExternal %s: %w", name, explain(err))
+		}
+		if err := b.fileAPI.UploadToURL(ctx, slack.UploadToURLParameters{UploadURL: u.UploadURL, Reader: bytes.NewReader(f.data), Filename: name}); err != nil {
+			return nil, fmt.Errorf("uploading %s: %w", name, explain(err))
+		}
+		sums = append(sums, slack.FileSummary{ID: u.FileID, Title: name})
+	}
+	_, err := b.fileAPI.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{
+		Files: sums, Channel: m.Channel, ThreadTimestamp: m.ThreadTS, InitialComment: comment,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("files.completeUploadExternal: %w", explain(err))
+	}
+	ids := make([]string, len(sums))
+	for i, s := range sums {
+		ids[i] = s.ID
+	}
+	return ids, nil
+}
