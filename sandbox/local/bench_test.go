@@ -1,4 +1,4 @@
-//go:build linux && (amd64 || arm64)
+//go:build linux && cgo && (amd64 || arm64)
 
 package local
 
@@ -138,4 +138,56 @@ func BenchmarkRunParallel(b *testing.B) {
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "runs/s")
 		})
 	}
+}
+
+// BenchmarkOverhead runs /usr/bin/true instead of Python, so that what is
+// measured is the sandbox alone: "bare" forks and execs it, "sandpiper"
+// gives it a fresh sandbox (paced, 20 ms apart, like BenchmarkRunPaced).
+func BenchmarkOverhead(b *testing.B) {
+	const truePath = "/usr/bin/true"
+	if _, err := os.Stat(truePath); err != nil {
+		b.Skip(truePath + " is missing")
+	}
+	b.Run("bare", func(b *testing.B) {
+		benchLoop(b, 20*time.Millisecond, func() error { return exec.Command(truePath).Run() })
+	})
+	b.Run("sandpiper", func(b *testing.B) {
+		s, err := New(b.Context(), Config{Python: testPython()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		s.python.Executable = truePath // what init execs
+		prev := shared
+		shared = s // for cpuTime's zygote accounting
+		defer func() { shared = prev }()
+		time.Sleep(200 * time.Millisecond) // let the pool fill
+		benchLoop(b, 20*time.Millisecond, func() error {
+			res, err := s.Run(b.Context(), sandbox.Request{Code: "unused"})
+			if err == nil && res.ExitCode != 0 {
+				b.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
+			}
+			return err
+		})
+	})
+}
+
+func benchLoop(b *testing.B, pause time.Duration, run func() error) {
+	durs := make([]time.Duration, 0, b.N)
+	cpu0 := cpuTime()
+	for b.Loop() {
+		start := time.Now()
+		if err := run(); err != nil {
+			b.Fatal(err)
+		}
+		durs = append(durs, time.Since(start))
+		b.StopTimer()
+		time.Sleep(pause)
+		b.StartTimer()
+	}
+	time.Sleep(100 * time.Millisecond) // let the last teardown be counted
+	cpu := cpuTime() - cpu0
+	slices.Sort(durs)
+	b.ReportMetric(float64(durs[len(durs)/2])/1e6, "p50-ms")
+	b.ReportMetric(float64(cpu)/1e6/float64(len(durs)), "cpu-ms/op")
 }

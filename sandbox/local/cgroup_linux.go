@@ -1,4 +1,4 @@
-//go:build linux && (amd64 || arm64)
+//go:build linux && cgo && (amd64 || arm64)
 
 package local
 
@@ -84,8 +84,9 @@ func (c *cgroups) String() string {
 // runCgroup is one run's group (two directories on v1).
 type runCgroup struct {
 	dirs []string
-	// join are what init needs to put the program in the group: the v1
-	// "tasks" file of each hierarchy, or the v2 directory.
+	// join are the cgroup.procs files (one per v1 hierarchy, one on v2)
+	// that init writes itself into, off the run's path; the program
+	// inherits the group at its fork.
 	join []*os.File
 	v2   bool
 }
@@ -123,15 +124,7 @@ func (c *cgroups) create(id string, memory int64, pids int) (*runCgroup, error) 
 				return nil, fmt.Errorf("cgroup: set %s: %w", s.file, err)
 			}
 		}
-		var (
-			f   *os.File
-			err error
-		)
-		if rc.v2 {
-			f, err = os.OpenFile(p.dir, os.O_RDONLY|unix.O_DIRECTORY, 0)
-		} else {
-			f, err = os.OpenFile(filepath.Join(p.dir, "tasks"), os.O_WRONLY, 0)
-		}
+		f, err := os.OpenFile(filepath.Join(p.dir, "cgroup.procs"), os.O_WRONLY, 0)
 		if err != nil {
 			rc.remove()
 			return nil, fmt.Errorf("cgroup: %w", err)

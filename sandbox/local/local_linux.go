@@ -1,4 +1,4 @@
-//go:build linux && (amd64 || arm64)
+//go:build linux && cgo && (amd64 || arm64)
 
 package local
 
@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/gob"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -70,6 +69,8 @@ type Sandbox struct {
 	stop     chan struct{} // closed by Close
 	stopOnce sync.Once
 
+	seccomp []unix.SockFilter // the program's filter
+
 	liveCgroups atomic.Int64 // for tests: runs' cgroups not yet removed
 	lastCgroup  atomic.Value // for tests: []string, the last run's cgroup directories
 }
@@ -114,6 +115,7 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 		s.hostID = nobodyID
 	}
 	s.canCloneTrees = os.Geteuid() == 0
+	s.seccomp = seccompFilter()
 	if err := s.plan(); err != nil {
 		return nil, err
 	}
@@ -180,6 +182,16 @@ if importlib.util.find_spec("matplotlib"):
 		}
 	}
 	return files
+}
+
+// landlockABI returns the kernel's Landlock ABI version, 0 without Landlock
+// (for the start-up log; init applies what the kernel has).
+func landlockABI() int {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0
+	}
+	return int(v)
 }
 
 // Python returns the resolved interpreter.
@@ -270,7 +282,7 @@ func (s *Sandbox) plan() error {
 		}
 	}
 	ms = append(ms, hostMount{initMount: initMount{Kind: mountDir, Target: "/dev"}})
-	for _, dev := range writableFiles {
+	for _, dev := range []string{"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"} {
 		ms = append(ms, s.treeMount(dev, dev, true, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NOEXEC))
 	}
 	s.mounts = ms
@@ -354,7 +366,7 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		s.lastCgroup.Store(w.cg.dirs)
 	}
 	if w.cg != nil {
-		if err := w.cg.setLimits(lim.Memory, lim.Processes); err != nil {
+		if err := w.cg.setLimits(lim.Memory, lim.Processes+1); err != nil { // init counts
 			return nil, &sandbox.Error{Op: "cgroup", Err: err}
 		}
 	}
@@ -362,7 +374,7 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	stdout := &sandbox.CapBuffer{Max: lim.Output}
 	stderr := &sandbox.CapBuffer{Max: lim.Output}
 	go func() {
-		w.enc.Encode(initRun{Code: req.Code, Files: req.Files, Limits: lim})
+		w.reqW.Write(encodeRun(req.Code, req.Files, lim))
 		w.reqW.Close()
 	}()
 	var readers sync.WaitGroup
@@ -370,8 +382,7 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	readers.Go(func() { io.Copy(stderr, w.stderrR) })
 	resultc := make(chan initResultOrErr, 1)
 	go func() {
-		var r initResult
-		err := gob.NewDecoder(w.resultR).Decode(&r)
+		r, err := decodeResult(w.resultR)
 		io.Copy(io.Discard, w.resultR)
 		resultc <- initResultOrErr{r, err}
 	}()
@@ -450,7 +461,6 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 // forkInit has the zygote start an init with files as its descriptors
 // 0, 1, 2, 3, ...; it restarts a zygote that has died.
 func (s *Sandbox) forkInit(files []*os.File) (*os.File, error) {
-	req := zygoteRequest{HostID: s.hostID}
 	for attempt := 0; ; attempt++ {
 		s.zmu.Lock()
 		if s.closed {
@@ -467,7 +477,7 @@ func (s *Sandbox) forkInit(files []*os.File) (*os.File, error) {
 		}
 		z := s.zygote
 		s.zmu.Unlock()
-		pidfd, err := z.fork(req, files)
+		pidfd, err := z.fork(s.hostID, files)
 		var se *startError
 		if err == nil || errors.As(err, &se) || attempt > 0 {
 			return pidfd, err

@@ -1,9 +1,8 @@
-//go:build linux && (amd64 || arm64)
+//go:build linux && cgo && (amd64 || arm64)
 
 package local
 
 import (
-	"encoding/gob"
 	"os"
 	"sync"
 	"time"
@@ -20,8 +19,7 @@ import (
 
 type ready struct {
 	pidfd   *os.File
-	enc     *gob.Encoder // to init's stdin
-	reqW    *os.File
+	reqW    *os.File // init's stdin
 	stdoutR *os.File
 	stderrR *os.File
 	resultR *os.File
@@ -56,7 +54,6 @@ func (s *Sandbox) prepare() (_ *ready, err error) {
 		resultR: pipes[3][0],
 		exited:  make(chan struct{}),
 	}
-	r.enc = gob.NewEncoder(r.reqW)
 	fail := func(e error) (*ready, error) {
 		r.closeFiles()
 		if r.cg != nil {
@@ -83,7 +80,7 @@ func (s *Sandbox) prepare() (_ *ready, err error) {
 	nCgroup := 0
 	if s.cgroups != nil {
 		lim := s.cfg.Limits
-		r.cg, err = s.cgroups.create(runID(), lim.Memory, lim.Processes)
+		r.cg, err = s.cgroups.create(runID(), lim.Memory, lim.Processes+1) // init counts
 		if err != nil {
 			return fail(&sandbox.Error{Op: "cgroup", Err: err})
 		}
@@ -106,8 +103,8 @@ func (s *Sandbox) prepare() (_ *ready, err error) {
 			}
 		}
 	}()
-	// The setup is small; the pipe holds it until init reads it.
-	if err := r.enc.Encode(initSetup{
+	// Init reads the setup as soon as it starts.
+	setup := initSetup{
 		Python:    s.python.Executable,
 		Env:       s.env,
 		Mounts:    s.initMounts,
@@ -115,8 +112,9 @@ func (s *Sandbox) prepare() (_ *ready, err error) {
 		TmpFiles:  s.cachedFiles(),
 		DiskSize:  s.cfg.Limits.DiskSize,
 		CgroupFDs: nCgroup,
-		CgroupV2:  s.cgroups != nil && s.cgroups.v2 != "",
-	}); err != nil {
+		Seccomp:   s.seccomp,
+	}
+	if _, err := r.reqW.Write(setup.encode()); err != nil {
 		r.discard(s)
 		return nil, &sandbox.Error{Op: "setup", Err: err}
 	}

@@ -1,13 +1,8 @@
-//go:build linux && (amd64 || arm64)
+//go:build linux && cgo && (amd64 || arm64)
 
 package local
 
-import (
-	"fmt"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
-)
+import "golang.org/x/sys/unix"
 
 // The seccomp filter refuses, with EPERM, what a Python program has no
 // business doing: other processes' memory, the kernel keyring, namespaces
@@ -64,11 +59,9 @@ func (p *bpfProg) jump(code uint16, k uint32, jt, jf uint8) {
 	*p = append(*p, unix.SockFilter{Code: code, K: k, Jt: jt, Jf: jf})
 }
 
-// seccompFilter builds the program. allowClone3 lets clone3 through, which
-// forking into a cgroup v2 group needs; its namespace flags are then
-// refused by the kernel instead (no capabilities, and nested user
-// namespaces are disabled in the sandbox).
-func seccompFilter(allowClone3 bool) []unix.SockFilter {
+// seccompFilter builds the program; init installs it in the program's
+// process, after no_new_privs and the capability drop.
+func seccompFilter() []unix.SockFilter {
 	var p bpfProg
 	ld := func(off uint32) { p.stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, off) }
 	ret := func(v uint32) { p.stmt(unix.BPF_RET|unix.BPF_K, v) }
@@ -91,9 +84,7 @@ func seccompFilter(allowClone3 bool) []unix.SockFilter {
 	}
 	// clone3 passes its flags in memory the filter cannot read: refuse
 	// it with ENOSYS so that the C library falls back to clone.
-	if !allowClone3 {
-		deny(unix.SYS_CLONE3, retENOSY)
-	}
+	deny(unix.SYS_CLONE3, retENOSY)
 
 	// clone: refuse new namespaces. The flags are argument 0 on most
 	// architectures.
@@ -111,14 +102,4 @@ func seccompFilter(allowClone3 bool) []unix.SockFilter {
 	ret(retEPERM)
 	ret(retAllow)
 	return p
-}
-
-// installSeccomp loads the filter on the calling thread only.
-func installSeccomp(allowClone3 bool) error {
-	filter := seccompFilter(allowClone3)
-	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&prog))); errno != 0 {
-		return fmt.Errorf("seccomp: %w", errno)
-	}
-	return nil
 }

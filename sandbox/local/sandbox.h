@@ -1,0 +1,72 @@
+// Shared by sandbox.c and the Go side (through cgo): message types and the
+// layouts of the fixed-size messages.
+#ifndef SANDPIPER_SANDBOX_H
+#define SANDPIPER_SANDBOX_H
+
+#include <stdint.h>
+
+#define ZYGOTE_ARG0 "sandpiper-sandbox-zygote"
+#define SANDBOX_ID 1000   // the program's uid and gid inside
+#define FIRST_MOUNT_FD 4 // init's descriptors: 0 request, 1 stdout, 2 stderr, 3 result, then trees, then cgroup.procs files
+
+// Host to init, setup (sent when the sandbox is prepared).
+enum {
+	M_PYTHON = 1, // absolute path of the interpreter
+	M_ENV,        // one "KEY=value" of the program's environment
+	M_MOUNT,      // u32 kind, u32 is_file, u64 attr, then target\0 link\0 source\0
+	M_ETC,        // name\0data: a file under /etc
+	M_TMP,        // name\0data: a file under /tmp
+	M_DISK,       // u64: size of the writable tmpfs until the run sets its own
+	M_CGROUPS,    // u32: how many cgroup.procs descriptors follow the trees
+	M_SECCOMP,    // struct sock_filter[]: the program's seccomp filter
+	M_SETUP_END,
+};
+
+// Host to init, the run (sent when the sandbox is taken).
+enum {
+	M_CODE = 20, // the Python code
+	M_FILE,      // name\0data: an input file under /mnt/data
+	M_LIMITS,    // struct limits
+	M_RUN_END,
+};
+
+// Init to host.
+enum {
+	R_ERR = 40, // text: the sandbox could not be built or the program started
+	R_STATUS,   // struct status_msg
+	R_FILE,     // name\0data: an output file
+	R_OMIT,     // text: "name (why)", a file left out
+	R_TIMES,    // u64: nanoseconds from the run's arrival to the report
+	R_END,
+};
+
+enum {
+	MOUNT_TREE = 0, // move the detached tree passed as a descriptor
+	MOUNT_SYMLINK,  // create a symbolic link target -> link
+	MOUNT_DIR,      // create an empty directory
+	MOUNT_BIND,     // bind-mount the host path source, then set attr
+};
+
+struct limits {
+	uint64_t timeout_ns;
+	uint64_t memory;
+	uint64_t processes;
+	uint64_t cputime_ns;
+	uint64_t open_files;
+	uint64_t disk;
+	uint64_t output;
+	uint64_t files;
+};
+
+struct status_msg {
+	int32_t exited;
+	int32_t exit_code;
+	int32_t signal;
+	int32_t timed_out;
+	int32_t disk_full;
+	int32_t pad;
+	uint64_t started_ns;
+	uint64_t ended_ns;
+};
+
+#endif
