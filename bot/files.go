@@ -305,3 +305,12 @@ func svgTitle(data []byte) string {
 		}
 	}
 }
+
+// SafeFileName turns a file name from outside (Slack, a command line)
+// into a plain file name for /mnt/data: its last path element, with no
+// hidden or option-like prefix and no characters that need quoting.
+func SafeFileName(name string) string { return safeName(name, "") }
+
+// HiddenPath reports whether a path a program wrote is a cache or hidden
+// file (.cache/…, __pycache__/…) that is not worth delivering.
+func HiddenPath(name string) bool { return hiddenPath(name) }

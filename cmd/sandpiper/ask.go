@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/bot"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -26,23 +28,44 @@ const (
 	spinnerEvery = 100 * time.Millisecond
 )
 
-const askUsage = `usage: sandpiper ask [--debug] [QUESTION]
+const askUsage = `usage: sandpiper ask [--debug] [--file PATH]... [--out DIR] [QUESTION]
 
 Asks the model once and prints each Python run and the answer. Without a
 question, opens a chat in the terminal that keeps the conversation: Enter
 sends, Ctrl+D or Ctrl+C leaves.
 
-  --debug   also log every run's code and raw sandbox output (SANDPIPER_DEBUG=true)
+  --debug       also log every run's code and raw sandbox output (SANDPIPER_DEBUG=true)
+  --file PATH   put the file in the sandbox's working directory, /mnt/data (repeatable)
+  --out DIR     save the files the program writes there (default ./sandpiper-output)
 `
+
+// defaultOutDir is where ask saves the files the program writes.
+const defaultOutDir = "sandpiper-output"
 
 // runAsk is `sandpiper ask`.
 func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var debug bool
-	var words []string
+	var words, paths []string
+	outDir := defaultOutDir
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
 		case a == "--debug" || a == "-debug":
 			debug = true
+		case (a == "--file" || a == "-file" || a == "--out" || a == "-out") && len(words) == 0:
+			if i+1 >= len(args) {
+				fmt.Fprintf(stderr, "sandpiper: ask: %s needs a value\n\n%s", a, askUsage)
+				return 2
+			}
+			i++
+			if strings.HasSuffix(a, "file") {
+				paths = append(paths, args[i])
+			} else {
+				outDir = args[i]
+			}
+		case (strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "-file=")) && len(words) == 0:
+			paths = append(paths, a[strings.IndexByte(a, '=')+1:])
+		case (strings.HasPrefix(a, "--out=") || strings.HasPrefix(a, "-out=")) && len(words) == 0:
+			outDir = a[strings.IndexByte(a, '=')+1:]
 		case a == "-h" || a == "-help" || a == "--help":
 			fmt.Fprint(stdout, askUsage)
 			return 0
@@ -73,8 +96,27 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
 		return 2
 	}
+	limits, err := loadFileEnv(ctx, lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 2
+	}
+	inputs, err := readInputFiles(paths, limits)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: ask: %v\n", err)
+		return 2
+	}
+	var files []sandbox.File
+	for _, f := range inputs {
+		files = append(files, f.File)
+	}
+	// The runs share a workspace: the --file files, and what each run
+	// writes, for the runs after it (in a chat, also the next questions').
+	ws := agent.NewWorkspace(files, limits.RunSize+sc.limits().WithDefaults().DiskSize)
+	ctx = agent.WithWorkspace(ctx, ws)
 
 	ui := newTermUI(stdout, stderr, lookup)
+	ui.outDir = outDir
 	defer ui.stopSpinner()
 	level := slog.LevelWarn
 	if debug || mc.Debug {
@@ -115,6 +157,9 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	a := mc.newAgent(model, []agent.Tool{tool}, log)
 
 	if question != "" {
+		if desc := agent.DescribeFiles(inputs, nil); desc != "" {
+			question += "\n\n" + desc
+		}
 		out, err := a.Run(ctx, []agent.Message{agent.UserMessage(question)}, ui)
 		switch {
 		case ctx.Err() != nil:
@@ -129,6 +174,56 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 0
 	}
 	return chat(ctx, a, rt, stdin, ui)
+}
+
+// readInputFiles reads the --file files, within the limits, under names
+// safe for /mnt/data (unique: a second data.csv becomes data-2.csv).
+func readInputFiles(paths []string, lim bot.FileLimits) ([]agent.InputFile, error) {
+	lim = lim.WithDefaults()
+	if len(paths) > lim.RunFiles {
+		return nil, fmt.Errorf("%d files given; a run takes at most %d (SANDPIPER_FILES_MAX_COUNT)", len(paths), lim.RunFiles)
+	}
+	var out []agent.InputFile
+	var total int64
+	taken := map[string]bool{}
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("--file: %w", err)
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("--file %s: not a regular file", p)
+		}
+		if fi.Size() > lim.FileSize {
+			return nil, fmt.Errorf("--file %s: %s is more than the %s allowed per file (SANDPIPER_FILE_MAX_SIZE)", p, byteSizeString(fi.Size()), byteSizeString(lim.FileSize))
+		}
+		if total += fi.Size(); total > lim.RunSize {
+			return nil, fmt.Errorf("--file %s: the files hold more than the %s allowed per run (SANDPIPER_FILES_MAX_TOTAL)", p, byteSizeString(lim.RunSize))
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("--file: %w", err)
+		}
+		name := bot.SafeFileName(filepath.Base(p))
+		ext := filepath.Ext(name)
+		for i := 2; taken[name]; i++ {
+			name = fmt.Sprintf("%s-%d%s", strings.TrimSuffix(bot.SafeFileName(filepath.Base(p)), ext), i, ext)
+		}
+		taken[name] = true
+		out = append(out, agent.InputFile{File: sandbox.File{Name: name, Data: data}, Source: "given with --file " + p})
+	}
+	return out, nil
+}
+
+// byteSizeString formats a size for messages.
+func byteSizeString(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // chat keeps a conversation going, a line at a time, until EOF (Ctrl+D),
@@ -159,6 +254,7 @@ func chat(ctx context.Context, a *agent.Agent, rt agent.Runtime, stdin io.Reader
 	}()
 
 	var history []agent.Message
+	described := "" // the workspace as last described to the model
 	for {
 		if interactive {
 			ui.printf("\n%s ", ui.cyan("›"))
@@ -185,7 +281,18 @@ func chat(ctx context.Context, a *agent.Agent, rt agent.Runtime, stdin io.Reader
 		if !interactive {
 			ui.printf("\n%s %s\n", ui.cyan("›"), line) // a transcript reads better with the questions
 		}
-		history = append(history, agent.UserMessage(line))
+		text := line
+		if ws := agent.WorkspaceFrom(ctx); ws != nil {
+			var files []agent.InputFile
+			for _, f := range ws.Files() {
+				files = append(files, agent.InputFile{File: f})
+			}
+			if desc := agent.DescribeFiles(files, nil); desc != described {
+				text += "\n\n" + desc
+				described = desc
+			}
+		}
+		history = append(history, agent.UserMessage(text))
 		out, err := a.Run(ctx, history, ui)
 		switch {
 		case ctx.Err() != nil:
@@ -214,6 +321,10 @@ type termUI struct {
 
 	spinStop chan struct{}
 	spinDone chan struct{}
+
+	// outDir is where the files the program writes are saved ("": not
+	// saved).
+	outDir string
 }
 
 var _ agent.Observer = (*termUI)(nil)
@@ -300,11 +411,51 @@ func (u *termUI) ToolCallFinished(e agent.ToolResultEvent) {
 			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("… stderr cut at %d of %d bytes", len(res.Stderr), res.StderrSize)))
 		}
 		for _, f := range res.Files {
-			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("file %s (%d bytes)", f.Name, len(f.Data))))
+			if bot.HiddenPath(f.Name) {
+				continue
+			}
+			if u.outDir == "" {
+				fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("file %s (%s)", f.Name, byteSizeString(int64(len(f.Data))))))
+				continue
+			}
+			p, err := saveOutput(u.outDir, f)
+			if err != nil {
+				fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.red(fmt.Sprintf("could not save %s: %v", f.Name, err)))
+				continue
+			}
+			fmt.Fprintf(u.out, "%s saved %s %s\n", u.dim("│"), p, u.dim("("+byteSizeString(int64(len(f.Data)))+")"))
+		}
+		for _, o := range res.FilesOmitted {
+			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.yellow("not saved: "+o))
 		}
 	}
 	fmt.Fprintf(u.out, "%s\n", u.dim("╰"+strings.Repeat("─", cardWidth-1)))
 	u.midLine = false
+}
+
+// saveOutput writes a file the program wrote under dir, through an
+// os.Root so that no name leaves it, and returns its path.
+func saveOutput(dir string, f sandbox.File) (string, error) {
+	if !filepath.IsLocal(f.Name) {
+		return "", fmt.Errorf("bad name %q", f.Name)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	if d := filepath.Dir(f.Name); d != "." {
+		if err := root.MkdirAll(d, 0o755); err != nil {
+			return "", err
+		}
+	}
+	if err := root.WriteFile(f.Name, f.Data, 0o644); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, f.Name), nil
 }
 
 // status is a card's verdict on a sandbox run.

@@ -427,3 +427,98 @@ func TestAskUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestAskWithFiles puts --file files in /mnt/data, tells the model about
+// them, and saves what the program writes in --out, printing the paths.
+func TestAskWithFiles(t *testing.T) {
+	requireSandbox(t)
+	f := newFakeModel(t, "import csv, os\nrows = list(csv.DictReader(open('data.csv')))\ntotal = sum(int(r['n']) for r in rows)\nos.makedirs('out', exist_ok=True)\nopen('out/total.txt', 'w').write(str(total))\nprint(total, sorted(os.listdir('.')))")
+	askEnv(t, f, "openai")
+	if err := os.WriteFile("data.csv", []byte("n\n1\n2\n39\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll("other", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile("other/data.csv", []byte("n\n5\n"), 0o644)
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"ask", "--file", "data.csv", "--file=other/data.csv", "--out", "results", "add up n"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, &stdout, &stderr)
+	}
+	out := stdout.String()
+	for _, want := range []string{"│ 42 ['data-2.csv', 'data.csv', 'out']\n", "│ saved results/out/total.txt (2 bytes)\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if data, err := os.ReadFile("results/out/total.txt"); err != nil || string(data) != "42" {
+		t.Errorf("saved file = %q, %v", data, err)
+	}
+	msgs := f.requests()[0]["messages"].([]any)
+	q := msgs[len(msgs)-1].(map[string]any)["content"].(string)
+	for _, want := range []string{"add up n\n\n[Files in /mnt/data", "- /mnt/data/data.csv (9 bytes, CSV table, given with --file data.csv)", "- /mnt/data/data-2.csv (", "    | n\n    | 1\n"} {
+		if !strings.Contains(q, want) {
+			t.Errorf("question sent to the model lacks %q:\n%s", want, q)
+		}
+	}
+}
+
+func TestAskFileErrors(t *testing.T) {
+	t.Chdir(t.TempDir())
+	os.WriteFile("big.csv", bytes.Repeat([]byte("x"), 4096), 0o644)
+	for _, tt := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"ask", "--file", "missing.csv", "q"}, nil, "sandpiper: ask: --file: stat missing.csv: no such file or directory"},
+		{[]string{"ask", "--file", "big.csv", "q"}, map[string]string{"SANDPIPER_FILE_MAX_SIZE": "1KiB"}, "--file big.csv: 4.0 KiB is more than the 1.0 KiB allowed per file (SANDPIPER_FILE_MAX_SIZE)"},
+		{[]string{"ask", "--file", "."}, nil, "--file .: not a regular file"},
+		{[]string{"ask", "--file"}, nil, "sandpiper: ask: --file needs a value"},
+		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_FILES_MAX_COUNT": "0"}, "config: SANDPIPER_FILES_MAX_COUNT is out of range"},
+		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_FILE_MAX_SIZE": "lots"}, "config: SANDPIPER_FILE_MAX_SIZE"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Setenv("SANDPIPER_MODEL_API_KEY", "k")
+			t.Setenv("SANDPIPER_MODEL_API", "openai")
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			var stdout, stderr bytes.Buffer
+			code := run(t.Context(), tt.args, strings.NewReader(""), &stdout, &stderr)
+			if code != 2 || !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("exit %d, stderr %q; want 2, %q", code, &stderr, tt.want)
+			}
+		})
+	}
+}
+
+func TestHealthcheck(t *testing.T) {
+	t.Chdir(t.TempDir())
+	status := http.StatusOK
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/healthz" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(status)
+		io.WriteString(w, "ok\n")
+	}))
+	defer srv.Close()
+	_, port, _ := strings.Cut(strings.TrimPrefix(srv.URL, "http://"), ":")
+	t.Setenv("SANDPIPER_HTTP_ADDR", ":"+port)
+	var stdout, stderr bytes.Buffer
+	if code := run(t.Context(), []string{"healthcheck"}, nil, &stdout, &stderr); code != 0 || stdout.String() != "ok http://127.0.0.1:"+port+"/healthz\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, &stdout, &stderr)
+	}
+	status = http.StatusServiceUnavailable
+	stderr.Reset()
+	if code := run(t.Context(), []string{"healthcheck", srv.URL + "/healthz"}, nil, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "503 Service Unavailable") {
+		t.Errorf("unhealthy: exit %d, stderr %q", code, &stderr)
+	}
+	t.Setenv("SANDPIPER_HTTP_ADDR", "")
+	if code := run(t.Context(), []string{"healthcheck"}, nil, &stdout, &stderr); code != 1 {
+		t.Errorf("no HTTP server: exit %d", code)
+	}
+}

@@ -127,6 +127,11 @@ func runBot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
 		return 2
 	}
+	cfg.Files, err = loadFileEnv(ctx, lookup)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		return 2
+	}
 	model, err := mc.newModel(log)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
@@ -144,6 +149,11 @@ func runBot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cancel()
 	if err != nil {
 		log.Warn("could not list the sandbox's Python modules; the model will not know them", "err", err)
+	} else {
+		log.Info("sandbox runtime", "python", rt.String())
+		if missing := missingDataModules(rt); len(missing) > 0 {
+			log.Warn("the sandbox's Python lacks modules for data questions and charts", "missing", strings.Join(missing, ", "))
+		}
 	}
 	cfg.SandboxLimits = sbCfg.limits()
 	cfg.Answerer = bot.NewAgentAnswerer(mc.newAgent(model, []agent.Tool{
@@ -166,4 +176,18 @@ func runBot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// dataModules are the modules data questions and charts need.
+var dataModules = []string{"numpy", "pandas", "matplotlib", "scipy", "sympy", "openpyxl"}
+
+// missingDataModules lists the dataModules the runtime lacks.
+func missingDataModules(rt agent.Runtime) []string {
+	var missing []string
+	for _, m := range dataModules {
+		if !rt.Has(m) {
+			missing = append(missing, m)
+		}
+	}
+	return missing
 }

@@ -75,7 +75,21 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fail("sandbox", fmt.Errorf("print(6 * 7) gave exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr))
 		default:
 			pass("sandbox", fmt.Sprintf("print(6 * 7) → 42 in %s", res.Duration.Round(time.Millisecond)))
+			pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			rt, err := agent.ProbeRuntime(pctx, sb)
+			cancel()
+			switch missing := missingDataModules(rt); {
+			case err != nil:
+				fail("sandbox Python modules", err)
+			case len(missing) > 0:
+				fail("sandbox Python modules", fmt.Errorf("%s; missing %s, which data questions, files and charts need: install them for the interpreter in SANDPIPER_PYTHON (the Docker image has them)", rt, strings.Join(missing, ", ")))
+			default:
+				pass("sandbox Python modules", rt.String())
+			}
 		}
+	}
+	if _, err := loadFileEnv(ctx, lookup); err != nil {
+		fail("file limits", err)
 	}
 
 	failed := 0

@@ -7,6 +7,7 @@
 //	sandpiper ask [QUESTION] ask once, or chat in the terminal
 //	sandpiper exec [-c CODE] run Python once in the configured sandbox
 //	sandpiper doctor         check the configuration
+//	sandpiper healthcheck    exit 0 when the running bot is healthy
 package main
 
 import (
@@ -43,6 +44,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runDoctor(ctx, args, stdout, stderr)
 	case "exec":
 		return runExec(ctx, args, stdin, stdout, stderr)
+	case "healthcheck":
+		return runHealthcheck(ctx, args, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -57,6 +60,7 @@ const usage = `Usage:
   sandpiper ask [QUESTION]  ask once, or chat in the terminal without a question
   sandpiper exec [-c CODE]  run Python once in the configured sandbox (code on stdin without -c)
   sandpiper doctor          check the configuration and print what to fix
+  sandpiper healthcheck     exit 0 when the running bot's /healthz is OK (for containers)
 
 Configuration comes from the environment (and .env.local, .env); see README.md.
 `

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/sandpiper-bot/sandpiper/bot"
+)
+
+// fileEnv is the file limits' part of the environment; the defaults are
+// bot's (bot.DefaultMaxFileSize …).
+type fileEnv struct {
+	FileSize   byteSize `env:"SANDPIPER_FILE_MAX_SIZE, default=25MiB"`
+	RunSize    byteSize `env:"SANDPIPER_FILES_MAX_TOTAL, default=50MiB"`
+	RunFiles   int      `env:"SANDPIPER_FILES_MAX_COUNT, default=20"`
+	ThreadSize byteSize `env:"SANDPIPER_WORKSPACE_MAX_SIZE, default=200MiB"`
+	Uploads    int      `env:"SANDPIPER_UPLOADS_MAX, default=10"`
+}
+
+func loadFileEnv(ctx context.Context, lookup envconfig.Lookuper) (bot.FileLimits, error) {
+	var e fileEnv
+	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &e, Lookuper: lookup}); err != nil {
+		return bot.FileLimits{}, fmt.Errorf("config: %s", envNames(err.Error(), e))
+	}
+	for _, c := range []struct {
+		name string
+		bad  bool
+	}{
+		{"SANDPIPER_FILE_MAX_SIZE", e.FileSize < 1<<10},
+		{"SANDPIPER_FILES_MAX_TOTAL", e.RunSize < e.FileSize},
+		{"SANDPIPER_FILES_MAX_COUNT", e.RunFiles < 1 || e.RunFiles > 64},
+		{"SANDPIPER_WORKSPACE_MAX_SIZE", e.ThreadSize < e.RunSize},
+		{"SANDPIPER_UPLOADS_MAX", e.Uploads < 1},
+	} {
+		if c.bad {
+			return bot.FileLimits{}, fmt.Errorf("config: %s is out of range", c.name)
+		}
+	}
+	return bot.FileLimits{
+		FileSize: int64(e.FileSize), RunSize: int64(e.RunSize), RunFiles: e.RunFiles,
+		ThreadSize: int64(e.ThreadSize), Uploads: e.Uploads,
+	}, nil
+}
+
+const healthcheckUsage = `usage: sandpiper healthcheck [URL]
+
+Exits 0 when the bot's /healthz answers 200 OK, 1 otherwise: a container
+HEALTHCHECK that needs no curl. The default URL is /healthz on
+SANDPIPER_HTTP_ADDR (default :8080) at 127.0.0.1.
+`
+
+// runHealthcheck is `sandpiper healthcheck`.
+func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 1 || len(args) == 1 && strings.HasPrefix(args[0], "-") {
+		fmt.Fprint(stderr, healthcheckUsage)
+		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+			return 0
+		}
+		return 2
+	}
+	url := ""
+	if len(args) == 1 {
+		url = args[0]
+	} else {
+		lookup, _, err := envLookuper(".")
+		if err != nil {
+			fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+			return 2
+		}
+		addr := ":8080"
+		if v, ok := lookup.Lookup("SANDPIPER_HTTP_ADDR"); ok {
+			addr = strings.TrimSpace(v)
+		}
+		if addr == "" || addr == "-" {
+			fmt.Fprintln(stderr, "sandpiper: healthcheck: SANDPIPER_HTTP_ADDR is empty, so the bot serves no /healthz")
+			return 1
+		}
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			fmt.Fprintf(stderr, "sandpiper: healthcheck: SANDPIPER_HTTP_ADDR=%q: %v\n", addr, err)
+			return 2
+		}
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host = "127.0.0.1"
+		}
+		url = "http://" + net.JoinHostPort(host, port) + "/healthz"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: healthcheck: %v\n", err)
+		return 2
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintf(stderr, "sandpiper: healthcheck: %v\n", err)
+		return 1
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintf(stderr, "sandpiper: healthcheck: %s: %s %s\n", url, resp.Status, strings.TrimSpace(string(body)))
+		return 1
+	}
+	fmt.Fprintf(stdout, "ok %s\n", url)
+	return 0
+}
