@@ -55,12 +55,16 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 		status.set("is reading your files…")
 	}
 	inputs := b.gatherFiles(actx, m, history, threadFiles, log)
-	defer inputs.close()
 	if len(inputs.refused) > 0 {
 		b.metrics.errors.inc("file_refused")
 		b.notice(ctx, m, refusedText(inputs.refused))
 	}
 	p := &cardPoster{b: b, m: m, debug: debug, log: log, status: status, tf: inputs.tf}
+	defer func() {
+		if p.tf != nil {
+			p.tf.close()
+		}
+	}()
 	ans, err := b.cfg.Answerer.Answer(actx, Question{
 		Channel: m.Channel, ThreadTS: m.ThreadTS, User: m.User, Text: m.Text, History: historyBudgeted(history),
 		Files: inputs.files, FileNotes: inputs.notes, FilesSize: b.cfg.Files.RunSize + b.cfg.SandboxLimits.WithDefaults().DiskSize,
@@ -207,7 +211,10 @@ type cardPoster struct {
 	debug  bool
 	log    *slog.Logger
 	status *statusKeeper
-	tf     *threadFiles // the thread's workspace; nil if it could not be opened
+	// tf is the thread's workspace, opened when the thread first has
+	// files; tfFailed says it could not be.
+	tf       *threadFiles
+	tfFailed bool
 
 	uploads int       // files posted so far
 	outputs []fileRef // the files posted, for the thread's memory

@@ -349,3 +349,57 @@ func TestHostileFileNameStaysInTheSandbox(t *testing.T) {
 		t.Fatal("the host's /etc/passwd was written")
 	}
 }
+
+// TestFilesEarlierInTheThread: a CSV shared in a thread before anyone
+// mentioned the bot, sent in the event as a stub Slack asks apps to look
+// up (check_file_info), is read when the bot is asked in that thread.
+func TestFilesEarlierInTheThread(t *testing.T) {
+	requireModules(t, "pandas")
+	h := newHarness(t, overTheWire(dataScript))
+	parent, err := h.slack.UserPosts(slacktest.Post{Channel: "C0DATA", User: "U0ALICE", Text: "here are this year's sales",
+		Files: []slacktest.File{{Name: "sales.csv", Data: salesCSV(), CheckFileInfo: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.post("C0DATA", "U0BOB", "thanks, looks good", parent.TS) // chatter the bot ignores
+	d := h.post("C0DATA", "U0BOB", mention+"what is the total revenue?", parent.TS)
+	msgs := h.waitReplies("C0DATA", parent.TS, 1)
+	if got := botMessages(msgs, isAnswer); len(got) != 1 || !strings.Contains(got[0].Visible(), salesTotal) {
+		t.Fatalf("want the total from the parent's file:\n%s", dump(msgs))
+	}
+	if q := h.wire.requests()[0].lastUser(); !strings.Contains(q, "/mnt/data/sales.csv (") || !strings.Contains(q, "attached earlier in this thread") {
+		t.Errorf("question sent to the model:\n%s", q)
+	}
+	if n := len(h.slack.Calls("files.info")); n != 1 {
+		t.Errorf("%d files.info calls, want 1 for the check_file_info stub", n)
+	}
+	if cards := botMessages(msgs, isCard); len(cards) != 1 || cards[0].ThreadTS != parent.TS || d.TS == parent.TS {
+		t.Errorf("want one card in the thread:\n%s", dump(msgs))
+	}
+	// A thread without files gets no workspace on disk.
+	m := h.post("C0MATH", "U0ALICE", mention+"compute 2+2", "")
+	h.waitReplies("C0MATH", m.TS, 1)
+	if entries, _ := filepath.Glob(filepath.Join(h.cfg.DataDir, "threads", "C0MATH_*")); len(entries) != 0 {
+		t.Errorf("a thread without files has a workspace: %v", entries)
+	}
+}
+
+// TestFilesOnlyMention: a bare mention with a file is a question about
+// the file, not a greeting.
+func TestFilesOnlyMention(t *testing.T) {
+	h := newHarness(t, overTheWire(func(q string) (string, bool) {
+		if strings.Contains(q, "tell me briefly what is in them") && strings.Contains(q, "/mnt/data/notes.txt") {
+			return "print(open('notes.txt').read().upper())", true
+		}
+		return "", false
+	}))
+	d, err := h.slack.UserPosts(slacktest.Post{Channel: "C0DATA", User: "U0ALICE", Text: mention,
+		Files: []slacktest.File{{Name: "notes.txt", Data: []byte("quarterly numbers\n")}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := h.waitReplies("C0DATA", d.TS, 1)
+	if got := botMessages(msgs, isAnswer); len(got) != 1 || !strings.Contains(got[0].Visible(), "QUARTERLY NUMBERS") {
+		t.Fatalf("want an answer about the file:\n%s", dump(msgs))
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -28,12 +29,6 @@ type runInputs struct {
 	tf      *threadFiles
 }
 
-func (in *runInputs) close() {
-	if in.tf != nil {
-		in.tf.close()
-	}
-}
-
 // candidate is a file the answer's runs could get.
 type candidate struct {
 	ref     fileRef // a Slack file, when entry is not set
@@ -51,6 +46,11 @@ type candidate struct {
 func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreign []fileRef, log *slog.Logger) *runInputs {
 	in := &runInputs{}
 	lim := b.cfg.Files
+	if len(m.Files) == 0 && len(foreign) == 0 && !b.workspaces.exists(m.Channel, m.ThreadTS) && !slices.ContainsFunc(history, func(t Turn) bool {
+		return len(t.Files)+len(t.Outputs) > 0
+	}) {
+		return in // a thread without files: no workspace until a run writes one
+	}
 	tf, err := b.workspaces.open(m.Channel, m.ThreadTS)
 	if err != nil {
 		log.Error("opening the thread's workspace failed", "err", err)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -53,6 +54,14 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 		return nil
 	}
 	lim := p.b.cfg.Files
+	if p.tf == nil && !p.tfFailed && slices.ContainsFunc(res.Files, func(f sandbox.File) bool { return !hiddenPath(f.Name) }) {
+		tf, err := p.b.workspaces.open(p.m.Channel, p.m.ThreadTS)
+		if err != nil {
+			p.log.Error("opening the thread's workspace failed; the run's files are posted but not kept", "err", err)
+			p.tfFailed = true
+		}
+		p.tf = tf
+	}
 	var out []producedFile
 	var ups []outgoing
 	for _, f := range res.Files {

@@ -89,6 +89,12 @@ type threadFiles struct {
 	idx  wsIndexFile
 }
 
+// exists reports whether the thread has a workspace.
+func (w *workspaces) exists(channel, threadTS string) bool {
+	_, err := os.Stat(filepath.Join(w.dir, threadDir(channel, threadTS), workspaceIndex))
+	return err == nil
+}
+
 // open opens (creating) the thread's workspace and marks it used.
 func (w *workspaces) open(channel, threadTS string) (*threadFiles, error) {
 	w.mu.Lock()
