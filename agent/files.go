@@ -42,7 +42,8 @@ type Workspace struct {
 }
 
 // NewWorkspace returns a workspace holding files. maxSize bounds the bytes
-// it keeps (0: no bound beyond the sandbox's own limits).
+// it keeps (0: no bound beyond the sandbox's own limits); it keeps at most
+// [sandbox.DefaultInputFiles] files, the most a sandbox accepts.
 func NewWorkspace(files []sandbox.File, maxSize int64) *Workspace {
 	w := &Workspace{maxSize: maxSize}
 	w.Put(files)
@@ -69,7 +70,7 @@ func (w *Workspace) Put(files []sandbox.File) (dropped []string) {
 				total += int64(len(g.Data))
 			}
 		}
-		if w.maxSize > 0 && total+int64(len(f.Data)) > w.maxSize {
+		if w.maxSize > 0 && total+int64(len(f.Data)) > w.maxSize || i < 0 && len(w.files) >= sandbox.DefaultInputFiles {
 			dropped = append(dropped, f.Name)
 			continue
 		}

@@ -101,6 +101,13 @@ func TestWorkspace(t *testing.T) {
 	if dropped := w.Put([]sandbox.File{{Name: "c.bin", Data: []byte("1")}}); len(dropped) != 1 || dropped[0] != "c.bin" {
 		t.Errorf("dropped %v, want [c.bin] (over the 10-byte bound)", dropped)
 	}
+	many := NewWorkspace(nil, 0)
+	for i := range sandbox.DefaultInputFiles + 2 {
+		many.Put([]sandbox.File{{Name: fmt.Sprintf("f%d", i)}})
+	}
+	if n := len(many.Files()); n != sandbox.DefaultInputFiles {
+		t.Errorf("%d files kept, want the %d a sandbox accepts", n, sandbox.DefaultInputFiles)
+	}
 	var names []string
 	for _, f := range w.Files() {
 		names = append(names, f.Name+"="+string(f.Data))
