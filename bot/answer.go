@@ -56,7 +56,6 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	}
 	inputs := b.gatherFiles(actx, m, history, threadFiles, log)
 	if len(inputs.refused) > 0 {
-		b.metrics.errors.inc("file_refused")
 		b.notice(ctx, m, refusedText(inputs.refused))
 	}
 	p := &cardPoster{b: b, m: m, debug: debug, log: log, status: status, tf: inputs.tf}

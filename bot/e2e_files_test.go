@@ -292,6 +292,9 @@ func TestOversizedAndUnsupportedFiles(t *testing.T) {
 	if got := botMessages(msgs, isAnswer); len(got) != 1 || !strings.Contains(got[0].Visible(), "42") {
 		t.Errorf("no answer after the notice:\n%s", dump(msgs))
 	}
+	if got := h.metric(t, `sandpiper_files_total{event="refused"}`); got != "3" {
+		t.Errorf("refused files metric = %q, want 3", got)
+	}
 	files := h.slack.Messages("C0DATA")[0].Files
 	if n := h.slack.Downloads(files[0].ID) + h.slack.Downloads(files[1].ID); n != 0 {
 		t.Errorf("files known to be unusable were downloaded %d times", n)

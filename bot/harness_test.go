@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"regexp"
 	"strings"
@@ -346,4 +348,22 @@ func botMessages(ms []slacktest.Message, keep func(slacktest.Message) bool) []sl
 		}
 	}
 	return out
+}
+
+// metric returns the value of a line of /metrics whose name and labels
+// are series, or "".
+func (h *harness) metric(t *testing.T, series string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + h.bot.HTTPAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, series+" "); ok {
+			return v
+		}
+	}
+	return ""
 }

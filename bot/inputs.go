@@ -108,6 +108,7 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 			in.notes = append(in.notes, fmt.Sprintf("%s: %s", name, problem))
 			if c.current {
 				in.refused = append(in.refused, fmt.Sprintf("%s: %s", fileLabel(name), problem))
+				b.metrics.files.inc("refused")
 			}
 			log.Info("file left out of the run", "file", name, "slack_id", c.ref.ID, "why", problem)
 			continue
@@ -183,6 +184,7 @@ func (b *Bot) place(ctx context.Context, tf *threadFiles, c candidate, lim FileL
 	case total+int64(len(data)) > lim.RunSize:
 		return File{}, fmt.Sprintf("a run gets at most %s of files, and newer ones came first", formatBytes(lim.RunSize))
 	}
+	b.metrics.files.inc("downloaded")
 	entry := wsEntry{TurnTS: c.turnTS}
 	if c.output && filepath.IsLocal(c.ref.Name) && !placed[c.ref.Name] {
 		entry.Name, entry.Output, entry.Posted = c.ref.Name, true, c.ref.ID

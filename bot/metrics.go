@@ -17,6 +17,7 @@ type metrics struct {
 	duplicates    counter
 	connects      counter
 	toolRuns      *labeled
+	files         *labeled
 	errors        *labeled
 	ackSeconds    *histogram
 	answerSeconds *histogram
@@ -26,6 +27,7 @@ type metrics struct {
 func newMetrics() *metrics {
 	return &metrics{
 		toolRuns:      &labeled{label: "result"},
+		files:         &labeled{label: "event"},
 		errors:        &labeled{label: "kind"},
 		ackSeconds:    newHistogram(0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1),
 		answerSeconds: newHistogram(1, 2, 5, 10, 20, 30, 60, 120, 300),
@@ -121,6 +123,7 @@ func (m *metrics) write(w io.Writer, connected bool, busy int) {
 	count("sandpiper_duplicate_events_total", "Events dropped as redeliveries or duplicates.", m.duplicates.n.Load())
 	count("sandpiper_slack_connections_total", "Socket Mode connections made.", m.connects.n.Load())
 	lab("sandpiper_tool_runs_total", "executeCode runs by result.", m.toolRuns)
+	lab("sandpiper_files_total", "Files downloaded from Slack, refused, posted to Slack, or not posted.", m.files)
 	lab("sandpiper_errors_total", "Failures by kind.", m.errors)
 	hist("sandpiper_ack_seconds", "Time from taking an envelope to queueing its ack.", m.ackSeconds)
 	hist("sandpiper_answer_seconds", "Time from taking a question to posting its answer.", m.answerSeconds)

@@ -110,6 +110,15 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 			out = append(out, pf)
 		}
 	}
+	defer func() {
+		for _, f := range out {
+			if f.Posted {
+				p.b.metrics.files.inc("posted")
+			} else {
+				p.b.metrics.files.inc("not_posted")
+			}
+		}
+	}()
 	if len(ups) == 0 {
 		return out
 	}
