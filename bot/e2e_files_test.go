@@ -406,3 +406,21 @@ func TestFilesOnlyMention(t *testing.T) {
 		t.Fatalf("want an answer about the file:\n%s", dump(msgs))
 	}
 }
+
+// TestUploadRefusedIsShown: when Slack refuses the upload, the card says
+// so; the file stays in the workspace for the next run.
+func TestUploadRefusedIsShown(t *testing.T) {
+	h := newHarness(t, overTheWire(dataScript))
+	h.slack.FailNext("files.completeUploadExternal", slacktest.Failure{Error: "not_in_channel"})
+	d := h.post("C0DATA", "U0ALICE", mention+"save the squares of 1 to 10", "")
+	msgs := h.waitReplies("C0DATA", d.TS, 1)
+	card := botMessages(msgs, isCard)[0].Visible()
+	if !strings.Contains(card, "`squares.csv` (") || !strings.Contains(card, "not posted: Slack refused the upload (files.completeUploadExternal: not_in_channel)") {
+		t.Errorf("card does not say the upload failed:\n%s", card)
+	}
+	h.post("C0DATA", "U0ALICE", "now sum the squares", d.TS)
+	msgs = h.waitReplies("C0DATA", d.TS, 2)
+	if got := botMessages(msgs, isAnswer)[1].Visible(); !strings.Contains(got, "385") {
+		t.Errorf("follow-up = %q, want 385", got)
+	}
+}

@@ -74,3 +74,27 @@ func TestDoctorReportsSlackProblems(t *testing.T) {
 		t.Error("doctor printed the token")
 	}
 }
+
+// TestDoctorListsTheSandboxModules: doctor says which Python modules the
+// sandbox has, and names the data modules it lacks.
+func TestDoctorListsTheSandboxModules(t *testing.T) {
+	requireSandbox(t)
+	t.Chdir(t.TempDir())
+	t.Setenv("SLACK_BOT_TOKEN", "")
+	t.Setenv("SANDPIPER_DATA_DIR", t.TempDir())
+	t.Setenv("SANDPIPER_SANDBOX", "local")
+	t.Setenv("SANDPIPER_PYTHON", testPython)
+	t.Setenv("SANDPIPER_FILES_MAX_COUNT", "99")
+	var out, errb bytes.Buffer
+	run(context.Background(), []string{"doctor"}, strings.NewReader(""), &out, &errb)
+	got := out.String()
+	if !strings.Contains(got, "sandbox Python modules: Python 3.") {
+		t.Errorf("doctor output has no module check:\n%s%s", got, errb.String())
+	}
+	if strings.Contains(got, "ok   sandbox Python modules") && !strings.Contains(got, "numpy") {
+		t.Errorf("modules passed without numpy:\n%s", got)
+	}
+	if !strings.Contains(got, "FAIL file limits: config: SANDPIPER_FILES_MAX_COUNT is out of range") {
+		t.Errorf("doctor does not check the file limits:\n%s", got)
+	}
+}
