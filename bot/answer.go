@@ -272,12 +272,10 @@ func (p *cardPoster) RunFinished(ctx context.Context, id string, res *sandbox.Re
 	p.runs = append(p.runs, Run{Code: c.Code, Output: truncate(runOutput(res, runErr), runOutputHistoryChars)})
 	p.mu.Unlock()
 
-	ctx, cancel := slackContext(ctx)
-	defer cancel()
 	var files []producedFile
 	if res != nil && len(res.Files)+len(res.FilesOmitted) > 0 {
 		p.status.set("is posting files…")
-		files = p.deliver(ctx, c.N, res)
+		files = p.deliver(ctx, c.N, res) // with its own timeout for the transfers
 	}
 	p.status.set("is thinking…")
 	p.mu.Lock()
@@ -290,6 +288,8 @@ func (p *cardPoster) RunFinished(ctx context.Context, id string, res *sandbox.Re
 	if p.debug {
 		p.log.Info("execution", "run", c.N, "code", c.Code, "output", runOutput(res, runErr), "duration", d)
 	}
+	ctx, cancel := slackContext(ctx)
+	defer cancel()
 	p.post(ctx, c)
 }
 

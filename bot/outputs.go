@@ -145,7 +145,7 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 // v2: an upload URL per file, the uploads, then one completion naming the
 // thread). It returns the files' ids, in order.
 func (b *Bot) uploadFiles(ctx context.Context, m message, comment string, files []outgoing) ([]string, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fileTransferTimeout)
+	ctx, cancel := context.WithTimeout(ctx, fileTransferTimeout)
 	defer cancel()
 	var sums []slack.FileSummary
 	for _, f := range files {

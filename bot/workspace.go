@@ -48,7 +48,6 @@ type wsEntry struct {
 	Output  bool      `json:"output,omitempty"`   // written by a run (else attached by a person)
 	SlackID string    `json:"slack_id,omitempty"` // the attachment it came from
 	Posted  string    `json:"posted,omitempty"`   // the Slack file id of the bot's upload of this version
-	From    string    `json:"from,omitempty"`     // for the model: where it came from
 	TurnTS  string    `json:"turn_ts,omitempty"`  // the question it came with
 	AddedAt time.Time `json:"added_at"`
 }
