@@ -80,7 +80,8 @@ func unusable(r fileRef) string {
 	case r.Mode == "tombstone":
 		return "it was deleted"
 	case r.Mode == "post" || r.Mode == "space" || r.Filetype == "quip" || r.Filetype == "canvas" || r.Filetype == "list" || r.Filetype == "email":
-		return "it is a Slack " + cmp(r.Filetype, "post") + ", not a data file; export it as CSV or Excel and attach that"
+		kind := map[string]string{"quip": "canvas", "canvas": "canvas", "list": "list", "email": "email"}[r.Filetype]
+		return "it is a Slack " + cmp(kind, "post") + ", not a data file; export it as CSV or Excel and attach that"
 	case refusedTypes[ext] != "":
 		return fmt.Sprintf("it is %s, which Python here cannot use; I read %s", refusedTypes[ext], supportedKinds)
 	case strings.HasPrefix(r.Mimetype, "video/"), strings.HasPrefix(r.Mimetype, "audio/"):

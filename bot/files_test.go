@@ -73,6 +73,8 @@ func TestUnusable(t *testing.T) {
 		{fileRef{Name: "sheet", External: true}, "stored outside Slack"},
 		{fileRef{Name: "gone.csv", Mode: "tombstone"}, "deleted"},
 		{fileRef{Name: "Plan", Mode: "hosted", Filetype: "canvas"}, "Slack canvas"},
+		{fileRef{Name: "Notes", Mode: "hosted", Filetype: "quip"}, "Slack canvas"},
+		{fileRef{Name: "Post", Mode: "post", Filetype: "post"}, "Slack post"},
 		{fileRef{Name: "memo.docx", Mode: "hosted"}, "a Word document"},
 	} {
 		got := unusable(tt.ref)
