@@ -195,7 +195,13 @@ func describeFile(name string, data []byte) (kind, preview string) {
 	if kind == "file" {
 		kind = "text"
 	}
-	text := strings.TrimPrefix(string(data), "\ufeff")
+	// Only the head is split into lines: a file may be 25 MiB.
+	total := bytes.Count(data, []byte("\n"))
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		total++
+	}
+	head := data[:min(len(data), previewLines*(previewLineChars*4+2))]
+	text := strings.TrimPrefix(string(head), "\ufeff")
 	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
 	if n := len(lines); n > 0 && lines[n-1] == "" {
 		lines = lines[:n-1]
@@ -212,8 +218,8 @@ func describeFile(name string, data []byte) (kind, preview string) {
 			break
 		}
 	}
-	if len(lines) > len(shown) {
-		fmt.Fprintf(&b, "(%s lines in all)", commas(len(lines)))
+	if total > len(shown) {
+		fmt.Fprintf(&b, "(%s lines in all)", commas(total))
 	}
 	return kind, b.String()
 }

@@ -54,6 +54,14 @@ func TestDescribeFiles(t *testing.T) {
 	}
 }
 
+func BenchmarkDescribeLargeCSV(b *testing.B) {
+	data := bytes.Repeat([]byte("2024-01-01,north,12345.67,some text\n"), 700_000) // 25 MiB
+	files := []InputFile{{File: sandbox.File{Name: "big.csv", Data: data}}}
+	for b.Loop() {
+		DescribeFiles(files, nil)
+	}
+}
+
 func TestDescribeFilesBudget(t *testing.T) {
 	var files []InputFile
 	line := strings.Repeat("x", 1000) + "\n"
