@@ -6,6 +6,11 @@
 // TTL and rebuilt from Slack after a restart. Admins switch debug on per
 // channel; the setting is kept in the data directory.
 //
+// Files attached in a thread are downloaded into the thread's workspace
+// (in the data directory) and placed in every run's /mnt/data; the files
+// runs write there are posted back into the thread (images with alt text)
+// and kept for the thread's later runs.
+//
 // The model and the sandbox are behind [Answerer]; [NewAgentAnswerer]
 // adapts the agent package.
 package bot
