@@ -522,3 +522,40 @@ func TestHealthcheck(t *testing.T) {
 		t.Errorf("no HTTP server: exit %d", code)
 	}
 }
+
+// TestAskChatWithFiles: in a chat, the files are described with the first
+// question, and again only when the runs changed them.
+func TestAskChatWithFiles(t *testing.T) {
+	requireSandbox(t)
+	f := newFakeModel(t, "import os\nopen('count.txt', 'a').write('x')\nprint(sorted(os.listdir('.')), open('count.txt').read())")
+	askEnv(t, f, "openai")
+	os.WriteFile("in.txt", []byte("hello\n"), 0o644)
+	var stdout, stderr bytes.Buffer
+	in := strings.NewReader("first?\nsecond?\n")
+	if code := run(t.Context(), []string{"ask", "--file", "in.txt"}, in, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, &stdout, &stderr)
+	}
+	// The second run saw the file the first wrote, and added to it.
+	if out := stdout.String(); !strings.Contains(out, "│ ['count.txt', 'in.txt'] x\n") || !strings.Contains(out, "│ ['count.txt', 'in.txt'] xx\n") {
+		t.Errorf("stdout:\n%s", out)
+	}
+	reqs := f.requests()
+	if len(reqs) != 4 {
+		t.Fatalf("%d requests, want 4", len(reqs))
+	}
+	question := func(r map[string]any) string {
+		msgs := r["messages"].([]any)
+		for i := len(msgs) - 1; i >= 0; i-- {
+			if m := msgs[i].(map[string]any); m["role"] == "user" {
+				return m["content"].(string)
+			}
+		}
+		return ""
+	}
+	if q := question(reqs[0]); !strings.HasPrefix(q, "first?\n\n[Files in /mnt/data") || !strings.Contains(q, "/mnt/data/in.txt (6 bytes") {
+		t.Errorf("first question:\n%s", q)
+	}
+	if q := question(reqs[2]); !strings.HasPrefix(q, "second?\n\n[Files in /mnt/data") || !strings.Contains(q, "/mnt/data/count.txt (1 byte") {
+		t.Errorf("second question does not describe the new file:\n%s", q)
+	}
+}
