@@ -424,3 +424,33 @@ func TestUploadRefusedIsShown(t *testing.T) {
 		t.Errorf("follow-up = %q, want 385", got)
 	}
 }
+
+// TestOverTheWire runs the basic flow through the OpenAI provider: a tool
+// card and an answer, a failing program, and a follow-up whose request
+// carries the thread's earlier turn as chat messages.
+func TestOverTheWire(t *testing.T) {
+	h := newHarness(t, overTheWire(dataScript))
+	d := h.post("C0MATH", "U0ALICE", mention+"compute 6*7", "")
+	msgs := h.waitReplies("C0MATH", d.TS, 1)
+	if cards, answers := botMessages(msgs, isCard), botMessages(msgs, isAnswer); len(cards) != 1 || len(answers) != 1 ||
+		!strings.Contains(cards[0].Visible(), "print(6*7)") || !strings.Contains(answers[0].Visible(), "The result is *42*.") {
+		t.Fatalf("want a card and the answer 42:\n%s", dump(msgs))
+	}
+	h.post("C0MATH", "U0BOB", "now divide by zero", d.TS)
+	msgs = h.waitReplies("C0MATH", d.TS, 2)
+	if got := botMessages(msgs, isAnswer)[1].Visible(); !strings.Contains(got, "ZeroDivisionError") {
+		t.Errorf("answer = %q", got)
+	}
+	reqs := h.wire.requests()
+	follow := reqs[2] // the follow-up's first request
+	var roles []string
+	for _, m := range follow.Messages {
+		roles = append(roles, m.Role)
+	}
+	if got, want := strings.Join(roles, " "), "system user assistant tool assistant user"; got != want {
+		t.Errorf("follow-up roles = %s, want %s", got, want)
+	}
+	if !follow.Stream || follow.Model != "fake/wire" || len(follow.Tools) != 1 || follow.Tools[0].Function.Name != agent.ExecuteCodeName {
+		t.Errorf("request = %+v", follow)
+	}
+}
