@@ -22,14 +22,70 @@ import (
 // not let this user create groups): rlimits then stand alone.
 type cgroups struct {
 	v2   string // v2: the parent directory of the runs' groups
-	mem  string // v1: memory/sandpiper
-	pids string // v1: pids/sandpiper
+	mem  string // v1: memory/sandpiper/p<pid>
+	pids string // v1: pids/sandpiper/p<pid>
 }
 
 const cgroupRoot = "/sys/fs/cgroup"
 
-// cgroupName is the parent group every run's group is created under.
+// cgroupName is the group under which each bot process has its own,
+// p<pid>, under which each sandbox has one. The process's group stays for
+// the process's life (several Sandboxes may share it); the next start
+// removes the groups of processes that no longer exist, with whatever a
+// bot that died without cleaning up (killed, crashed) left in them.
 const cgroupName = "sandpiper"
+
+// processGroup returns this process's group under base, created, after
+// sweeping away the groups of dead processes.
+func processGroup(base string, v2 bool) (string, error) {
+	if err := os.Mkdir(base, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("create %s: %w", base, err)
+	}
+	if v2 {
+		if err := os.WriteFile(filepath.Join(base, "cgroup.subtree_control"), []byte("+memory +pids"), 0); err != nil {
+			return "", fmt.Errorf("enable cgroup v2 controllers in %s: %w", base, err)
+		}
+	}
+	sweep(base)
+	dir := filepath.Join(base, "p"+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	if v2 {
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+memory +pids"), 0); err != nil {
+			return "", fmt.Errorf("enable cgroup v2 controllers in %s: %w", dir, err)
+		}
+	}
+	return dir, nil
+}
+
+// sweep removes, under base, the groups of bot processes that are gone
+// (and sandbox groups left directly under base by older versions). A group
+// that still holds a process is never removed: rmdir refuses it.
+func sweep(base string) {
+	ents, err := os.ReadDir(base)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join(base, e.Name())
+		if pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "p")); err == nil && strings.HasPrefix(e.Name(), "p") {
+			if unix.Kill(pid, 0) != unix.ESRCH {
+				continue // alive (or not ours to judge)
+			}
+			subs, _ := os.ReadDir(dir)
+			for _, sub := range subs {
+				if sub.IsDir() {
+					unix.Rmdir(filepath.Join(dir, sub.Name()))
+				}
+			}
+		}
+		unix.Rmdir(dir)
+	}
+}
 
 // detectCgroups prepares the parent groups, or returns why it cannot.
 func detectCgroups() (*cgroups, error) {
@@ -46,11 +102,13 @@ func detectCgroups() (*cgroups, error) {
 	if _, err := os.Stat(filepath.Join(pids, "cgroup.procs")); err != nil {
 		return nil, errors.New("no cgroup v1 pids hierarchy")
 	}
-	c := &cgroups{mem: filepath.Join(mem, cgroupName), pids: filepath.Join(pids, cgroupName)}
-	for _, d := range []string{c.mem, c.pids} {
-		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("create %s: %w", d, err)
-		}
+	c := &cgroups{}
+	var err error
+	if c.mem, err = processGroup(filepath.Join(mem, cgroupName), false); err != nil {
+		return nil, err
+	}
+	if c.pids, err = processGroup(filepath.Join(pids, cgroupName), false); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -61,14 +119,11 @@ func detectV2() (*cgroups, error) {
 	if err := os.WriteFile(filepath.Join(cgroupRoot, "cgroup.subtree_control"), []byte("+memory +pids"), 0); err != nil {
 		return nil, fmt.Errorf("enable cgroup v2 controllers: %w", err)
 	}
-	c := &cgroups{v2: filepath.Join(cgroupRoot, cgroupName)}
-	if err := os.Mkdir(c.v2, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return nil, fmt.Errorf("create %s: %w", c.v2, err)
+	dir, err := processGroup(filepath.Join(cgroupRoot, cgroupName), true)
+	if err != nil {
+		return nil, err
 	}
-	if err := os.WriteFile(filepath.Join(c.v2, "cgroup.subtree_control"), []byte("+memory +pids"), 0); err != nil {
-		return nil, fmt.Errorf("enable cgroup v2 controllers in %s: %w", c.v2, err)
-	}
-	return c, nil
+	return &cgroups{v2: dir}, nil
 }
 
 func (c *cgroups) String() string {

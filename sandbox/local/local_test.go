@@ -747,3 +747,27 @@ print("OK")`, sandbox.Limits{})
 		t.Errorf("fork bomb without cgroups: stdout %q stderr %q", res.Stdout, res.Stderr)
 	}
 }
+
+// TestSweep removes the cgroups a dead bot process left behind, and
+// nothing of a live one.
+func TestSweep(t *testing.T) {
+	s := newTestSandbox(t)
+	if s.cgroups == nil {
+		t.Skip("no cgroups on this host (or not root)")
+	}
+	base := filepath.Dir(s.cgroups.pids)
+	dead := filepath.Join(base, "p999999999") // above pid_max: never alive
+	if err := os.MkdirAll(filepath.Join(dead, "0123456789abcdef"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sweep(base)
+	if _, err := os.Stat(dead); err == nil {
+		t.Errorf("%s left after the sweep", dead)
+		os.Remove(filepath.Join(dead, "0123456789abcdef"))
+		os.Remove(dead)
+	}
+	if _, err := os.Stat(s.cgroups.pids); err != nil {
+		t.Errorf("the live process's group was removed: %v", err)
+	}
+	stillWorks(t, s)
+}
