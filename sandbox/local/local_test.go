@@ -266,6 +266,7 @@ print("OK")`},
 for k in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
     assert int(status[k], 16) == 0, (k, status[k])
 assert status["NoNewPrivs"].strip() == "1"
+assert status["Groups"].strip() == "", status["Groups"]
 assert status["Seccomp"].strip() == "2"
 print("OK")`},
 	} {
