@@ -705,12 +705,16 @@ func TestUnprivileged(t *testing.T) {
 	cmd := exec.Command(bin, "-test.run", "^TestUnprivileged$", "-test.v")
 	cmd.Env = []string{"SANDPIPER_TEST_UNPRIVILEGED=1", "PATH=/usr/bin:/bin", "HOME=/tmp", "SANDPIPER_TEST_PYTHON=" + testPython()}
 	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyID, Gid: nobodyID}}
+	// A group that differs from the user: each must map on its own.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyID, Gid: nogroupTestID}}
 	out, err := cmd.CombinedOutput()
 	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestUnprivileged")) {
 		t.Fatalf("as uid %d: %v\n%s", nobodyID, err, out)
 	}
 }
+
+// nogroupTestID is the unprivileged test's group, other than its user.
+const nogroupTestID = 65533
 
 func unprivilegedInner(t *testing.T) {
 	s, err := New(t.Context(), Config{Python: testPython(), Concurrency: 1})
@@ -724,6 +728,7 @@ func unprivilegedInner(t *testing.T) {
 	res := run(t, s, `import os, socket
 assert os.getuid() == 1000
 assert open("/proc/self/uid_map").read().split() == ["1000", "`+strconv.Itoa(nobodyID)+`", "1"]
+assert open("/proc/self/gid_map").read().split() == ["1000", "`+strconv.Itoa(nogroupTestID)+`", "1"]
 assert not os.path.exists("/home") and not os.path.exists("/root")
 try:
     open("/usr/x", "w")

@@ -1030,9 +1030,13 @@ static int spawn(uint32_t host_id, int *fds, int nfds, char *err, size_t errsize
 		init_main();
 	}
 	close(sync[0]);
-	char path[64], map[64];
+	char path[64], map[64], gmap[64];
 	int ok = 1;
 	int n = snprintf(map, sizeof map, "%d %u 1\n", SANDBOX_ID, host_id);
+	// Run as root, the sandbox's group is the host's unprivileged one too;
+	// otherwise the kernel lets a process map only its own group.
+	unsigned host_gid = getuid() == 0 ? host_id : (unsigned)getegid();
+	int gn = snprintf(gmap, sizeof gmap, "%d %u 1\n", SANDBOX_ID, host_gid);
 	snprintf(path, sizeof path, "/proc/%ld/uid_map", pid);
 	int f = open(path, O_WRONLY | O_CLOEXEC);
 	if (f < 0 || write(f, map, (size_t)n) != n)
@@ -1050,7 +1054,7 @@ static int spawn(uint32_t host_id, int *fds, int nfds, char *err, size_t errsize
 	if (ok) {
 		snprintf(path, sizeof path, "/proc/%ld/gid_map", pid);
 		f = open(path, O_WRONLY | O_CLOEXEC);
-		if (f < 0 || write(f, map, (size_t)n) != n)
+		if (f < 0 || write(f, gmap, (size_t)gn) != gn)
 			ok = 0;
 		if (f >= 0)
 			close(f);
