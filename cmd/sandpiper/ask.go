@@ -138,6 +138,7 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return 2
 	}
 	ui.spin("Starting the sandbox")
+	sc.longLived = question == "" // a chat runs many programs: prepare caches
 	sb, err := newSandbox(ctx, sc, log)
 	if err != nil {
 		ui.stopSpinner()
