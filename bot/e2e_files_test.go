@@ -91,7 +91,7 @@ print(len(df), 'months plotted')`, true
 // model, read by the program, and its numbers reach the answer.
 func TestCSVAttachmentReachesTheAnswer(t *testing.T) {
 	requireModules(t, "pandas")
-	h := newHarness(t, overTheWire(dataScript))
+	h := newHarness(t, withScript(dataScript))
 	d, err := h.slack.UserPosts(slacktest.Post{Channel: "C0DATA", User: "U0ALICE", Text: mention + "what is the total revenue?",
 		Files: []slacktest.File{{Name: "sales.csv", Data: salesCSV()}}})
 	if err != nil {
@@ -137,7 +137,7 @@ func TestCSVAttachmentReachesTheAnswer(t *testing.T) {
 // file; the card lists both.
 func TestChartIsUploadedIntoTheThread(t *testing.T) {
 	requireModules(t, "pandas", "matplotlib")
-	h := newHarness(t, overTheWire(dataScript))
+	h := newHarness(t, withScript(dataScript))
 	d, err := h.slack.UserPosts(slacktest.Post{Channel: "C0DATA", User: "U0ALICE", Text: mention + "plot the revenue by month",
 		Files: []slacktest.File{{Name: "sales.csv", Data: salesCSV()}}})
 	if err != nil {
@@ -206,7 +206,7 @@ func TestChartIsUploadedIntoTheThread(t *testing.T) {
 // across a restart, and, with the data directory lost, from the bot's own
 // upload in the thread.
 func TestFollowUpReadsAFileTheLastRunWrote(t *testing.T) {
-	h := newHarness(t, overTheWire(dataScript))
+	h := newHarness(t, withScript(dataScript))
 	d := h.post("C0DATA", "U0ALICE", mention+"save the squares of 1 to 10", "")
 	h.waitReplies("C0DATA", d.TS, 1)
 
@@ -257,7 +257,7 @@ func TestFollowUpReadsAFileTheLastRunWrote(t *testing.T) {
 // TestOversizedAndUnsupportedFiles: each file the bot cannot use gets a
 // visible message; the question is still answered, and the model is told.
 func TestOversizedAndUnsupportedFiles(t *testing.T) {
-	h := newHarness(t, overTheWire(dataScript), withConfig(func(c *bot.Config) { c.Files.FileSize = 1 << 10 }))
+	h := newHarness(t, withScript(dataScript), withConfig(func(c *bot.Config) { c.Files.FileSize = 1 << 10 }))
 	big := bytes.Repeat([]byte("1,2,3\n"), 400) // 2.3 KiB
 	d, err := h.slack.UserPosts(slacktest.Post{Channel: "C0DATA", User: "U0ALICE", Text: mention + "compute 6*7",
 		Files: []slacktest.File{
@@ -310,7 +310,7 @@ func TestOversizedAndUnsupportedFiles(t *testing.T) {
 // TestHostileFileNameStaysInTheSandbox: a name like ../../etc/passwd
 // becomes a plain name in /mnt/data, on the host and in the sandbox.
 func TestHostileFileNameStaysInTheSandbox(t *testing.T) {
-	h := newHarness(t, overTheWire(dataScript))
+	h := newHarness(t, withScript(dataScript))
 	d, err := h.slack.UserPosts(slacktest.Post{Channel: "C0DATA", User: "U0ALICE", Text: mention + "list the files please",
 		Files: []slacktest.File{
 			{Name: "../../etc/passwd", Data: []byte("root:x:0:0:evil:/root:/bin/sh\n")},
@@ -358,7 +358,7 @@ func TestHostileFileNameStaysInTheSandbox(t *testing.T) {
 // up (check_file_info), is read when the bot is asked in that thread.
 func TestFilesEarlierInTheThread(t *testing.T) {
 	requireModules(t, "pandas")
-	h := newHarness(t, overTheWire(dataScript))
+	h := newHarness(t, withScript(dataScript))
 	parent, err := h.slack.UserPosts(slacktest.Post{Channel: "C0DATA", User: "U0ALICE", Text: "here are this year's sales",
 		Files: []slacktest.File{{Name: "sales.csv", Data: salesCSV(), CheckFileInfo: true}}})
 	if err != nil {
@@ -390,7 +390,7 @@ func TestFilesEarlierInTheThread(t *testing.T) {
 // TestFilesOnlyMention: a bare mention with a file is a question about
 // the file, not a greeting.
 func TestFilesOnlyMention(t *testing.T) {
-	h := newHarness(t, overTheWire(func(q string) (string, bool) {
+	h := newHarness(t, withScript(func(q string) (string, bool) {
 		if strings.Contains(q, "tell me briefly what is in them") && strings.Contains(q, "/mnt/data/notes.txt") {
 			return "print(open('notes.txt').read().upper())", true
 		}
@@ -410,7 +410,7 @@ func TestFilesOnlyMention(t *testing.T) {
 // TestUploadRefusedIsShown: when Slack refuses the upload, the card says
 // so; the file stays in the workspace for the next run.
 func TestUploadRefusedIsShown(t *testing.T) {
-	h := newHarness(t, overTheWire(dataScript))
+	h := newHarness(t, withScript(dataScript))
 	h.slack.FailNext("files.completeUploadExternal", slacktest.Failure{Error: "not_in_channel"})
 	d := h.post("C0DATA", "U0ALICE", mention+"save the squares of 1 to 10", "")
 	msgs := h.waitReplies("C0DATA", d.TS, 1)
@@ -429,7 +429,7 @@ func TestUploadRefusedIsShown(t *testing.T) {
 // card and an answer, a failing program, and a follow-up whose request
 // carries the thread's earlier turn as chat messages.
 func TestOverTheWire(t *testing.T) {
-	h := newHarness(t, overTheWire(dataScript))
+	h := newHarness(t, withScript(dataScript))
 	d := h.post("C0MATH", "U0ALICE", mention+"compute 6*7", "")
 	msgs := h.waitReplies("C0MATH", d.TS, 1)
 	if cards, answers := botMessages(msgs, isCard), botMessages(msgs, isAnswer); len(cards) != 1 || len(answers) != 1 ||
@@ -450,7 +450,7 @@ func TestOverTheWire(t *testing.T) {
 	if got, want := strings.Join(roles, " "), "system user assistant tool assistant user"; got != want {
 		t.Errorf("follow-up roles = %s, want %s", got, want)
 	}
-	if !follow.Stream || follow.Model != "fake/wire" || len(follow.Tools) != 1 || follow.Tools[0].Function.Name != agent.ExecuteCodeName {
+	if !follow.Stream || !follow.StreamOptions.IncludeUsage || follow.Model != "fake/wire" || len(follow.Tools) != 1 || follow.Tools[0].Function.Name != agent.ExecuteCodeName {
 		t.Errorf("request = %+v", follow)
 	}
 }

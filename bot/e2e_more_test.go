@@ -132,9 +132,9 @@ func TestHugeOutputFitsSlack(t *testing.T) {
 }
 
 func TestNothingPings(t *testing.T) {
-	h := newHarness(t, withModel(&scriptedModel{code: func(q string) (string, bool) {
+	h := newHarness(t, withScript(func(q string) (string, bool) {
 		return "print('<!channel> <!here> <@U0ALICE> <https://evil.example|click me>')", true
-	}}))
+	}))
 	d := h.post("C0MATH", "U0ALICE", mention+"ping everyone", "")
 	msgs := h.waitReplies("C0MATH", d.TS, 1)
 	for _, m := range msgs[1:] {
@@ -227,7 +227,8 @@ func TestDebugToggle(t *testing.T) {
 		msgs := h.waitReplies(channel, q.TS, 1)
 		answer := botMessages(msgs, isAnswer)[0].Visible()
 		card := botMessages(msgs, isCard)[0].Visible()
-		hasFooter := strings.Contains(answer, "model fake/scripted") && strings.Contains(answer, "tokens in")
+		// Two model calls of 100 tokens in and 20 out, as the API reported.
+		hasFooter := strings.Contains(answer, "model fake/wire") && strings.Contains(answer, "200 tokens in, 40 out")
 		hasLimits := strings.Contains(card, "limits: 10.0 s, 512.0 MiB")
 		if hasFooter != want || hasLimits != want {
 			t.Errorf("%s: debug footer %v, debug card %v, want %v\nanswer: %s\ncard: %s", channel, hasFooter, hasLimits, want, answer, card)
@@ -271,8 +272,8 @@ func TestFollowUpAfterRestart(t *testing.T) {
 	if got := botMessages(msgs, isAnswer)[1].Visible(); !strings.Contains(got, "1764") {
 		t.Errorf("follow-up after restart = %q", got)
 	}
-	reqs := h.model.requests()
-	got := transcript(reqs[len(reqs)-2].Messages)
+	reqs := h.wire.requests()
+	got := reqs[len(reqs)-2].transcript()
 	for _, want := range []string{"user: compute 40+2", `"code":"print(40+2)"`, "result 42", "The result is **42**.", "user: now square that"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rebuilt history lacks %q:\n%s", want, got)

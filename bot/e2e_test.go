@@ -91,9 +91,9 @@ func TestFollowUps(t *testing.T) {
 		t.Errorf("follow-up answer = %q, want 1764", got)
 	}
 	// The model saw the earlier question, code and answer.
-	reqs := h.model.requests()
+	reqs := h.wire.requests()
 	last := reqs[len(reqs)-2] // the follow-up's first model call
-	if got := transcript(last.Messages); !strings.Contains(got, "40+2") || !strings.Contains(got, "print(40+2)") || !strings.Contains(got, "The result is **42**") {
+	if got := last.transcript(); !strings.Contains(got, "40+2") || !strings.Contains(got, "print(40+2)") || !strings.Contains(got, "The result is **42**") {
 		t.Errorf("follow-up history lacks the first turn:\n%s", got)
 	}
 
@@ -103,20 +103,6 @@ func TestFollowUps(t *testing.T) {
 	if got := botMessages(msgs, isAnswer)[2].Visible(); !strings.Contains(got, "1024") {
 		t.Errorf("answer = %q, want 1024", got)
 	}
-}
-
-func transcript(msgs []agent.Message) string {
-	var b strings.Builder
-	for _, m := range msgs {
-		b.WriteString(string(m.Role) + ": " + m.Text + "\n")
-		for _, c := range m.ToolCalls {
-			b.WriteString("  call " + string(c.Input) + "\n")
-		}
-		for _, r := range m.ToolResults {
-			b.WriteString("  result " + r.Content + "\n")
-		}
-	}
-	return b.String()
 }
 
 func TestIgnoresChatterBotsAndEdits(t *testing.T) {
@@ -185,35 +171,90 @@ func TestFailingProgram(t *testing.T) {
 	}
 }
 
+// TestModelErrorStepLimitAndTimeout: the failures of the model API, made
+// at the wire, reach the thread as one notice each, after the provider's
+// real retries where retrying can help; the bot keeps serving.
 func TestModelErrorStepLimitAndTimeout(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		model *scriptedModel
-		cfg   func(*bot.Config)
-		want  string
+		name     string
+		fault    fault
+		cfg      func(*bot.Config)
+		want     []string
+		requests int // model requests for the failed answer; 0: not checked
 	}{
-		{"model error", &scriptedModel{code: defaultScript, err: &agent.APIError{StatusCode: 503, Message: "overloaded"}}, nil, "couldn't get an answer from the language model"},
-		{"step limit", &scriptedModel{code: defaultScript, loop: true}, nil, "stopped after 4 steps"},
-		{"timeout", &scriptedModel{code: defaultScript, delay: 4 * time.Second}, func(c *bot.Config) { c.AnswerTimeout = 2 * time.Second }, "gave up after 2.0 s"},
+		{"model error", fault{status: 500}, nil,
+			[]string{"couldn't get an answer from the language model", "500 Internal Server Error", "after 2 retries"}, 3},
+		{"rejected key", fault{status: 401}, nil,
+			[]string{"couldn't get an answer from the language model", "401 Unauthorized", "Incorrect API key provided"}, 1},
+		{"cut stream", fault{cut: true}, nil,
+			[]string{"couldn't get an answer from the language model", "the connection broke off", "after 2 retries"}, 3},
+		{"step limit", fault{loop: true}, nil, []string{"stopped after 4 steps"}, 4},
+		{"timeout", fault{stall: true}, func(c *bot.Config) { c.AnswerTimeout = 2 * time.Second }, []string{"gave up after 2.0 s"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := []option{withModel(tc.model)}
+			var opts []option
 			if tc.cfg != nil {
 				opts = append(opts, withConfig(tc.cfg))
 			}
 			h := newHarness(t, opts...)
+			h.wire.fail(-1, tc.fault)
 			d := h.post("C0MATH", "U0ALICE", mention+"compute 1+1", "")
 			msgs := h.waitReplies("C0MATH", d.TS, 1)
 			notes := botMessages(msgs, isNotice)
-			if len(notes) != 1 || !strings.Contains(notes[0].Visible(), tc.want) {
-				t.Fatalf("want a notice containing %q:\n%s", tc.want, dump(msgs))
+			if len(notes) != 1 {
+				t.Fatalf("want one notice:\n%s", dump(msgs))
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(notes[0].Visible(), want) {
+					t.Errorf("notice lacks %q:\n%s", want, dump(msgs))
+				}
+			}
+			if strings.Contains(notes[0].Visible(), wireKey) {
+				t.Errorf("the notice shows the API key:\n%s", notes[0].Visible())
+			}
+			if n := len(h.wire.requests()); tc.requests != 0 && n != tc.requests {
+				t.Errorf("%d model requests, want %d", n, tc.requests)
 			}
 			// The bot keeps serving.
-			tc.model.heal()
+			h.wire.heal()
 			d = h.post("C0MATH", "U0ALICE", mention+"compute 2+3", "")
 			msgs = h.waitReplies("C0MATH", d.TS, 1)
-			if len(botMessages(msgs, isAnswer)) != 1 {
+			if a := botMessages(msgs, isAnswer); len(a) != 1 || !strings.Contains(a[0].Visible(), "The result is *5*.") {
 				t.Fatalf("no answer after the failure:\n%s", dump(msgs))
+			}
+		})
+	}
+}
+
+// TestModelHiccupsAreRetried: a failure the provider retries is not seen
+// in the thread; the answer comes from the next attempt.
+func TestModelHiccupsAreRetried(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault fault
+		retry agent.RetryPolicy
+	}{
+		{"overloaded", fault{status: 503}, testRetry},
+		{"rate limited", fault{status: 429, retryAfter: 50 * time.Millisecond}, testRetry},
+		{"cut stream", fault{cut: true}, testRetry},
+		{"stream ended early", fault{short: true}, testRetry},
+		{"stalled stream", fault{stall: true}, agent.RetryPolicy{MaxRetries: 2, BaseDelay: time.Millisecond, RequestTimeout: time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, withRetry(tc.retry))
+			h.wire.fail(1, tc.fault)
+			d := h.post("C0MATH", "U0ALICE", mention+"compute 6*7", "")
+			msgs := h.waitReplies("C0MATH", d.TS, 1)
+			cards, answers := botMessages(msgs, isCard), botMessages(msgs, isAnswer)
+			if len(cards) != 1 || len(answers) != 1 || !strings.Contains(answers[0].Visible(), "The result is *42*.") {
+				t.Fatalf("want a card and the answer 42 despite the failure:\n%s", dump(msgs))
+			}
+			reqs := h.wire.requests()
+			if len(reqs) != 3 {
+				t.Fatalf("%d model requests, want 3 (one retried)", len(reqs))
+			}
+			if gap := reqs[1].at.Sub(reqs[0].at); gap < tc.fault.retryAfter {
+				t.Errorf("retried after %v, want Retry-After-Ms (%v) honoured", gap, tc.fault.retryAfter)
 			}
 		})
 	}

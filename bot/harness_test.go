@@ -3,7 +3,6 @@ package bot_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -46,95 +45,6 @@ func realSandbox(t testing.TB) *local.Sandbox {
 	return sandboxRun
 }
 
-// scriptedModel is a fake language model for the real agent loop. For a
-// question it writes the Python the script maps it to (or answers at once
-// when there is none); after a run it answers with what the program
-// printed, so every answer comes from a real run.
-type scriptedModel struct {
-	mu    sync.Mutex
-	reqs  []*agent.Request
-	code  func(question string) (code string, ok bool)
-	delay time.Duration // per model call, for slow-answer tests
-	err   error         // fail every call
-	loop  bool          // never stop calling tools
-}
-
-func (m *scriptedModel) ID() string { return "fake/scripted" }
-
-func (m *scriptedModel) Generate(ctx context.Context, req *agent.Request, text func(string)) (*agent.Response, error) {
-	m.mu.Lock()
-	m.reqs = append(m.reqs, &agent.Request{Instructions: req.Instructions, Messages: append([]agent.Message(nil), req.Messages...)})
-	delay, fail, loop := m.delay, m.err, m.loop
-	m.mu.Unlock()
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-	if fail != nil {
-		return nil, fail
-	}
-	last := req.Messages[len(req.Messages)-1]
-	usage := agent.Usage{InputTokens: 100, OutputTokens: 20}
-	call := func(code string) *agent.Response {
-		input, _ := json.Marshal(map[string]string{"code": code})
-		return &agent.Response{Usage: usage, Finish: agent.FinishToolCalls, Message: agent.Message{Role: agent.RoleAssistant,
-			ToolCalls: []agent.ToolCall{{ID: fmt.Sprintf("call_%d", len(req.Messages)), Name: agent.ExecuteCodeName, Input: input}}}}
-	}
-	answer := func(s string) *agent.Response {
-		if text != nil {
-			text(s)
-		}
-		return &agent.Response{Usage: usage, Finish: agent.FinishStop, Message: agent.Message{Role: agent.RoleAssistant, Text: s}}
-	}
-	switch last.Role {
-	case agent.RoleUser:
-		if code, ok := m.code(last.Text); ok {
-			return call(code), nil
-		}
-		return answer("I can answer that without code: **hello**."), nil
-	case agent.RoleTool:
-		if loop {
-			return call("print('again')"), nil
-		}
-		var r struct {
-			Output   string `json:"output"`
-			Stderr   string `json:"stderr"`
-			ExitCode int    `json:"exitCode"`
-		}
-		json.Unmarshal([]byte(last.ToolResults[0].Content), &r)
-		if r.ExitCode != 0 {
-			lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
-			return answer("The program failed: `" + lines[len(lines)-1] + "`"), nil
-		}
-		return answer("The result is **" + strings.TrimSpace(truncateForAnswer(r.Output)) + "**."), nil
-	}
-	return nil, fmt.Errorf("scriptedModel: unexpected last message %q", last.Role)
-}
-
-func truncateForAnswer(s string) string {
-	if len(s) > 200 {
-		return s[:200]
-	}
-	return s
-}
-
-// heal makes the model behave normally from now on.
-func (m *scriptedModel) heal() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.err, m.loop, m.delay = nil, false, 0
-}
-
-// requests returns the conversations the model was sent.
-func (m *scriptedModel) requests() []*agent.Request {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]*agent.Request(nil), m.reqs...)
-}
-
 // defaultScript writes code for "compute EXPR" questions and for a few
 // named programs.
 var reCompute = regexp.MustCompile(`(?i)compute (.+?)\??$`)
@@ -158,13 +68,14 @@ func defaultScript(q string) (string, bool) {
 	return "", false
 }
 
-// harness is a running bot against a fake Slack, the real agent loop and
-// the real sandbox.
+// harness is a running bot against a fake Slack, the real agent loop with
+// the real OpenAI provider against a fake model API (wireModel), and the
+// real sandbox.
 type harness struct {
 	t       *testing.T
 	slack   *slacktest.Server
-	model   *scriptedModel
-	wire    *wireModel // when set, the agent talks to it over HTTP instead of model
+	wire    *wireModel // the language model, at the wire
+	retry   agent.RetryPolicy
 	cfg     bot.Config
 	bot     *bot.Bot
 	cancel  context.CancelFunc
@@ -192,20 +103,21 @@ func (s *syncBuffer) String() string {
 
 type option func(*harness)
 
-func withModel(m *scriptedModel) option { return func(h *harness) { h.model = m } }
-
-// overTheWire makes the agent use the real OpenAI-compatible provider
-// against a fake server driven by script.
-func overTheWire(script func(string) (string, bool)) option {
-	return func(h *harness) { h.wire = newWireModel(h.t, script) }
+// withScript makes the model write the programs script maps questions to.
+func withScript(script func(string) (string, bool)) option {
+	return func(h *harness) { h.wire.setScript(script) }
 }
+
+// withRetry sets the model provider's retry policy.
+func withRetry(p agent.RetryPolicy) option { return func(h *harness) { h.retry = p } }
+
 func withConfig(f func(*bot.Config)) option {
 	return func(h *harness) { f(&h.cfg) }
 }
 
 func newHarness(t *testing.T, opts ...option) *harness {
 	t.Helper()
-	h := &harness{t: t, slack: slacktest.New(t), model: &scriptedModel{code: defaultScript}, logs: &syncBuffer{}}
+	h := &harness{t: t, slack: slacktest.New(t), wire: newWireModel(t, defaultScript), retry: testRetry, logs: &syncBuffer{}}
 	h.slack.PingInterval = 500 * time.Millisecond
 	h.slack.AddUser(slacktest.User{ID: "U0ALICE", Name: "alice"})
 	h.slack.AddUser(slacktest.User{ID: "U0BOB", Name: "bob"})
@@ -240,12 +152,8 @@ func (h *harness) start() {
 	if cfg.Answerer == nil {
 		limits := sandbox.Limits{Timeout: 10 * time.Second}
 		cfg.SandboxLimits = limits
-		var model agent.Model = h.model
-		if h.wire != nil {
-			model = h.wire.model(h.t)
-		}
 		cfg.Answerer = bot.NewAgentAnswerer(&agent.Agent{
-			Model:    model,
+			Model:    h.wire.model(h.t, h.retry),
 			Tools:    []agent.Tool{agent.NewExecuteCode(realSandbox(h.t), agent.ExecuteCodeOptions{Limits: limits})},
 			MaxSteps: 4,
 		})
