@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
 
+	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -110,14 +112,32 @@ func failureText(ctx context.Context, err error, timedOut bool, ans Answer, limi
 	case err == nil:
 		return "empty", ":warning: The model finished without an answer. Please try rephrasing the question."
 	default:
-		return "model", ":warning: I couldn't get an answer from the language model (" + escape(truncate(userError(err), 200)) + "). Please try again in a moment."
+		return "model", ":warning: I couldn't get an answer from the language model (" + escape(truncate(userError(err), 400)) + "). Please try again in a moment."
 	}
 }
 
 // userError is an error's text without anything that could be a secret:
-// only its outermost message's first line.
+// only its outermost message's first line. For a model API's error, what
+// to do about it comes before the server's own (often long) explanation,
+// which is cut.
 func userError(err error) string {
 	s := err.Error()
+	var ae *agent.APIError
+	if errors.As(err, &ae) {
+		s = ae.Provider
+		if ae.StatusCode != 0 {
+			s += " " + strings.TrimSpace(fmt.Sprintf("answered %d %s", ae.StatusCode, http.StatusText(ae.StatusCode)))
+		}
+		if ae.Retries > 0 {
+			s += fmt.Sprintf(" after %d retries", ae.Retries)
+		}
+		if ae.Hint != "" {
+			s += ". " + ae.Hint
+		}
+		if ae.Message != "" {
+			s += " (" + truncate(ae.Message, 120) + ")"
+		}
+	}
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]
 	}

@@ -185,7 +185,7 @@ func TestModelErrorStepLimitAndTimeout(t *testing.T) {
 		{"model error", fault{status: 500}, nil,
 			[]string{"couldn't get an answer from the language model", "500 Internal Server Error", "after 2 retries"}, 3},
 		{"rejected key", fault{status: 401}, nil,
-			[]string{"couldn't get an answer from the language model", "401 Unauthorized", "Incorrect API key provided"}, 1},
+			[]string{"couldn't get an answer from the language model", "API answered 401 Unauthorized", "The API rejected the key from TEST_API_KEY", "Incorrect API key provided"}, 1},
 		{"cut stream", fault{cut: true}, nil,
 			[]string{"couldn't get an answer from the language model", "the connection broke off", "after 2 retries"}, 3},
 		{"step limit", fault{loop: true}, nil, []string{"stopped after 4 steps"}, 4},
