@@ -20,11 +20,6 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 )
 
-func TestMain(m *testing.M) {
-	local.Main() // the sandbox's init, when the test binary runs as one
-	os.Exit(m.Run())
-}
-
 // testPython is the real interpreter, not a pyenv shim.
 func testPython() string {
 	if p := os.Getenv("SANDPIPER_TEST_PYTHON"); p != "" {

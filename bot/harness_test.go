@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -20,11 +19,6 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 )
-
-func TestMain(m *testing.M) {
-	local.Main() // the sandbox's init, when this process is one
-	os.Exit(m.Run())
-}
 
 // The real local sandbox, shared by the tests. /usr/bin/python3 is the
 // system interpreter (the first python3 on PATH may be a slow shim).

@@ -18,11 +18,6 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 )
 
-func TestMain(m *testing.M) {
-	local.Main() // the sandbox's init, when the test binary runs as one
-	os.Exit(m.Run())
-}
-
 // testPython is the interpreter for tests: the real one, not a pyenv shim.
 const testPython = "/usr/bin/python3"
 

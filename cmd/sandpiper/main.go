@@ -17,12 +17,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 )
 
 func main() {
-	local.Main() // the sandbox's init, when this process is one
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

@@ -4,9 +4,10 @@
 // processes, files or environment, a seccomp filter, Landlock, rlimits and,
 // where the host offers them, cgroup memory and pids limits.
 //
-// The binary re-executes itself as the sandbox's PID 1, so every program
-// that uses this package must call [Main] first thing in main (and in
-// TestMain).
+// The sandbox's helper processes, a zygote started once per [Sandbox] and
+// each sandbox's init, are this same binary: executed again as the zygote,
+// a C constructor (sandbox.c) takes over before the Go runtime starts, so
+// programs need no special main. The package needs cgo.
 package local
 
 import (

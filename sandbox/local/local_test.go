@@ -21,11 +21,6 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
-func TestMain(m *testing.M) {
-	Main()
-	os.Exit(m.Run())
-}
-
 // testPython is the interpreter the tests use: the real one, not a shim.
 func testPython() string {
 	if p := os.Getenv("SANDPIPER_TEST_PYTHON"); p != "" {
