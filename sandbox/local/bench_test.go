@@ -158,6 +158,9 @@ func BenchmarkOverhead(b *testing.B) {
 		}
 		defer s.Close()
 		s.python.Executable = truePath // what init execs
+		s.setup.Store(nil)             // re-encode the setup with it
+		s.drainPool()                  // and build the ready sandboxes again
+		s.wantMore()
 		prev := shared
 		shared = s // for cpuTime's zygote accounting
 		defer func() { shared = prev }()

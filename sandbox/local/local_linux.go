@@ -69,7 +69,8 @@ type Sandbox struct {
 	stop     chan struct{} // closed by Close
 	stopOnce sync.Once
 
-	seccomp []unix.SockFilter // the program's filter
+	seccomp []unix.SockFilter            // the program's filter
+	setup   atomic.Pointer[encodedSetup] // the setup message, encoded
 
 	liveCgroups atomic.Int64 // for tests: runs' cgroups not yet removed
 	lastCgroup  atomic.Value // for tests: []string, the last run's cgroup directories

@@ -3,6 +3,7 @@
 package local
 
 import (
+	"errors"
 	"os"
 	"sync"
 	"time"
@@ -94,27 +95,30 @@ func (s *Sandbox) prepare() (_ *ready, err error) {
 	if err != nil {
 		return fail(&sandbox.Error{Op: "start", Err: err})
 	}
+	// The pidfd turns readable when init exits; the runtime's poller
+	// waits for that, so no thread blocks per sandbox.
+	rc, err := r.pidfd.SyscallConn()
+	if err != nil {
+		return fail(&sandbox.Error{Op: "start", Err: err})
+	}
 	go func() {
 		defer close(r.exited)
-		fds := []unix.PollFd{{Fd: int32(r.pidfd.Fd()), Events: unix.POLLIN}}
-		for {
-			if _, err := unix.Poll(fds, -1); err != unix.EINTR {
-				return
+		exited := func(fd uintptr, timeout int) bool {
+			for {
+				n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, timeout)
+				if err != unix.EINTR {
+					return n > 0 || err != nil
+				}
 			}
+		}
+		err := rc.Read(func(fd uintptr) bool { return exited(fd, 0) })
+		if err != nil && !errors.Is(err, os.ErrClosed) {
+			// Not pollable here: wait on a thread instead.
+			rc.Control(func(fd uintptr) { exited(fd, -1) })
 		}
 	}()
 	// Init reads the setup as soon as it starts.
-	setup := initSetup{
-		Python:    s.python.Executable,
-		Env:       s.env,
-		Mounts:    s.initMounts,
-		EtcFiles:  s.etc,
-		TmpFiles:  s.cachedFiles(),
-		DiskSize:  s.cfg.Limits.DiskSize,
-		CgroupFDs: nCgroup,
-		Seccomp:   s.seccomp,
-	}
-	if _, err := r.reqW.Write(setup.encode()); err != nil {
+	if _, err := r.reqW.Write(s.setupBytes(nCgroup)); err != nil {
 		r.discard(s)
 		return nil, &sandbox.Error{Op: "setup", Err: err}
 	}
@@ -123,7 +127,9 @@ func (s *Sandbox) prepare() (_ *ready, err error) {
 
 // kill ends the sandbox at once.
 func (r *ready) kill() {
-	unix.PidfdSendSignal(int(r.pidfd.Fd()), unix.SIGKILL, nil, 0)
+	if rc, err := r.pidfd.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) { unix.PidfdSendSignal(int(fd), unix.SIGKILL, nil, 0) })
+	}
 }
 
 func (r *ready) closeFiles() {
@@ -214,12 +220,34 @@ func (s *Sandbox) keepReady() {
 	}
 }
 
-// cachedFiles returns the caches to place in a new sandbox's /tmp.
-func (s *Sandbox) cachedFiles() []sandbox.File {
-	if p := s.tmpFiles.Load(); p != nil {
-		return *p
+// setupBytes returns the setup every sandbox of s gets, encoded once for
+// each version of the caches.
+func (s *Sandbox) setupBytes(nCgroup int) []byte {
+	tmp := s.tmpFiles.Load()
+	if c := s.setup.Load(); c != nil && c.tmp == tmp && c.nCgroup == nCgroup {
+		return c.bytes
 	}
-	return nil
+	setup := initSetup{
+		Python:    s.python.Executable,
+		Env:       s.env,
+		Mounts:    s.initMounts,
+		EtcFiles:  s.etc,
+		DiskSize:  s.cfg.Limits.DiskSize,
+		CgroupFDs: nCgroup,
+		Seccomp:   s.seccomp,
+	}
+	if tmp != nil {
+		setup.TmpFiles = *tmp
+	}
+	c := &encodedSetup{tmp: tmp, nCgroup: nCgroup, bytes: setup.encode()}
+	s.setup.Store(c)
+	return c.bytes
+}
+
+type encodedSetup struct {
+	tmp     *[]sandbox.File
+	nCgroup int
+	bytes   []byte
 }
 
 // stopPool stops refilling and destroys the waiting sandboxes.

@@ -109,6 +109,11 @@ func (z *zygote) fork(hostID int, files []*os.File) (*os.File, error) {
 		if len(got) != 1 {
 			return nil, fmt.Errorf("zygote: reply carried %d descriptors, want 1", len(got))
 		}
+		// Non-blocking, so that the runtime's poller can wait on it.
+		if err := unix.SetNonblock(got[0], true); err != nil {
+			unix.Close(got[0])
+			return nil, fmt.Errorf("zygote: pidfd: %w", err)
+		}
 		return os.NewFile(uintptr(got[0]), "pidfd"), nil
 	}
 }
