@@ -86,21 +86,12 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
 		return 2
 	}
-	mc, err := loadModelConfig(ctx, lookup)
+	ac, err := loadAgentConfig(ctx, lookup)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
 		return 2
 	}
-	sc, err := loadSandboxConfig(ctx, lookup)
-	if err != nil {
-		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
-		return 2
-	}
-	limits, err := loadFileEnv(ctx, lookup)
-	if err != nil {
-		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
-		return 2
-	}
+	mc, sc, limits := ac.model, ac.sandbox, ac.files
 	inputs, err := readInputFiles(paths, limits)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandpiper: ask: %v\n", err)

@@ -117,21 +117,13 @@ func runBot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sandpiper: config: %v\n", err)
 		return 2
 	}
-	sbCfg, err := loadSandboxConfig(ctx, lookup)
+	ac, err := loadAgentConfig(ctx, lookup)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
 		return 2
 	}
-	mc, err := loadModelConfig(ctx, lookup)
-	if err != nil {
-		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
-		return 2
-	}
-	cfg.Files, err = loadFileEnv(ctx, lookup)
-	if err != nil {
-		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
-		return 2
-	}
+	mc, sbCfg := ac.model, ac.sandbox
+	cfg.Files = ac.files
 	model, err := mc.newModel(log)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/agent/anthropic"
 	"github.com/sandpiper-bot/sandpiper/agent/openai"
+	"github.com/sandpiper-bot/sandpiper/bot"
 )
 
 // Model APIs (SANDPIPER_MODEL_API).
@@ -120,6 +121,31 @@ func (c modelConfig) keySource() string {
 		return "no variable (none needed on loopback)"
 	}
 	return c.Key.Source
+}
+
+// agentConfig is what every command that runs the agent reads: the model,
+// the sandbox and the file limits.
+type agentConfig struct {
+	model   modelConfig
+	sandbox sandboxConfig
+	files   bot.FileLimits
+}
+
+// loadAgentConfig reads the agent's variables; its errors name the variable
+// to fix.
+func loadAgentConfig(ctx context.Context, lookup envconfig.Lookuper) (agentConfig, error) {
+	var c agentConfig
+	var err error
+	if c.model, err = loadModelConfig(ctx, lookup); err != nil {
+		return c, err
+	}
+	if c.sandbox, err = loadSandboxConfig(ctx, lookup); err != nil {
+		return c, err
+	}
+	if c.files, err = loadFileEnv(ctx, lookup); err != nil {
+		return c, err
+	}
+	return c, nil
 }
 
 // isLoopback reports whether host is this machine, where servers such as
