@@ -87,13 +87,6 @@ func newThreadMemory(api *slack.Client, botUser string, ttl time.Duration) *thre
 
 func threadKey(channel, threadTS string) string { return channel + "/" + threadTS }
 
-// known reports whether the bot has answered in the thread, without
-// calling Slack.
-func (m *threadMemory) known(channel, threadTS string) bool {
-	_, ok := m.cache.Get(threadKey(channel, threadTS))
-	return ok
-}
-
 // history returns the thread's turns before the message at beforeTS, and
 // whether the bot has taken part in the thread. In a thread the bot has
 // not taken part in, it returns no turns but the files people attached

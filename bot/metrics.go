@@ -3,7 +3,6 @@ package bot
 import (
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"sort"
 	"sync"
@@ -52,12 +51,6 @@ func (l *labeled) inc(value string) {
 		l.m = map[string]int64{}
 	}
 	l.m[value]++
-}
-
-func (l *labeled) get(value string) int64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.m[value]
 }
 
 type histogram struct {
@@ -128,19 +121,6 @@ func (m *metrics) write(w io.Writer, connected bool, busy int) {
 	hist("sandpiper_ack_seconds", "Time from taking an envelope to queueing its ack.", m.ackSeconds)
 	hist("sandpiper_answer_seconds", "Time from taking a question to posting its answer.", m.answerSeconds)
 	hist("sandpiper_tool_run_seconds", "Duration of executeCode runs.", m.runSeconds)
-}
-
-// quantile is a rough quantile from the histogram's buckets, for tests.
-func (h *histogram) quantile(q float64) float64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	want := int64(math.Ceil(q * float64(h.n)))
-	for i, c := range h.counts {
-		if c >= want {
-			return h.bounds[i]
-		}
-	}
-	return math.Inf(1)
 }
 
 // httpHandler serves /healthz, /readyz and /metrics.

@@ -167,15 +167,6 @@ func (c *CapBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// WriteString is Write for a string.
-func (c *CapBuffer) WriteString(s string) (int, error) {
-	if room := c.Max - int64(c.buf.Len()); room > 0 {
-		c.buf.WriteString(s[:min(int64(len(s)), room)])
-	}
-	c.n += int64(len(s))
-	return len(s), nil
-}
-
 // Bytes returns what was kept.
 func (c *CapBuffer) Bytes() []byte { return c.buf.Bytes() }
 

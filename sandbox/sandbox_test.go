@@ -41,13 +41,13 @@ func TestCheckFiles(t *testing.T) {
 func TestCapBuffer(t *testing.T) {
 	b := &CapBuffer{Max: 5}
 	b.Write([]byte("abc"))
-	b.WriteString("defg")
+	b.Write([]byte("defg"))
 	b.Write([]byte("h"))
 	if string(b.Bytes()) != "abcde" || b.Size() != 8 || !b.Truncated() {
 		t.Errorf("kept %q of %d, truncated %v", b.Bytes(), b.Size(), b.Truncated())
 	}
 	b = &CapBuffer{Max: 5}
-	b.WriteString("abcde")
+	b.Write([]byte("abcde"))
 	if b.Truncated() {
 		t.Error("exactly Max bytes reported as truncated")
 	}

@@ -156,7 +156,7 @@ type Server struct {
 	responses map[string]responseURL
 }
 
-type responseURL struct{ channel, user, threadTS string }
+type responseURL struct{ channel, user string }
 
 type conn struct {
 	ws     *websocket.Conn

@@ -578,33 +578,21 @@ func (m Message) Visible() string {
 // <#C…>. Entities escaped as &lt;…&gt; are shown, not acted on, and are not
 // reported.
 func (m Message) Pings() []string {
-	var found []string
-	scan := func(s string) {
-		for {
-			i := strings.Index(s, "<")
-			if i < 0 {
-				return
-			}
-			j := strings.Index(s[i:], ">")
-			if j < 0 {
-				return
-			}
-			tok := s[i+1 : i+j]
-			if strings.HasPrefix(tok, "!") || strings.HasPrefix(tok, "@") || strings.HasPrefix(tok, "#") {
-				found = append(found, "<"+tok+">")
-			}
-			s = s[i+j+1:]
-		}
-	}
-	scan(m.Text)
-	var v any
-	_ = json.Unmarshal(m.Blocks, &v)
-	walkStrings(v, scan)
-	return found
+	return m.entities(func(tok string) bool {
+		return strings.HasPrefix(tok, "!") || strings.HasPrefix(tok, "@") || strings.HasPrefix(tok, "#")
+	})
 }
 
 // Links reports the <url|text> links Slack would render in the message.
 func (m Message) Links() []string {
+	return m.entities(func(tok string) bool {
+		return strings.Contains(tok, "://") || strings.HasPrefix(tok, "mailto:")
+	})
+}
+
+// entities returns the <…> entities in the message's text and blocks that
+// keep accepts.
+func (m Message) entities(keep func(tok string) bool) []string {
 	var found []string
 	scan := func(s string) {
 		for {
@@ -616,8 +604,7 @@ func (m Message) Links() []string {
 			if j < 0 {
 				return
 			}
-			tok := s[i+1 : i+j]
-			if strings.Contains(tok, "://") || strings.HasPrefix(tok, "mailto:") {
+			if tok := s[i+1 : i+j]; keep(tok) {
 				found = append(found, "<"+tok+">")
 			}
 			s = s[i+j+1:]

@@ -366,7 +366,9 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	if w.cg != nil {
 		s.lastCgroup.Store(w.cg.dirs)
 	}
-	if w.cg != nil {
+	// The group was made with the default limits; a request with its own
+	// sets them now.
+	if def := s.cfg.Limits; w.cg != nil && (lim.Memory != def.Memory || lim.Processes != def.Processes) {
 		if err := w.cg.setLimits(lim.Memory, lim.Processes+1); err != nil { // init counts
 			return nil, &sandbox.Error{Op: "cgroup", Err: err}
 		}

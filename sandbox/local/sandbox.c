@@ -99,6 +99,13 @@ static void fail(const char *fmt, ...) {
 	_exit(0);
 }
 
+// failx is fail for a failure that no errno explains.
+#define failx(...)         \
+	do {               \
+		errno = 0; \
+		fail(__VA_ARGS__); \
+	} while (0)
+
 static int read_full(int fd, void *p, size_t n) {
 	char *c = p;
 	while (n > 0) {
@@ -126,10 +133,8 @@ static void read_msg(struct msg *m) {
 		fail("read request");
 	memcpy(&m->type, h, 4);
 	memcpy(&m->len, h + 4, 8);
-	if (m->len > (1ULL << 34)) {
-		errno = 0;
-		fail("request message too large");
-	}
+	if (m->len > (1ULL << 34))
+		failx("request message too large");
 	m->data = malloc(m->len + 1);
 	if (!m->data)
 		fail("read request");
@@ -263,10 +268,8 @@ static void *grow(void *p, size_t n, size_t size) {
 static struct file_spec split_file(struct msg *m) {
 	struct file_spec f;
 	size_t n = strnlen(m->data, m->len);
-	if (n == m->len) {
-		errno = 0;
-		fail("file message without a name");
-	}
+	if (n == m->len)
+		failx("file message without a name");
 	f.name = m->data;
 	f.data = m->data + n + 1;
 	f.len = m->len - n - 1;
@@ -288,20 +291,16 @@ static void read_setup(void) {
 			break;
 		case M_MOUNT: {
 			struct mount_spec s;
-			if (m.len < 16) {
-				errno = 0;
-				fail("short mount message");
-			}
+			if (m.len < 16)
+				failx("short mount message");
 			memcpy(&s.kind, m.data, 4);
 			memcpy(&s.is_file, m.data + 4, 4);
 			memcpy(&s.attr, m.data + 8, 8);
 			char *p = m.data + 16, *end = m.data + m.len;
 			char **fields[3] = {&s.target, &s.link, &s.source};
 			for (int i = 0; i < 3; i++) {
-				if (p > end) {
-					errno = 0;
-					fail("short mount message");
-				}
+				if (p > end)
+					failx("short mount message");
 				*fields[i] = p;
 				p += strnlen(p, (size_t)(end - p)) + 1;
 			}
@@ -318,36 +317,27 @@ static void read_setup(void) {
 			setup.tmp[setup.ntmp++] = split_file(&m);
 			break;
 		case M_DISK:
-			if (m.len != 8) {
-				errno = 0;
-				fail("bad disk message");
-			}
+			if (m.len != 8)
+				failx("bad disk message");
 			memcpy(&setup.disk, m.data, 8);
 			break;
 		case M_CGROUPS:
-			if (m.len != 4) {
-				errno = 0;
-				fail("bad cgroups message");
-			}
+			if (m.len != 4)
+				failx("bad cgroups message");
 			memcpy(&setup.ncgroups, m.data, 4);
 			break;
 		case M_SECCOMP:
-			if (m.len == 0 || m.len % sizeof(struct sock_filter) != 0) {
-				errno = 0;
-				fail("bad seccomp program");
-			}
+			if (m.len == 0 || m.len % sizeof(struct sock_filter) != 0)
+				failx("bad seccomp program");
 			setup.filter = (struct sock_filter *)m.data;
 			setup.nfilter = m.len / sizeof(struct sock_filter);
 			break;
 		case M_SETUP_END:
-			if (!setup.python || !setup.filter || setup.disk == 0) {
-				errno = 0;
-				fail("incomplete setup");
-			}
+			if (!setup.python || !setup.filter || setup.disk == 0)
+				failx("incomplete setup");
 			return;
 		default:
-			errno = 0;
-			fail("unexpected message %u in setup", m.type);
+			failx("unexpected message %u in setup", m.type);
 		}
 	}
 }
@@ -365,21 +355,16 @@ static void read_run(void) {
 			run.files[run.nfiles++] = split_file(&m);
 			break;
 		case M_LIMITS:
-			if (m.len != sizeof run.lim) {
-				errno = 0;
-				fail("bad limits message");
-			}
+			if (m.len != sizeof run.lim)
+				failx("bad limits message");
 			memcpy(&run.lim, m.data, sizeof run.lim);
 			break;
 		case M_RUN_END:
-			if (!run.code || run.lim.timeout_ns == 0) {
-				errno = 0;
-				fail("incomplete run");
-			}
+			if (!run.code || run.lim.timeout_ns == 0)
+				failx("incomplete run");
 			return;
 		default:
-			errno = 0;
-			fail("unexpected message %u in run", m.type);
+			failx("unexpected message %u in run", m.type);
 		}
 	}
 }
@@ -449,8 +434,7 @@ static void build_root(void) {
 			}
 			break;
 		default:
-			errno = 0;
-			fail("unknown mount kind %u", m->kind);
+			failx("unknown mount kind %u", m->kind);
 		}
 	}
 	// The cgroup.procs files follow the trees: init joins the run's
@@ -462,10 +446,8 @@ static void build_root(void) {
 		close(fd);
 	}
 	for (size_t i = 0; i < setup.netc; i++) {
-		if (!safe_name(setup.etc[i].name)) {
-			errno = 0;
-			fail("bad /etc file name");
-		}
+		if (!safe_name(setup.etc[i].name))
+			failx("bad /etc file name");
 		snprintf(src, sizeof src, "/etc/%s", setup.etc[i].name);
 		path_in_root(target, sizeof target, src);
 		write_file(target, setup.etc[i].data, setup.etc[i].len, 0644);
@@ -498,10 +480,8 @@ static void build_root(void) {
 			fail("bind %s", dirs[i].bind);
 	}
 	for (size_t i = 0; i < setup.ntmp; i++) {
-		if (!safe_name(setup.tmp[i].name)) {
-			errno = 0;
-			fail("bad /tmp file name");
-		}
+		if (!safe_name(setup.tmp[i].name))
+			failx("bad /tmp file name");
 		snprintf(src, sizeof src, "%s%s/tmp/%s", NEWROOT, WORK, setup.tmp[i].name);
 		write_file(src, setup.tmp[i].data, setup.tmp[i].len, 0644);
 	}
@@ -882,10 +862,8 @@ static void init_main(void) {
 			fail("resize %s", WORK);
 	}
 	for (size_t i = 0; i < run.nfiles; i++) {
-		if (!safe_name(run.files[i].name)) {
-			errno = 0;
-			fail("input file name %s is not a clean relative path", run.files[i].name);
-		}
+		if (!safe_name(run.files[i].name))
+			failx("input file name %s is not a clean relative path", run.files[i].name);
 		char path[4096];
 		if ((size_t)snprintf(path, sizeof path, "/mnt/data/%s", run.files[i].name) >= sizeof path) {
 			errno = ENAMETOOLONG;
