@@ -312,7 +312,9 @@ func TestAskModelErrors(t *testing.T) {
 // at once, and no sandboxed python3 is left behind.
 func TestAskCancel(t *testing.T) {
 	requireSandbox(t)
-	f := newFakeModel(t, "import time\nwhile True: time.sleep(0.01)")
+	// A marker no other process on the machine has in its command line.
+	marker := fmt.Sprintf("sandpiper-ask-cancel-%d", time.Now().UnixNano())
+	f := newFakeModel(t, "import time\nmarker = '"+marker+"'\nwhile True: time.sleep(0.01)")
 	askEnv(t, f, "openai")
 	ctx, cancel := context.WithCancel(t.Context())
 	var stdout, stderr syncBuffer
@@ -345,13 +347,14 @@ func TestAskCancel(t *testing.T) {
 	if got := stderr.String(); !strings.HasSuffix(got, "sandpiper: interrupted\n") {
 		t.Errorf("stderr = %q", got)
 	}
-	if procs := pythonProcs(t, "while True"); len(procs) > 0 {
+	if procs := procsWith(t, marker); len(procs) > 0 {
 		t.Errorf("python still running: %v", procs)
 	}
 }
 
-// pythonProcs lists processes whose command line contains marker.
-func pythonProcs(t *testing.T, marker string) []string {
+// procsWith lists processes whose command line contains marker, waiting
+// a second for them to go.
+func procsWith(t *testing.T, marker string) []string {
 	t.Helper()
 	var found []string
 	for range 20 { // the sandbox's processes are reaped asynchronously
@@ -359,7 +362,7 @@ func pythonProcs(t *testing.T, marker string) []string {
 		entries, _ := os.ReadDir("/proc")
 		for _, e := range entries {
 			cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-			if err == nil && bytes.Contains(cmd, []byte(marker)) && bytes.Contains(cmd, []byte("python")) {
+			if err == nil && bytes.Contains(cmd, []byte(marker)) {
 				found = append(found, e.Name()+": "+strings.ReplaceAll(string(cmd), "\x00", " "))
 			}
 		}
