@@ -36,9 +36,11 @@ func (s *Server) serveSocket(w http.ResponseWriter, r *http.Request) {
 	s.conns = append(s.conns, c)
 	n := 0
 	for _, o := range s.conns {
+		o.wmu.Lock()
 		if !o.closed {
 			n++
 		}
+		o.wmu.Unlock()
 	}
 	s.cond.Broadcast()
 	s.mu.Unlock()
