@@ -28,8 +28,8 @@ import (
 
 	"github.com/patrickmn/go-cache"
 	"github.com/slack-go/slack"
-	"github.com/slack-go/slack/socketmode"
 
+	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -57,8 +57,8 @@ type Config struct {
 	Files  FileLimits
 	Logger *slog.Logger
 
-	// PingInterval is how long the socket may go without Slack's ping
-	// before reconnecting (default 30s); tests shorten it.
+	// PingInterval is how long the socket may stay silent (no frame,
+	// ping or pong) before it is reopened (default 30s); tests shorten it.
 	PingInterval time.Duration
 	// StatusInterval is how often the "working" status is renewed.
 	StatusInterval time.Duration
@@ -140,7 +140,7 @@ type Bot struct {
 	api *slack.Client
 	// fileAPI is api with a timeout long enough for file transfers.
 	fileAPI *slack.Client
-	sm      *socketmode.Client
+	sock    *socket.Client
 
 	userID, botID, teamID string
 
@@ -175,11 +175,13 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if err != nil {
 		return nil, &ConfigError{"SLACK_BOT_TOKEN", fmt.Errorf("auth.test failed: %w (is the token current and the app installed in the workspace?)", explain(err))}
 	}
-	sm := socketmode.New(api,
-		socketmode.OptionLog(slog.NewLogLogger(log.Handler(), slog.LevelDebug)),
-		socketmode.OptionPingInterval(cmp(cfg.PingInterval, 30*time.Second)),
-	)
-	if _, _, err := sm.OpenContext(ctx); err != nil {
+	m := newMetrics()
+	sock := socket.New(api, socket.Config{
+		PingTimeout: cfg.PingInterval,
+		Logger:      log,
+		OnAck:       func(d time.Duration) { m.ackSeconds.observe(d.Seconds()) },
+	})
+	if err := sock.Open(ctx); err != nil {
 		return nil, &ConfigError{"SLACK_APP_TOKEN", fmt.Errorf("apps.connections.open failed: %w (is Socket Mode enabled, and does the token have connections:write?)", explain(err))}
 	}
 	settings, err := openSettings(cfg.DataDir)
@@ -195,7 +197,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		log:        log,
 		api:        api,
 		fileAPI:    newSlackClient(cfg, fileTransferTimeout),
-		sm:         sm,
+		sock:       sock,
 		workspaces: ws,
 		userID:     auth.UserID,
 		botID:      auth.BotID,
@@ -205,7 +207,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		settings:   settings,
 		admins:     newAdmins(cfg.Admins, api),
 		pool:       newDispatcher(cfg.Workers, defaultQueueLimit),
-		metrics:    newMetrics(),
+		metrics:    m,
 		now:        time.Now,
 	}
 	if cfg.HTTPAddr != "-" {
@@ -294,7 +296,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	sockCtx, cancelSock := context.WithCancel(ctx)
 	defer cancelSock()
 	sockErr := make(chan error, 1)
-	go func() { sockErr <- b.sm.RunContext(sockCtx) }()
+	go func() { sockErr <- b.sock.Run(sockCtx) }()
 
 	var runErr error
 loop:
@@ -309,7 +311,7 @@ loop:
 				b.log.Error("slack refused the connection", "err", runErr)
 			}
 			break loop
-		case evt := <-b.sm.Events:
+		case evt := <-b.sock.Events():
 			b.handleEvent(evt)
 		}
 	}

@@ -4,71 +4,75 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"time"
 
+	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
 	"github.com/slack-go/slack"
-	"github.com/slack-go/slack/slackevents"
-	"github.com/slack-go/slack/socketmode"
 )
 
-// handleEvent takes one event from the socket. It acks envelopes first,
-// before any other work, and never blocks on Slack or the model: the work
-// goes to the pool.
-func (b *Bot) handleEvent(evt socketmode.Event) {
-	start := time.Now()
-	if evt.Request != nil && evt.Request.EnvelopeID != "" {
-		b.ack(evt.Request.EnvelopeID)
-		b.metrics.ackSeconds.observe(time.Since(start).Seconds())
-	}
-	switch evt.Type {
-	case socketmode.EventTypeConnecting:
+// handleEvent takes one event from the socket, which has already acked
+// it. It never blocks on Slack or the model: the work goes to the pool.
+func (b *Bot) handleEvent(evt socket.Event) {
+	switch evt.Kind {
+	case socket.Connecting:
 		b.connected.Store(false)
-		b.log.Debug("connecting to slack")
-	case socketmode.EventTypeConnected:
+		b.log.Debug("connecting to slack", "attempt", evt.Attempt)
+	case socket.Connected:
 		b.log.Info("connected to slack")
-	case socketmode.EventTypeHello:
-		b.connected.Store(true)
-		b.metrics.connects.inc()
-	case socketmode.EventTypeConnectionError:
+	case socket.ConnectionError:
 		b.connected.Store(false)
-		if e, ok := evt.Data.(*slack.ConnectionErrorEvent); ok {
-			b.log.Warn("slack connection failed; retrying", "attempt", e.Attempt, "backoff", e.Backoff, "err", e.ErrorObj)
-		}
-	case socketmode.EventTypeInvalidAuth:
-		b.log.Error("slack rejected the app token (invalid_auth)")
-	case socketmode.EventTypeIncomingError, socketmode.EventTypeErrorWriteFailed:
-		b.log.Warn("socket mode error", "type", evt.Type, "data", evt.Data)
-	case socketmode.EventTypeErrorBadMessage:
-		// slack-go could not parse the envelope and did not ack it; ack it
-		// ourselves so Slack does not redeliver it forever.
-		if e, ok := evt.Data.(*socketmode.ErrorBadMessage); ok {
+		b.log.Warn("slack connection failed; retrying", "attempt", evt.Attempt, "backoff", evt.Backoff, "err", evt.Err)
+	case socket.BadFrame:
+		b.log.Warn("unreadable socket frame dropped", "err", evt.Err)
+	case socket.Request:
+		switch evt.Type {
+		case "hello":
+			b.connected.Store(true)
+			b.metrics.connects.inc()
+		case "events_api":
+			b.onEventsAPI(evt.Frame)
+		case "slash_commands":
 			var env struct {
-				EnvelopeID string `json:"envelope_id"`
-				Type       string `json:"type"`
+				Payload slack.SlashCommand `json:"payload"`
 			}
-			if json.Unmarshal(e.Message, &env) == nil && env.EnvelopeID != "" {
-				b.ack(env.EnvelopeID)
+			if err := json.Unmarshal(evt.Frame, &env); err != nil {
+				b.log.Warn("unparseable slash command acked and dropped", "envelope", evt.EnvelopeID, "err", err)
+				return
 			}
-			b.log.Warn("unparseable envelope acked and dropped", "type", env.Type, "err", e.Cause)
-		}
-	case socketmode.EventTypeEventsAPI:
-		if ev, ok := evt.Data.(slackevents.EventsAPIEvent); ok {
-			b.onEventsAPI(ev)
-		}
-	case socketmode.EventTypeSlashCommand:
-		if cmd, ok := evt.Data.(slack.SlashCommand); ok {
-			b.onSlashCommand(cmd)
+			b.onSlashCommand(env.Payload)
+		default:
+			b.log.Debug("socket request ignored", "type", evt.Type, "envelope", evt.EnvelopeID)
 		}
 	}
 }
 
-func (b *Bot) ack(envelopeID string) {
-	// AckCtx only queues the response for the socket's writer.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if err := b.sm.AckCtx(ctx, envelopeID, nil); err != nil {
-		b.log.Warn("ack failed", "envelope", envelopeID, "err", err)
-	}
+// eventEnvelope is an events_api frame, decoded in one pass into the
+// fields the bot uses. Unlike slackevents.ParseEvent it accepts any event
+// type and shape, and costs a fraction of the time.
+type eventEnvelope struct {
+	Payload struct {
+		EventID string       `json:"event_id"`
+		Event   messageEvent `json:"event"`
+	} `json:"payload"`
+}
+
+// messageEvent is an app_mention or message event.
+type messageEvent struct {
+	Type        string       `json:"type"`
+	Channel     string       `json:"channel"`
+	ChannelType string       `json:"channel_type"`
+	User        string       `json:"user"`
+	BotID       string       `json:"bot_id"`
+	SubType     string       `json:"subtype"`
+	Text        string       `json:"text"`
+	TS          string       `json:"ts"`
+	ThreadTS    string       `json:"thread_ts"`
+	Edited      *struct{}    `json:"edited"`
+	Files       []slack.File `json:"files"`
+	// Message is the changed message of a message_changed event.
+	Message *struct {
+		Edited *struct{}    `json:"edited"`
+		Files  []slack.File `json:"files"`
+	} `json:"message"`
 }
 
 // incoming is a message event, reduced to what routing needs.
@@ -125,7 +129,7 @@ func classify(in incoming, botUser string) route {
 		kind = command // a bare mention with files is a question about them
 	}
 	switch {
-	case in.Mention, in.ChannelType == slackevents.ChannelTypeIM:
+	case in.Mention, in.ChannelType == "im":
 		return kind
 	case mentioned:
 		return kind // the channel copy of an app_mention; deduplicated by ts
@@ -138,23 +142,27 @@ func classify(in incoming, botUser string) route {
 	return ignore
 }
 
-func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent) {
-	if cb, ok := ev.Data.(*slackevents.EventsAPICallbackEvent); ok && cb.EventID != "" {
-		if b.seen.Add("event:"+cb.EventID, true, 0) != nil {
+func (b *Bot) onEventsAPI(frame []byte) {
+	var env eventEnvelope
+	if err := json.Unmarshal(frame, &env); err != nil {
+		b.log.Warn("unparseable event acked and dropped", "err", err)
+		return
+	}
+	if id := env.Payload.EventID; id != "" {
+		if b.seen.Add("event:"+id, true, 0) != nil {
 			b.metrics.duplicates.inc()
-			b.log.Debug("duplicate event dropped", "event_id", cb.EventID)
+			b.log.Debug("duplicate event dropped", "event_id", id)
 			return
 		}
 	}
-	var in incoming
-	switch e := ev.InnerEvent.Data.(type) {
-	case *slackevents.AppMentionEvent:
-		in = incoming{Mention: true, Channel: e.Channel, User: e.User, BotID: e.BotID, Text: e.Text, TS: e.TimeStamp, ThreadTS: e.ThreadTimeStamp, Edited: e.Edited != nil, Files: e.Files}
-	case *slackevents.MessageEvent:
-		in = incoming{Channel: e.Channel, ChannelType: e.ChannelType, User: e.User, BotID: e.BotID, SubType: e.SubType, Text: e.Text, TS: e.TimeStamp, ThreadTS: e.ThreadTimeStamp}
+	e := &env.Payload.Event
+	in := incoming{Channel: e.Channel, ChannelType: e.ChannelType, User: e.User, BotID: e.BotID, SubType: e.SubType, Text: e.Text, TS: e.TS, ThreadTS: e.ThreadTS, Edited: e.Edited != nil, Files: e.Files}
+	switch e.Type {
+	case "app_mention":
+		in.Mention = true
+	case "message":
 		if e.Message != nil {
-			in.Edited = e.Message.Edited != nil
-			in.Files = e.Message.Files
+			in.Edited, in.Files = e.Message.Edited != nil, e.Message.Files
 		}
 	default:
 		return
@@ -173,7 +181,7 @@ func (b *Bot) onEventsAPI(ev slackevents.EventsAPIEvent) {
 	if threadTS == "" {
 		threadTS = in.TS
 	}
-	m := message{Channel: in.Channel, User: in.User, TS: in.TS, ThreadTS: threadTS, Text: cleanQuestion(in.Text, b.userID), IM: in.ChannelType == slackevents.ChannelTypeIM, Files: refsOf(in.Files)}
+	m := message{Channel: in.Channel, User: in.User, TS: in.TS, ThreadTS: threadTS, Text: cleanQuestion(in.Text, b.userID), IM: in.ChannelType == "im", Files: refsOf(in.Files)}
 	key := threadKey(in.Channel, threadTS)
 	var job func(context.Context)
 	switch r {

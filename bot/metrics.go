@@ -118,7 +118,7 @@ func (m *metrics) write(w io.Writer, connected bool, busy int) {
 	lab("sandpiper_tool_runs_total", "executeCode runs by result.", m.toolRuns)
 	lab("sandpiper_files_total", "Files downloaded from Slack, refused, posted to Slack, or not posted.", m.files)
 	lab("sandpiper_errors_total", "Failures by kind.", m.errors)
-	hist("sandpiper_ack_seconds", "Time from taking an envelope to queueing its ack.", m.ackSeconds)
+	hist("sandpiper_ack_seconds", "Time from reading an envelope to writing its ack.", m.ackSeconds)
 	hist("sandpiper_answer_seconds", "Time from taking a question to posting its answer.", m.answerSeconds)
 	hist("sandpiper_tool_run_seconds", "Duration of executeCode runs.", m.runSeconds)
 }

@@ -1,0 +1,265 @@
+package socket_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/slack-go/slack"
+
+	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
+	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
+)
+
+// start runs a client against fake until the test ends and returns it
+// with Run's result.
+func start(t *testing.T, fake *slacktest.Server, cfg socket.Config) (*socket.Client, <-chan error) {
+	t.Helper()
+	api := slack.New(slacktest.BotToken, slack.OptionAppLevelToken(slacktest.AppToken), slack.OptionAPIURL(fake.URL))
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := socket.New(api, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	finished := make(chan struct{})
+	go func() { done <- c.Run(ctx); close(finished) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-finished:
+		case <-time.After(5 * time.Second):
+			t.Error("Run did not return after cancel")
+		}
+	})
+	return c, done
+}
+
+// next returns the next event that satisfies keep, failing after a while.
+func next(t *testing.T, c *socket.Client, keep func(socket.Event) bool) socket.Event {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case evt := <-c.Events():
+			if keep(evt) {
+				return evt
+			}
+		case <-timeout:
+			t.Fatal("no such event")
+		}
+	}
+}
+
+func request(typ string) func(socket.Event) bool {
+	return func(e socket.Event) bool { return e.Kind == socket.Request && e.Type == typ }
+}
+
+func chatter(n int) slacktest.Event {
+	return slacktest.Event{Inner: map[string]any{"type": "message", "channel": "C1", "user": "U1", "text": fmt.Sprint("chatter ", n), "ts": fmt.Sprintf("1700000000.%06d", n)}}
+}
+
+func TestRequestsArriveWhole(t *testing.T) {
+	fake := slacktest.New(t)
+	c, _ := start(t, fake, socket.Config{})
+	next(t, c, request("hello"))
+	env, err := fake.SendEvent(chatter(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evt := next(t, c, request("events_api"))
+	if evt.EnvelopeID != env || !strings.Contains(string(evt.Frame), `"text":"chatter 1"`) {
+		t.Errorf("event = %s %s", evt.EnvelopeID, evt.Frame)
+	}
+	if _, ok := fake.WaitAck(env, 5*time.Second); !ok {
+		t.Error("not acked")
+	}
+}
+
+// TestAcksDoNotWaitForTheConsumer: every envelope is acked although nobody
+// reads the events, and whatever the payload holds.
+func TestAcksDoNotWaitForTheConsumer(t *testing.T) {
+	fake := slacktest.New(t)
+	start(t, fake, socket.Config{})
+	var envs []string
+	for i := range 200 {
+		env, err := fake.SendEvent(chatter(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		envs = append(envs, env)
+	}
+	odd := []byte(`{"envelope_id":"env-odd","type":"no_such_type_v9","payload":[1,{"x":"\u00e9"}]}`)
+	if err := fake.SendEnvelope("env-odd", odd); err != nil {
+		t.Fatal(err)
+	}
+	for _, env := range append(envs, "env-odd") {
+		if _, ok := fake.WaitAck(env, 5*time.Second); !ok {
+			t.Fatalf("envelope %s not acked", env)
+		}
+	}
+	if n := len(fake.Acks()); n != len(envs)+1 {
+		t.Errorf("acks = %d, want %d (one each)", n, len(envs)+1)
+	}
+}
+
+func TestBadFrames(t *testing.T) {
+	fake := slacktest.New(t)
+	c, _ := start(t, fake, socket.Config{})
+	next(t, c, request("hello"))
+	if err := fake.SendEnvelope("", []byte("not json {")); err != nil {
+		t.Fatal(err)
+	}
+	if evt := next(t, c, func(e socket.Event) bool { return e.Kind == socket.BadFrame }); evt.Err == nil || string(evt.Frame) != "not json {" {
+		t.Errorf("bad frame event = %+v", evt)
+	}
+	// The connection survives one bad frame.
+	env, _ := fake.SendEvent(chatter(2))
+	if evt := next(t, c, request("events_api")); evt.EnvelopeID != env {
+		t.Errorf("envelope %s, want %s", evt.EnvelopeID, env)
+	}
+	if opened, _ := fake.Connections(); opened != 1 {
+		t.Errorf("connections opened = %d, want 1", opened)
+	}
+}
+
+// TestDisconnectOverlaps: after a disconnect frame the old socket is still
+// served until the next one is open, so nothing sent meanwhile is lost.
+func TestDisconnectOverlaps(t *testing.T) {
+	fake := slacktest.New(t)
+	c, _ := start(t, fake, socket.Config{})
+	next(t, c, request("hello"))
+	// The first reopen attempt fails, so the old socket stays the only one
+	// for the back-off.
+	fake.FailNext("apps.connections.open", slacktest.Failure{Status: http.StatusInternalServerError})
+	if err := fake.Disconnect("warning"); err != nil {
+		t.Fatal(err)
+	}
+	next(t, c, func(e socket.Event) bool { return e.Kind == socket.ConnectionError })
+	env, err := fake.SendEvent(chatter(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opened, _ := fake.Connections(); opened != 1 {
+		t.Fatalf("the event went out on connection %d; want the old socket still open during the back-off", opened)
+	}
+	if evt := next(t, c, request("events_api")); evt.EnvelopeID != env {
+		t.Errorf("envelope %s, want %s", evt.EnvelopeID, env)
+	}
+	next(t, c, func(e socket.Event) bool { return e.Kind == socket.Connected })
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		o, open := fake.Connections()
+		if o == 2 && open == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("connections opened %d, open %d; want 2, 1 (the old one closed)", o, open)
+		}
+	}
+	env, _ = fake.SendEvent(chatter(4))
+	if evt := next(t, c, request("events_api")); evt.EnvelopeID != env {
+		t.Errorf("envelope %s, want %s", evt.EnvelopeID, env)
+	}
+}
+
+func TestDroppedSocketReconnects(t *testing.T) {
+	fake := slacktest.New(t)
+	c, _ := start(t, fake, socket.Config{})
+	next(t, c, request("hello"))
+	fake.DropConnections()
+	next(t, c, request("hello"))
+	env, _ := fake.SendEvent(chatter(5))
+	if evt := next(t, c, request("events_api")); evt.EnvelopeID != env {
+		t.Errorf("envelope %s, want %s", evt.EnvelopeID, env)
+	}
+}
+
+func TestRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cut  func(*slacktest.Server)
+		want string
+	}{
+		{"link_disabled", func(s *slacktest.Server) { s.Disconnect("link_disabled") }, "Socket Mode is turned off for this app"},
+		{"token revoked", func(s *slacktest.Server) {
+			s.FailNext("apps.connections.open", slacktest.Failure{Error: "token_revoked"})
+			s.DropConnections()
+		}, "token_revoked"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := slacktest.New(t)
+			c, done := start(t, fake, socket.Config{})
+			next(t, c, request("hello"))
+			tc.cut(fake)
+			select {
+			case err := <-done:
+				var re *socket.RefusedError
+				if !errors.As(err, &re) || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("Run = %v, want a RefusedError saying %q", err, tc.want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Run went on")
+			}
+		})
+	}
+}
+
+func TestRateLimitedOpenWaits(t *testing.T) {
+	fake := slacktest.New(t)
+	fake.FailNext("apps.connections.open", slacktest.Failure{Status: http.StatusTooManyRequests, RetryAfter: 1})
+	c, _ := start(t, fake, socket.Config{})
+	evt := next(t, c, func(e socket.Event) bool { return e.Kind == socket.ConnectionError })
+	if evt.Backoff < time.Second {
+		t.Errorf("back-off %v, want Retry-After's 1s", evt.Backoff)
+	}
+	next(t, c, request("hello"))
+}
+
+// TestSilentConnectionIsReopened: a server that sends nothing and answers
+// no ping is left after the ping timeout.
+func TestSilentConnectionIsReopened(t *testing.T) {
+	var dials atomic.Int32
+	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/apps.connections.open" {
+			fmt.Fprintf(w, `{"ok":true,"url":"ws%s/socket"}`, strings.TrimPrefix(srv.URL, "http"))
+			return
+		}
+		ws, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		dials.Add(1)
+		ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"hello"}`))
+		<-r.Context().Done() // never read, so never pong
+	}))
+	defer srv.Close()
+	api := slack.New("xoxb-x", slack.OptionAppLevelToken("xapp-x"), slack.OptionAPIURL(srv.URL+"/api/"))
+	c := socket.New(api, socket.Config{PingTimeout: 300 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	defer func() { cancel(); <-done; srv.CloseClientConnections() }()
+	deadline := time.After(10 * time.Second)
+	hellos := 0
+	for hellos < 2 {
+		select {
+		case evt := <-c.Events():
+			if evt.Kind == socket.Request && evt.Type == "hello" {
+				hellos++
+			}
+		case <-deadline:
+			t.Fatalf("dials = %d; the silent connection was not reopened", dials.Load())
+		}
+	}
+}
