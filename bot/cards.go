@@ -105,11 +105,11 @@ func (c *card) render() ([]slack.Block, []attachment) {
 
 	blocks = append(blocks, slack.NewContextBlock("", mrkdwn(c.status())))
 
-	code := c.Code
-	if n := utf8.RuneCountInString(code); n > cardCodeChars {
-		code, _ = cutRunes(code, cardCodeChars)
+	// Limits count the text Slack gets, after escaping: "<td>" is 10.
+	code, cut := headShown(c.Code, cardCodeChars)
+	if cut {
 		notes = append(notes, fmt.Sprintf(":scissors: Showing the first %s of %s characters of code; the full code is attached as `%s`.",
-			thousands(cardCodeChars), thousands(int64(n)), c.codeFile()))
+			thousands(int64(utf8.RuneCountInString(code))), thousands(int64(utf8.RuneCountInString(c.Code))), c.codeFile()))
 		if !c.Running {
 			files = append(files, attachment{Name: c.codeFile(), Title: fmt.Sprintf("Code of run %d", c.N), Content: c.Code})
 		}
@@ -174,17 +174,22 @@ func (c *card) clip(what, s string, limit int, tail, sandboxCut bool, size int64
 	var notes []string
 	var file *attachment
 	n := utf8.RuneCountInString(s)
-	shown := s
-	if n > limit {
+	shown, cut := s, false
+	if tail {
+		shown, cut = tailShown(s, limit)
+	} else {
+		shown, cut = headShown(s, limit)
+	}
+	if cut {
+		kept := thousands(int64(utf8.RuneCountInString(shown)))
 		if tail {
-			shown = "…\n" + lastRunes(s, limit)
+			shown = "…\n" + shown
 			notes = append(notes, fmt.Sprintf(":scissors: Showing the last %s of %s characters of %s; the full text is attached as `%s`.",
-				thousands(int64(limit)), thousands(int64(n)), strings.ToLower(what), name))
+				kept, thousands(int64(n)), strings.ToLower(what), name))
 		} else {
-			shown, _ = cutRunes(s, limit)
 			shown += "\n…"
 			notes = append(notes, fmt.Sprintf(":scissors: Showing the first %s of %s characters of %s; the full text is attached as `%s`.",
-				thousands(int64(limit)), thousands(int64(n)), strings.ToLower(what), name))
+				kept, thousands(int64(n)), strings.ToLower(what), name))
 		}
 		file = &attachment{Name: name, Title: fmt.Sprintf("%s of run %d", what, c.N), Content: s}
 	}

@@ -41,6 +41,11 @@ func TestCardGolden(t *testing.T) {
 			{Name: "link", Note: "not returned by the sandbox: not a regular file"},
 		}}},
 		{"many_files", card{N: 1, Code: "for i in range(12): open(f'f{i}.txt','w').write('x')", Result: &sandbox.Result{Duration: 300 * time.Millisecond}, Files: manyFiles(12)}},
+		// Escaping makes text longer ("<td>" is sent as 10 characters);
+		// the cuts must count what Slack receives.
+		{"escape_heavy", card{N: 1, Code: strings.Repeat("x = '<&>' if a < b and c > d else '&'\n", 120), Result: &sandbox.Result{Stdout: []byte(strings.Repeat("<td>", 500)), StdoutSize: 2000, Duration: time.Second}}},
+		{"escape_heavy_error", card{N: 1, Code: "f()", Result: &sandbox.Result{ExitCode: 1, Stderr: []byte("Traceback (most recent call last):\n" + strings.Repeat("  File \"<string>\", line 1, in <lambda>\n", 150) + "RecursionError: maximum recursion depth exceeded\n"), Duration: time.Second}}},
+		{"backticks", card{N: 1, Code: "print('`' * 3000)", Result: &sandbox.Result{Stdout: []byte(strings.Repeat("`", 3000)), StdoutSize: 3000, Duration: time.Second}}},
 		{"debug_ok", card{N: 1, Debug: true, Code: "import warnings\nwarnings.warn('careful')\nprint(2)", Result: &sandbox.Result{Stdout: []byte("2\n"), StdoutSize: 2, Stderr: []byte("<string>:2: UserWarning: careful\n"), StderrSize: 33, Duration: 300 * time.Millisecond}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

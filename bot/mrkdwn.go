@@ -23,8 +23,52 @@ func codeBlock(s string) string {
 	if s == "" {
 		s = " "
 	}
-	s = strings.ReplaceAll(escape(s), "```", "``\u200b`")
+	s = escape(s)
+	// One pass can leave a run of backticks across two replacements
+	// ("``````" becomes "``\u200b```\u200b`"); repeat until none is left.
+	for strings.Contains(s, "```") {
+		s = strings.ReplaceAll(s, "```", "``\u200b`")
+	}
 	return "```\n" + s + "\n```"
+}
+
+// shownCost bounds how many characters r takes inside a code block: &, <
+// and > become entities, and runs of backticks get zero-width spaces.
+func shownCost(r rune) int {
+	switch r {
+	case '&':
+		return len("&amp;")
+	case '<', '>':
+		return len("&lt;")
+	case '`':
+		return 2
+	}
+	return 1
+}
+
+// headShown returns the longest head of s whose code block fits in n
+// characters of Slack text, and whether it had to cut.
+func headShown(s string, n int) (string, bool) {
+	cost := 0
+	for i, r := range s {
+		if cost += shownCost(r); cost > n {
+			return s[:i], true
+		}
+	}
+	return s, false
+}
+
+// tailShown is headShown from the end: the longest tail that fits.
+func tailShown(s string, n int) (string, bool) {
+	cost := 0
+	for i := len(s); i > 0; {
+		r, size := utf8.DecodeLastRuneInString(s[:i])
+		if cost += shownCost(r); cost > n {
+			return s[i:], true
+		}
+		i -= size
+	}
+	return s, false
 }
 
 var (
@@ -209,6 +253,10 @@ func splitMrkdwn(s string, n int) []string {
 	for _, line := range strings.SplitAfter(s, "\n") {
 		for utf8.RuneCountInString(line) > n-8 { // a single line too long
 			head, rest := cutRunes(line, n-8)
+			// Never split an entity (&amp; &lt; &gt;) across two parts.
+			if i := strings.LastIndexByte(head, '&'); i >= 0 && i > len(head)-len("&amp;") && !strings.Contains(head[i:], ";") {
+				head, rest = head[:i], head[i:]+rest
+			}
 			if cur.Len() > 0 {
 				flush()
 			}

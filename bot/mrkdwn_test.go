@@ -122,3 +122,22 @@ func TestTrimHistory(t *testing.T) {
 		t.Errorf("single turn not cut to budget: %d", one[0].size())
 	}
 }
+
+// TestSplitMrkdwnKeepsEntities: a long line of escaped text is never cut
+// inside &amp;, &lt; or &gt;, which Slack would show as broken text.
+func TestSplitMrkdwnKeepsEntities(t *testing.T) {
+	for shift := range 5 {
+		text := strings.Repeat("x", shift) + strings.Repeat("&lt;td&gt;&amp;", 700)
+		for i, p := range splitMrkdwn(text, 3000) {
+			if runeLen(p) > 3000 {
+				t.Errorf("shift %d: part %d has %d characters", shift, i, runeLen(p))
+			}
+			if j := strings.LastIndexByte(p, '&'); j >= 0 && !strings.Contains(p[j:], ";") {
+				t.Errorf("shift %d: part %d ends inside an entity: …%s", shift, i, p[max(0, len(p)-12):])
+			}
+			if strings.HasPrefix(p, "lt;") || strings.HasPrefix(p, "gt;") || strings.HasPrefix(p, "amp;") || strings.HasPrefix(p, "t;") || strings.HasPrefix(p, "mp;") || strings.HasPrefix(p, "p;") || strings.HasPrefix(p, ";") {
+				t.Errorf("shift %d: part %d starts inside an entity: %s…", shift, i, p[:12])
+			}
+		}
+	}
+}
