@@ -317,16 +317,27 @@ func (p *cardPoster) RunFinished(ctx context.Context, id string, res *sandbox.Re
 func (p *cardPoster) post(ctx context.Context, c *postedCard) {
 	b := p.b
 	blocks, files := c.render()
-	opts := []slack.MsgOption{
-		slack.MsgOptionText(c.fallback(), false),
-		slack.MsgOptionBlocks(blocks...),
-		slack.MsgOptionMetadata(c.metadata()),
+	send := func(blocks []slack.Block) error {
+		opts := []slack.MsgOption{
+			slack.MsgOptionText(c.fallback(), false),
+			slack.MsgOptionBlocks(blocks...),
+			slack.MsgOptionMetadata(c.metadata()),
+		}
+		var err error
+		if c.ts != "" {
+			_, _, _, err = b.api.UpdateMessageContext(ctx, p.m.Channel, c.ts, opts...)
+		} else {
+			_, c.ts, err = b.api.PostMessageContext(ctx, p.m.Channel, append(opts, slack.MsgOptionTS(p.m.ThreadTS))...)
+		}
+		return err
 	}
-	var err error
-	if c.ts != "" {
-		_, _, _, err = b.api.UpdateMessageContext(ctx, p.m.Channel, c.ts, opts...)
-	} else {
-		_, c.ts, err = b.api.PostMessageContext(ctx, p.m.Channel, append(opts, slack.MsgOptionTS(p.m.ThreadTS))...)
+	err := send(blocks)
+	if _, refused := errors.AsType[slack.SlackErrorResponse](err); refused {
+		// Slack refused these blocks (invalid_blocks, msg_too_long …):
+		// show the run's state anyway, with its text in files.
+		p.log.Warn("slack refused a tool card; posting it plain", "err", explain(err))
+		blocks, files = c.plain(explain(err).Error())
+		err = send(blocks)
 	}
 	if err != nil {
 		p.log.Error("updating tool card failed", "err", explain(err))

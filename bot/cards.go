@@ -167,6 +167,28 @@ func (c *card) render() ([]slack.Block, []attachment) {
 	return blocks, files
 }
 
+// plain is the card reduced to its status line, for when Slack refused
+// the full one: it says why, and everything else goes into files.
+func (c *card) plain(why string) ([]slack.Block, []attachment) {
+	mrkdwn := func(s string) *slack.TextBlockObject {
+		return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
+	}
+	files := []attachment{{Name: c.codeFile(), Title: fmt.Sprintf("Code of run %d", c.N), Content: c.Code}}
+	if r := c.Result; r != nil && !c.Running {
+		if len(r.Stdout) > 0 {
+			files = append(files, attachment{Name: c.outputFile(), Title: fmt.Sprintf("Output of run %d", c.N), Content: string(r.Stdout)})
+		}
+		if len(r.Stderr) > 0 {
+			files = append(files, attachment{Name: c.stderrFile(), Title: fmt.Sprintf("Error output of run %d", c.N), Content: string(r.Stderr)})
+		}
+	}
+	note := fmt.Sprintf(":warning: Slack refused to show this card (%s); the code and what it printed are attached.", escape(truncate(why, 200)))
+	return []slack.Block{
+		slack.NewContextBlock("", mrkdwn(c.status())),
+		slack.NewSectionBlock(mrkdwn(note), nil, nil),
+	}, files
+}
+
 // clip fits one stream into limit characters: the head of output, or the
 // tail of an error (where the traceback's last line is). It returns the
 // notes that say what was left out, and the file to attach when it cut.

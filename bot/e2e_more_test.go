@@ -361,3 +361,38 @@ func TestHealthAndMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedCardIsPostedPlain: when Slack refuses a finished card's
+// blocks, the card still leaves "running", says why, and its code and
+// output arrive as files.
+func TestRefusedCardIsPostedPlain(t *testing.T) {
+	h := newHarness(t)
+	h.slack.FailNext("chat.update", slacktest.Failure{Error: "invalid_blocks"})
+	d := h.post("C0MATH", "U0ALICE", mention+"compute 6*7", "")
+	msgs := h.waitReplies("C0MATH", d.TS, 1)
+	cards := botMessages(msgs, isCard)
+	if len(cards) != 1 {
+		t.Fatalf("cards = %d:\n%s", len(cards), dump(msgs))
+	}
+	card := cards[0].Visible()
+	for _, want := range []string{"Ran Python", "Slack refused to show this card (invalid_blocks)"} {
+		if !strings.Contains(card, want) {
+			t.Errorf("card lacks %q:\n%s", want, card)
+		}
+	}
+	if strings.Contains(card, "Running Python") {
+		t.Errorf("card still running:\n%s", card)
+	}
+	var names []string
+	for _, m := range msgs {
+		for _, f := range m.Files {
+			names = append(names, f.Name)
+		}
+	}
+	if got := strings.Join(names, " "); !strings.Contains(got, "code-1.py") || !strings.Contains(got, "output-1.txt") {
+		t.Errorf("files in the thread: %q, want the code and the output", got)
+	}
+	if !strings.Contains(botMessages(msgs, isAnswer)[0].Visible(), "42") {
+		t.Errorf("answer:\n%s", dump(msgs))
+	}
+}
