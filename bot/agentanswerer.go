@@ -65,6 +65,9 @@ func (aa *agentAnswerer) Answer(ctx context.Context, q Question, p Progress) (An
 func historyMessages(q Question) []agent.Message {
 	var msgs []agent.Message
 	for i, t := range q.History {
+		if t.Ignored {
+			continue // a message the bot did not respond to
+		}
 		msgs = append(msgs, agent.UserMessage(t.Question))
 		if len(t.Runs) > 0 {
 			call := agent.Message{Role: agent.RoleAssistant}

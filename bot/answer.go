@@ -179,7 +179,8 @@ func (b *Bot) postAnswer(ctx context.Context, m message, ans Answer, debug bool,
 		}
 		if i == 0 {
 			opts = append(opts, slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaAnswer, EventPayload: map[string]any{
-				"answer": truncate(ans.Text, metadataTextChars),
+				"answer":      truncate(ans.Text, metadataTextChars),
+				"question_ts": m.TS,
 			}}))
 		}
 		if _, _, err := b.api.PostMessageContext(ctx, m.Channel, opts...); err != nil {
@@ -203,7 +204,7 @@ func (b *Bot) notice(ctx context.Context, m message, text string) {
 		slack.MsgOptionTS(m.ThreadTS),
 		slack.MsgOptionText(text, false),
 		slack.MsgOptionBlocks(slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil)),
-		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaNotice, EventPayload: map[string]any{}}),
+		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaNotice, EventPayload: map[string]any{"question_ts": m.TS}}),
 	)
 	if err != nil {
 		b.log.Error("posting to thread failed", "channel", m.Channel, "thread", m.ThreadTS, "err", explain(err))
@@ -256,7 +257,7 @@ func (p *cardPoster) RunStarted(ctx context.Context, id, code string) {
 	if p.cards == nil {
 		p.cards = map[string]*postedCard{}
 	}
-	c := &postedCard{card: card{N: p.n, Code: code, Running: true, Debug: p.debug, Limits: p.b.cfg.SandboxLimits}}
+	c := &postedCard{card: card{N: p.n, QuestionTS: p.m.TS, Code: code, Running: true, Debug: p.debug, Limits: p.b.cfg.SandboxLimits}}
 	p.cards[id] = c
 	p.order = append(p.order, id)
 	p.mu.Unlock()
@@ -286,7 +287,7 @@ func (p *cardPoster) RunFinished(ctx context.Context, id string, res *sandbox.Re
 	c, ok := p.cards[id]
 	if !ok { // a run we never saw start
 		p.n++
-		c = &postedCard{card: card{N: p.n, Debug: p.debug, Limits: p.b.cfg.SandboxLimits}}
+		c = &postedCard{card: card{N: p.n, QuestionTS: p.m.TS, Debug: p.debug, Limits: p.b.cfg.SandboxLimits}}
 		p.cards[id] = c
 	}
 	p.runs = append(p.runs, Run{Code: c.Code, Output: truncate(runOutput(res, runErr), runOutputHistoryChars)})

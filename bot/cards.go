@@ -21,8 +21,9 @@ const (
 
 // card is one executeCode run as shown in a thread.
 type card struct {
-	N        int    // run number within the answer, from 1
-	Code     string // the Python the model wrote
+	N          int    // run number within the answer, from 1
+	QuestionTS string // the ts of the question the run answers
+	Code       string // the Python the model wrote
 	Running  bool
 	Result   *sandbox.Result // nil while running or when the sandbox failed
 	Err      error           // the sandbox machinery failed
@@ -278,6 +279,9 @@ func (c *card) filesLine() string {
 // metadata is what a restarted bot needs to remember the run.
 func (c *card) metadata() slack.SlackMetadata {
 	p := map[string]any{"run": c.N, "code": truncate(c.Code, metadataTextChars)}
+	if c.QuestionTS != "" {
+		p["question_ts"] = c.QuestionTS
+	}
 	if c.Running {
 		p["state"] = "running"
 	} else {

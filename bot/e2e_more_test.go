@@ -284,6 +284,35 @@ func TestFollowUpAfterRestart(t *testing.T) {
 	}
 }
 
+// TestRestartKeepsOnlyWhatTheBotAnswered: a rebuilt thread shows the model
+// the questions the bot answered, not replies people addressed to each
+// other (which the bot ignored), as a thread kept in memory does.
+func TestRestartKeepsOnlyWhatTheBotAnswered(t *testing.T) {
+	h := newHarness(t)
+	d := h.post("C0MATH", "U0ALICE", mention+"compute 40+2", "")
+	h.waitReplies("C0MATH", d.TS, 1)
+	h.post("C0MATH", "U0CAROL", "<@U0DAVE> compute 7+7 yourself", d.TS)
+	h.restart()
+
+	h.post("C0MATH", "U0BOB", "now square that", d.TS)
+	msgs := h.waitReplies("C0MATH", d.TS, 2)
+	if got := botMessages(msgs, isAnswer)[1].Visible(); !strings.Contains(got, "1764") {
+		t.Errorf("follow-up after restart = %q", got)
+	}
+	reqs := h.wire.requests()
+	got := reqs[len(reqs)-2].transcript()
+	for _, want := range []string{"user: compute 40+2", "result 42", "user: now square that"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("rebuilt history lacks %q:\n%s", want, got)
+		}
+	}
+	for _, bad := range []string{"7+7", "did not answer"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("rebuilt history has %q:\n%s", bad, got)
+		}
+	}
+}
+
 func TestShutdownDuringAnswer(t *testing.T) {
 	h := newHarness(t)
 	d := h.post("C0MATH", "U0ALICE", mention+"please sleep a bit", "")

@@ -35,8 +35,10 @@ const (
 	historyChars = 40000
 	// runOutputHistoryChars bounds one run's output kept in history.
 	runOutputHistoryChars = 4000
-	// threadRepliesMax bounds the messages read to rebuild a thread.
-	threadRepliesMax = 1000
+	// threadRepliesMax bounds the messages kept to rebuild a thread (the
+	// newest), threadRepliesPages the pages of 200 read to find them.
+	threadRepliesMax   = 1000
+	threadRepliesPages = 25
 )
 
 // Defaults for the configuration; zero fields of [Config] take them.

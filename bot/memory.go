@@ -25,6 +25,11 @@ type Turn struct {
 	// thread can read both.
 	Files   []fileRef
 	Outputs []fileRef
+	// Ignored marks a message rebuilt from Slack that the bot did not
+	// respond to (people talking among themselves, a reply addressed to
+	// someone else). It is not shown to the model as a question; its
+	// files are still available.
+	Ignored bool
 }
 
 // Run is one executeCode call as remembered for follow-ups.
@@ -34,6 +39,9 @@ type Run struct {
 }
 
 func (t Turn) size() int {
+	if t.Ignored {
+		return 0 // not shown to the model
+	}
 	n := len(t.Question) + len(t.Answer)
 	for _, r := range t.Runs {
 		n += len(r.Code) + len(r.Output)
@@ -176,7 +184,7 @@ var entityDecoder = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
 func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([]Turn, bool, error) {
 	var msgs []slack.Message
 	cursor := ""
-	for len(msgs) < threadRepliesMax {
+	for pages := 0; pages < threadRepliesPages; pages++ {
 		page, _, next, err := m.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
 			ChannelID: channel, Timestamp: threadTS, Cursor: cursor, Limit: 200, IncludeAllMetadata: true,
 		})
@@ -189,7 +197,14 @@ func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([
 		}
 		cursor = next
 	}
+	// Keep the newest messages of a very long thread (Slack returns the
+	// oldest first), but always the thread's first message.
+	if len(msgs) > threadRepliesMax {
+		msgs = append(msgs[:1], msgs[len(msgs)-threadRepliesMax+1:]...)
+	}
 	var turns []Turn
+	byTS := map[string]int{} // question ts → index in turns
+	answered := map[int]bool{}
 	ours := false
 	// The bot's uploads, by id: their download links for Turn.Outputs.
 	uploads := map[string]fileRef{}
@@ -207,15 +222,20 @@ func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([
 			if msg.User == m.botUser {
 				ours = true
 			}
-			if len(turns) == 0 {
+			// The bot's messages name the question they answer; older
+			// ones (and other bots') belong to the latest question.
+			i, ok := byTS[metaString(meta, "question_ts")]
+			if !ok {
+				i = len(turns) - 1
+			}
+			if i < 0 || (meta.EventType != metaToolRun && meta.EventType != metaAnswer && meta.EventType != metaNotice) {
 				continue
 			}
-			t := &turns[len(turns)-1]
+			t := &turns[i]
+			answered[i] = true
 			switch meta.EventType {
 			case metaToolRun:
-				code, _ := meta.EventPayload["code"].(string)
-				out, _ := meta.EventPayload["output"].(string)
-				t.Runs = append(t.Runs, Run{Code: code, Output: out})
+				t.Runs = append(t.Runs, Run{Code: metaString(meta, "code"), Output: metaString(meta, "output")})
 				files, _ := meta.EventPayload["files"].([]any)
 				for _, f := range files {
 					f, _ := f.(map[string]any)
@@ -229,7 +249,7 @@ func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([
 					t.Outputs = append(t.Outputs, r)
 				}
 			case metaAnswer:
-				if a, _ := meta.EventPayload["answer"].(string); a != "" {
+				if a := metaString(meta, "answer"); a != "" {
 					t.Answer = a
 				} else {
 					t.Answer = msg.Text
@@ -244,12 +264,20 @@ func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([
 			if q == "" {
 				continue
 			}
+			byTS[msg.Timestamp] = len(turns)
 			turns = append(turns, Turn{User: msg.User, TS: msg.Timestamp, Question: q, Files: files})
 		}
 	}
-	// Humans talking among themselves before the bot joined are context
-	// too, but keep only turns from the bot's first answer's question on.
+	for i := range turns {
+		turns[i].Ignored = !answered[i]
+	}
 	return turns, ours, nil
+}
+
+// metaString returns a string field of a message's metadata, or "".
+func metaString(meta slack.SlackMetadata, key string) string {
+	s, _ := meta.EventPayload[key].(string)
+	return s
 }
 
 // historyBudgeted returns turns trimmed to the model's history budget.
