@@ -112,17 +112,26 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 		stop:       make(chan struct{}),
 	}
 	s.lastCgroup.Store([]string(nil))
-	if s.hostID == 0 {
+	// Root maps the sandbox user to nobody, if it may map other ids
+	// (CAP_SETUID and CAP_SETGID, which Docker's --user 0 keeps); anyone
+	// else maps the sandbox user to itself. Cloning mount trees (for an
+	// interpreter under a directory nobody may read) needs CAP_SYS_ADMIN,
+	// which Docker drops; without it init binds the paths itself.
+	root := os.Geteuid() == 0
+	if root && hasCaps(unix.CAP_SETUID, unix.CAP_SETGID) {
 		s.hostID = nobodyID
 	}
-	s.canCloneTrees = os.Geteuid() == 0
+	s.canCloneTrees = root && hasCaps(unix.CAP_SYS_ADMIN)
 	s.seccomp = seccompFilter()
 	if err := s.plan(); err != nil {
 		return nil, err
 	}
-	if os.Geteuid() == 0 {
+	switch {
+	case s.canCloneTrees:
 		s.cgroups, err = detectCgroups()
-	} else {
+	case root:
+		err = errors.New("running as root without CAP_SYS_ADMIN")
+	default:
 		err = errors.New("not running as root")
 	}
 	if err != nil {
@@ -185,6 +194,22 @@ if importlib.util.find_spec("matplotlib"):
 	return files
 }
 
+// hasCaps reports whether the process has every one of caps in its
+// effective set.
+func hasCaps(caps ...int) bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	for _, c := range caps {
+		if data[c/32].Effective&(1<<(c%32)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // landlockABI returns the kernel's Landlock ABI version, 0 without Landlock
 // (for the start-up log; init applies what the kernel has).
 func landlockABI() int {
@@ -210,9 +235,13 @@ func explainStartFailure(err error) error {
 		if strings.Contains(se.Err.Error(), "/proc") {
 			why = "the kernel refused a fresh /proc in the sandbox, which happens when the container's /proc has masked paths"
 		}
+	} else if strings.Contains(se.Err.Error(), "map ids") && os.Geteuid() == 0 && !hasCaps(unix.CAP_SETUID, unix.CAP_SETGID, unix.CAP_SETFCAP) {
+		return fmt.Errorf("sandbox: cannot create a sandbox: the bot runs as root without CAP_SETUID, CAP_SETGID and CAP_SETFCAP, "+
+			"so it may not map the sandbox's user (%v). Run it as a non-root user, or keep those capabilities "+
+			"(Docker keeps them unless --cap-drop removes them). Code is never run unsandboxed", se.Err)
 	} else if b, rerr := os.ReadFile("/proc/sys/user/max_user_namespaces"); rerr == nil && strings.TrimSpace(string(b)) == "0" {
 		why = "user namespaces are disabled (/proc/sys/user/max_user_namespaces is 0)"
-	} else if b, rerr := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); rerr == nil && strings.TrimSpace(string(b)) == "0" && os.Geteuid() != 0 {
+	} else if b, rerr := os.ReadFile("/proc/sys/kernel/unprivileged_userns_clone"); rerr == nil && strings.TrimSpace(string(b)) == "0" && !hasCaps(unix.CAP_SYS_ADMIN) {
 		why = "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone=0)"
 	}
 	return fmt.Errorf("sandbox: cannot create a sandbox: %s (%v). "+

@@ -668,12 +668,13 @@ func TestExplainStartFailure(t *testing.T) {
 	}
 }
 
-// TestUnprivileged runs the sandbox from a process that is not root, as in
-// a container: no cgroups, and init binds the host paths itself. The test
-// binary re-runs itself as uid 65534 for the inner test.
+// TestUnprivileged runs the sandbox from a process without root's powers,
+// as in a container: no cgroups, and init binds the host paths itself.
+// The test binary re-runs itself as uid 65534, and as root with every
+// capability dropped (Docker's --user 0), for the inner test.
 func TestUnprivileged(t *testing.T) {
-	if os.Getenv("SANDPIPER_TEST_UNPRIVILEGED") != "" {
-		unprivilegedInner(t)
+	if mode := os.Getenv("SANDPIPER_TEST_UNPRIVILEGED"); mode != "" {
+		unprivilegedInner(t, mode)
 		return
 	}
 	if os.Geteuid() != 0 {
@@ -697,33 +698,62 @@ func TestUnprivileged(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Chmod(dir, 0o755)
-	cmd := exec.Command(bin, "-test.run", "^TestUnprivileged$", "-test.v")
-	cmd.Env = []string{"SANDPIPER_TEST_UNPRIVILEGED=1", "PATH=/usr/bin:/bin", "HOME=/tmp", "SANDPIPER_TEST_PYTHON=" + testPython()}
-	cmd.Dir = dir
-	// A group that differs from the user: each must map on its own.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyID, Gid: nogroupTestID}}
-	out, err := cmd.CombinedOutput()
-	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestUnprivileged")) {
-		t.Fatalf("as uid %d: %v\n%s", nobodyID, err, out)
+	args := []string{"-test.run", "^TestUnprivileged$", "-test.v"}
+	for _, tc := range []struct {
+		mode string
+		cmd  func() (*exec.Cmd, error)
+	}{
+		{"nobody", func() (*exec.Cmd, error) {
+			cmd := exec.Command(bin, args...)
+			// A group that differs from the user: each must map on its own.
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyID, Gid: nogroupTestID}}
+			return cmd, nil
+		}},
+		// Root with Docker's default capabilities: no CAP_SYS_ADMIN.
+		{"root-docker-capabilities", func() (*exec.Cmd, error) {
+			setpriv, err := exec.LookPath("setpriv")
+			if err != nil {
+				return nil, err
+			}
+			caps := "-all,+chown,+dac_override,+fowner,+fsetid,+kill,+setgid,+setuid,+setpcap,+net_bind_service,+net_raw,+sys_chroot,+mknod,+audit_write,+setfcap"
+			return exec.Command(setpriv, append([]string{"--bounding-set", caps, "--inh-caps", "-all", bin}, args...)...), nil
+		}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			cmd, err := tc.cmd()
+			if err != nil {
+				t.Skip(err)
+			}
+			cmd.Env = []string{"SANDPIPER_TEST_UNPRIVILEGED=" + tc.mode, "PATH=/usr/bin:/bin", "HOME=/tmp", "SANDPIPER_TEST_PYTHON=" + testPython()}
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			if err != nil || !bytes.Contains(out, []byte("--- PASS: TestUnprivileged")) {
+				t.Fatalf("%s: %v\n%s", tc.mode, err, out)
+			}
+		})
 	}
 }
 
 // nogroupTestID is the unprivileged test's group, other than its user.
 const nogroupTestID = 65533
 
-func unprivilegedInner(t *testing.T) {
+func unprivilegedInner(t *testing.T, mode string) {
 	s, err := New(t.Context(), Config{Python: testPython(), Concurrency: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	if s.cgroups != nil || s.canCloneTrees {
-		t.Fatalf("cgroups %v, clone trees %v: want neither without root", s.cgroups, s.canCloneTrees)
+		t.Fatalf("cgroups %v, clone trees %v: want neither without root's powers", s.cgroups, s.canCloneTrees)
+	}
+	uid, gid := strconv.Itoa(nobodyID), strconv.Itoa(nogroupTestID)
+	if mode == "root-docker-capabilities" {
+		gid = strconv.Itoa(nobodyID) // root maps both to nobody
 	}
 	res := run(t, s, `import os, socket
 assert os.getuid() == 1000
-assert open("/proc/self/uid_map").read().split() == ["1000", "`+strconv.Itoa(nobodyID)+`", "1"]
-assert open("/proc/self/gid_map").read().split() == ["1000", "`+strconv.Itoa(nogroupTestID)+`", "1"]
+assert open("/proc/self/uid_map").read().split() == ["1000", "`+uid+`", "1"]
+assert open("/proc/self/gid_map").read().split() == ["1000", "`+gid+`", "1"]
 assert not os.path.exists("/home") and not os.path.exists("/root")
 try:
     open("/usr/x", "w")

@@ -1011,9 +1011,12 @@ static int spawn(uint32_t host_id, int *fds, int nfds, char *err, size_t errsize
 	char path[64], map[64], gmap[64];
 	int ok = 1;
 	int n = snprintf(map, sizeof map, "%d %u 1\n", SANDBOX_ID, host_id);
-	// Run as root, the sandbox's group is the host's unprivileged one too;
-	// otherwise the kernel lets a process map only its own group.
-	unsigned host_gid = getuid() == 0 ? host_id : (unsigned)getegid();
+	// Asked to map another id than its own (root with CAP_SETUID), the
+	// sandbox's group is that unprivileged id too; otherwise the kernel
+	// lets a process map only its own uid and group, after denying
+	// setgroups.
+	int privileged = host_id != (uint32_t)geteuid();
+	unsigned host_gid = privileged ? host_id : (unsigned)getegid();
 	int gn = snprintf(gmap, sizeof gmap, "%d %u 1\n", SANDBOX_ID, host_gid);
 	snprintf(path, sizeof path, "/proc/%ld/uid_map", pid);
 	int f = open(path, O_WRONLY | O_CLOEXEC);
@@ -1021,7 +1024,7 @@ static int spawn(uint32_t host_id, int *fds, int nfds, char *err, size_t errsize
 		ok = 0;
 	if (f >= 0)
 		close(f);
-	if (ok && getuid() != 0) {
+	if (ok && !privileged) {
 		snprintf(path, sizeof path, "/proc/%ld/setgroups", pid);
 		f = open(path, O_WRONLY | O_CLOEXEC);
 		if (f < 0 || write(f, "deny", 4) != 4)
