@@ -135,7 +135,7 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 		err = errors.New("not running as root")
 	}
 	if err != nil {
-		log.Warn("sandbox: no cgroup limits; memory is bounded by RLIMIT_AS and processes by RLIMIT_NPROC only", "reason", err)
+		log.Warn("sandbox: no cgroup limits; memory is bounded by RLIMIT_DATA and processes by RLIMIT_NPROC only", "reason", err)
 	}
 
 	// Prove it works before anyone relies on it.

@@ -617,8 +617,13 @@ static void child(int errfd) {
 	set_limit(RLIMIT_NPROC, nproc, nproc);
 	set_limit(RLIMIT_CORE, 0, 0);
 	set_limit(RLIMIT_MEMLOCK, 64 << 10, 64 << 10);
-	if (setup.ncgroups == 0) // without a memory cgroup the address space is the only bound
-		set_limit(RLIMIT_AS, l->memory, l->memory);
+	// Without a memory cgroup, bound the program's private memory (heap,
+	// anonymous mappings, thread stacks). Not RLIMIT_AS: the address space
+	// also counts shared libraries and reservations (numpy, pandas and
+	// scipy reserve 300 MB of it), and OpenBLAS spins forever when a
+	// thread's buffer cannot be mapped.
+	if (setup.ncgroups == 0)
+		set_limit(RLIMIT_DATA, l->memory, l->memory);
 
 	setsid();
 	// init closed its stdin (the request pipe), so /dev/null may well land

@@ -31,7 +31,7 @@ if alias and not os.path.lexists(alias):
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=5)
         except Exception:
             pass
-for name, soft, hard in (("RLIMIT_AS", int(mem), int(mem)), ("RLIMIT_CPU", int(cpu), int(cpu) + 1),
+for name, soft, hard in (("RLIMIT_DATA", int(mem), int(mem)), ("RLIMIT_CPU", int(cpu), int(cpu) + 1),
         ("RLIMIT_NOFILE", int(nofile), int(nofile)), ("RLIMIT_FSIZE", int(fsize), int(fsize))):
     try:
         resource.setrlimit(getattr(resource, name), (soft, hard))
