@@ -769,6 +769,20 @@ print("OK")`, sandbox.Limits{})
 	if string(res.Stdout) != "OK\n" {
 		t.Fatalf("stdout %q stderr %q", res.Stdout, res.Stderr)
 	}
+	// The data stack reserves ~300 MB of address space before any data;
+	// BLAS threads must still get their buffers within the default limit.
+	res = run(t, s, `import importlib.util
+mods = ["numpy", "pandas", "scipy", "matplotlib"]
+if all(importlib.util.find_spec(m) for m in mods):
+    import numpy, pandas, scipy.stats, matplotlib.pyplot as plt
+    df = pandas.DataFrame({"a": numpy.arange(1e6)})
+    assert numpy.ones((300, 300)).dot(numpy.ones((300, 300)))[0, 0] == 300
+    x = bytearray(200 << 20)
+    plt.plot(df.a[:100]); plt.savefig("x.png")
+print("OK")`, sandbox.Limits{Timeout: 20 * time.Second})
+	if string(res.Stdout) != "OK\n" {
+		t.Errorf("data stack without cgroups: exit %d, limit %q, stdout %q, stderr %q", res.ExitCode, res.Limit, res.Stdout, lastLine(res.Stderr))
+	}
 	res = run(t, s, "x = bytearray(1 << 30)", sandbox.Limits{Memory: 64 << 20})
 	if !res.OutOfMemory || res.Limit != sandbox.LimitMemory {
 		t.Errorf("memory bomb without cgroups: %+v, stderr %q", res, res.Stderr)
