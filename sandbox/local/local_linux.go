@@ -136,6 +136,14 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	}
 	if err != nil {
 		log.Warn("sandbox: no cgroup limits; memory is bounded by RLIMIT_DATA and processes by RLIMIT_NPROC only", "reason", err)
+		// RLIMIT_DATA counts what is reserved, not what is used, and each
+		// BLAS thread reserves a buffer of about 64 MB: one thread leaves
+		// the program most of its memory.
+		for i, kv := range s.env {
+			if k, _, _ := strings.Cut(kv, "="); k == "OPENBLAS_NUM_THREADS" || k == "OMP_NUM_THREADS" {
+				s.env[i] = k + "=1"
+			}
+		}
 	}
 
 	// Prove it works before anyone relies on it.
