@@ -28,7 +28,7 @@ const helpText = `:wave: *I'm sandpiper.* I answer math and data questions by wr
 • %[1]s help (or ` + "`/sandpiper help`" + `): this message
 • %[1]s debug on|off|status (or ` + "`/sandpiper debug …`" + `): show extra detail in this channel (exit codes, stderr, limits, model and token use). Only admins can change it.
 
-Each run starts from scratch: no network, no files from earlier runs.`
+Each run starts in a fresh sandbox with no network. Files attached in the thread, and files earlier runs wrote, are in its working directory ` + "`/mnt/data`" + `.`
 
 // runCommand handles help and debug sent as a mention or a DM.
 func (b *Bot) runCommand(ctx context.Context, m message) {

@@ -63,9 +63,12 @@ func Doctor(ctx context.Context, cfg Config) []Check {
 					missing = append(missing, s)
 				}
 			}
-			if len(missing) > 0 && auth.Header.Get("X-OAuth-Scopes") != "" {
+			switch {
+			case auth.Header.Get("X-OAuth-Scopes") == "":
+				add("Slack scopes", nil, "not checked: Slack did not list the token's scopes (needed: "+strings.Join(RequiredScopes, ", ")+")")
+			case len(missing) > 0:
 				add("Slack scopes", fmt.Errorf("missing %s: add them (or re-create the app from manifest.yaml) and reinstall the app", strings.Join(missing, ", ")), "")
-			} else {
+			default:
 				add("Slack scopes", nil, "all required scopes granted")
 			}
 		}

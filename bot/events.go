@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
@@ -105,9 +106,12 @@ var reBotCommand = func(text string) bool {
 	if len(f) == 0 {
 		return true // a bare mention: say hello
 	}
+	// Only the exact commands: "help me integrate x²" is a question.
 	switch strings.Trim(f[0], "!/.:,?") {
-	case "help", "debug":
-		return len(f) <= 3
+	case "help":
+		return len(f) == 1
+	case "debug":
+		return len(f) == 1 || (len(f) == 2 && slices.Contains([]string{"on", "off", "status"}, strings.Trim(f[1], "!.:,?")))
 	}
 	return false
 }
