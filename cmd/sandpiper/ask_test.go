@@ -402,7 +402,7 @@ func TestAskUsageErrors(t *testing.T) {
 		{[]string{"ask", "--frobnicate"}, nil, 2, "sandpiper: ask: unknown flag --frobnicate"},
 		{[]string{"ask", "--help"}, nil, 0, ""},
 		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_MODEL_API": "gemini"}, 2, `config: SANDPIPER_MODEL_API="gemini": want "openai"`},
-		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_MAX_STEPS": "0"}, 2, "config: SANDPIPER_MAX_STEPS is out of range"},
+		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_MAX_STEPS": "0"}, 2, "config: SANDPIPER_MAX_STEPS=0 is out of range: want at least 1"},
 		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_MAX_STEPS": "ten"}, 2, "config: SANDPIPER_MAX_STEPS"},
 		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_MODEL_API_KEY": ""}, 2,
 			"sandpiper: config: no model API key: set SANDPIPER_MODEL_API_KEY, AI_GATEWAY_API_KEY, VERCEL_OIDC_TOKEN or OPENAI_API_KEY"},
@@ -474,7 +474,7 @@ func TestAskFileErrors(t *testing.T) {
 		{[]string{"ask", "--file", "big.csv", "q"}, map[string]string{"SANDPIPER_FILE_MAX_SIZE": "1KiB"}, "--file big.csv: 4.0 KiB is more than the 1.0 KiB allowed per file (SANDPIPER_FILE_MAX_SIZE)"},
 		{[]string{"ask", "--file", "."}, nil, "--file .: not a regular file"},
 		{[]string{"ask", "--file"}, nil, "sandpiper: ask: --file needs a value"},
-		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_FILES_MAX_COUNT": "0"}, "config: SANDPIPER_FILES_MAX_COUNT is out of range"},
+		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_FILES_MAX_COUNT": "0"}, "config: SANDPIPER_FILES_MAX_COUNT=0 is out of range: want 1 to 64"},
 		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_FILE_MAX_SIZE": "lots"}, "config: SANDPIPER_FILE_MAX_SIZE"},
 	} {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,18 +44,13 @@ func loadBotEnv(ctx context.Context, lookup envconfig.Lookuper) (e botEnv, httpA
 			httpAddr = "-"
 		}
 	}
-	for _, c := range []struct {
-		name string
-		bad  bool
-	}{
-		{"SANDPIPER_THREAD_TTL", e.ThreadTTL < time.Minute},
-		{"SANDPIPER_SHUTDOWN_TIMEOUT", e.ShutdownTimeout <= 0},
-		{"SANDPIPER_ANSWER_TIMEOUT", e.AnswerTimeout < 10*time.Second},
-		{"SANDPIPER_WORKERS", e.Workers < 1},
-	} {
-		if c.bad {
-			return e, "", fmt.Errorf("config: %s is out of range", c.name)
-		}
+	if err := checkRanges(
+		rangeCheck{"SANDPIPER_THREAD_TTL", e.ThreadTTL.String(), "at least 1m", e.ThreadTTL < time.Minute},
+		rangeCheck{"SANDPIPER_SHUTDOWN_TIMEOUT", e.ShutdownTimeout.String(), "more than 0s", e.ShutdownTimeout <= 0},
+		rangeCheck{"SANDPIPER_ANSWER_TIMEOUT", e.AnswerTimeout.String(), "at least 10s", e.AnswerTimeout < 10*time.Second},
+		rangeCheck{"SANDPIPER_WORKERS", strconv.Itoa(e.Workers), "at least 1", e.Workers < 1},
+	); err != nil {
+		return e, "", err
 	}
 	return e, httpAddr, nil
 }

@@ -94,7 +94,7 @@ func TestDoctorListsTheSandboxModules(t *testing.T) {
 	if strings.Contains(got, "ok   sandbox Python modules") && !strings.Contains(got, "numpy") {
 		t.Errorf("modules passed without numpy:\n%s", got)
 	}
-	if !strings.Contains(got, "FAIL file limits: config: SANDPIPER_FILES_MAX_COUNT is out of range") {
+	if !strings.Contains(got, "FAIL file limits: config: SANDPIPER_FILES_MAX_COUNT=99 is out of range: want 1 to 64") {
 		t.Errorf("doctor does not check the file limits:\n%s", got)
 	}
 }

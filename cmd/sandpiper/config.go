@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -86,18 +87,13 @@ func loadModelConfig(ctx context.Context, lookup envconfig.Lookuper) (modelConfi
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return c, fmt.Errorf("config: SANDPIPER_MODEL_BASE_URL=%q is not an http(s) URL", c.BaseURL)
 	}
-	for _, v := range []struct {
-		name string
-		bad  bool
-	}{
-		{"SANDPIPER_MAX_STEPS", c.MaxSteps < 1},
-		{"SANDPIPER_MODEL_TIMEOUT", c.Timeout < time.Second},
-		{"SANDPIPER_MODEL_RETRIES", c.Retries < 0 || c.Retries > 20},
-		{"SANDPIPER_MODEL_MAX_TOKENS", c.MaxTokens < 0},
-	} {
-		if v.bad {
-			return c, fmt.Errorf("config: %s is out of range", v.name)
-		}
+	if err := checkRanges(
+		rangeCheck{"SANDPIPER_MAX_STEPS", strconv.Itoa(c.MaxSteps), "at least 1", c.MaxSteps < 1},
+		rangeCheck{"SANDPIPER_MODEL_TIMEOUT", c.Timeout.String(), "at least 1s", c.Timeout < time.Second},
+		rangeCheck{"SANDPIPER_MODEL_RETRIES", strconv.Itoa(c.Retries), "0 to 20", c.Retries < 0 || c.Retries > 20},
+		rangeCheck{"SANDPIPER_MODEL_MAX_TOKENS", strconv.FormatInt(c.MaxTokens, 10), "0 (the provider's default) or more", c.MaxTokens < 0},
+	); err != nil {
+		return c, err
 	}
 	for _, name := range keyVars[c.API] {
 		if v, ok := lookupNonEmpty(lookup, name); ok {
@@ -202,4 +198,21 @@ func (c modelConfig) newAgent(model agent.Model, tools []agent.Tool, log *slog.L
 		MaxSteps:     c.MaxSteps,
 		Logger:       log,
 	}
+}
+
+// rangeCheck is one setting's bounds: a start-up error names the
+// variable, its value and what it may be.
+type rangeCheck struct {
+	name, value, want string
+	bad               bool
+}
+
+// checkRanges returns the error for the first setting out of bounds.
+func checkRanges(checks ...rangeCheck) error {
+	for _, c := range checks {
+		if c.bad {
+			return fmt.Errorf("config: %s=%s is out of range: want %s", c.name, c.value, c.want)
+		}
+	}
+	return nil
 }

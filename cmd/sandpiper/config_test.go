@@ -92,7 +92,7 @@ func TestLoadModelConfig(t *testing.T) {
 		{
 			name:    "steps out of range",
 			env:     map[string]string{"SANDPIPER_MAX_STEPS": "-1", "SANDPIPER_MODEL_API_KEY": "k"},
-			wantErr: "config: SANDPIPER_MAX_STEPS is out of range",
+			wantErr: "config: SANDPIPER_MAX_STEPS=-1 is out of range: want at least 1",
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

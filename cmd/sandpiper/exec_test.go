@@ -66,6 +66,10 @@ func TestParseByteSize(t *testing.T) {
 		{"-1MiB", 0, false},
 		{"12 parsecs", 0, false},
 		{"MiB", 0, false},
+		{"1024TiB", 0, false},
+		{"1048576GiB", 1 << 50, true},
+		{"17179869185GiB", 0, false}, // would wrap around to 1GiB
+		{"9999999999999GiB", 0, false},
 	} {
 		got, err := parseByteSize(tc.in)
 		if (err == nil) != tc.ok || got != tc.want {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,19 +30,15 @@ func loadFileEnv(ctx context.Context, lookup envconfig.Lookuper) (bot.FileLimits
 	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &e, Lookuper: lookup}); err != nil {
 		return bot.FileLimits{}, fmt.Errorf("config: %s", envNames(err.Error(), e))
 	}
-	for _, c := range []struct {
-		name string
-		bad  bool
-	}{
-		{"SANDPIPER_FILE_MAX_SIZE", e.FileSize < 1<<10},
-		{"SANDPIPER_FILES_MAX_TOTAL", e.RunSize < e.FileSize},
-		{"SANDPIPER_FILES_MAX_COUNT", e.RunFiles < 1 || e.RunFiles > 64},
-		{"SANDPIPER_WORKSPACE_MAX_SIZE", e.ThreadSize < e.RunSize},
-		{"SANDPIPER_UPLOADS_MAX", e.Uploads < 1},
-	} {
-		if c.bad {
-			return bot.FileLimits{}, fmt.Errorf("config: %s is out of range", c.name)
-		}
+	size := func(n byteSize) string { return formatSize(int64(n)) }
+	if err := checkRanges(
+		rangeCheck{"SANDPIPER_FILE_MAX_SIZE", size(e.FileSize), "at least 1KiB", e.FileSize < 1<<10},
+		rangeCheck{"SANDPIPER_FILES_MAX_TOTAL", size(e.RunSize), "at least SANDPIPER_FILE_MAX_SIZE (" + size(e.FileSize) + ")", e.RunSize < e.FileSize},
+		rangeCheck{"SANDPIPER_FILES_MAX_COUNT", strconv.Itoa(e.RunFiles), "1 to 64", e.RunFiles < 1 || e.RunFiles > 64},
+		rangeCheck{"SANDPIPER_WORKSPACE_MAX_SIZE", size(e.ThreadSize), "at least SANDPIPER_FILES_MAX_TOTAL (" + size(e.RunSize) + ")", e.ThreadSize < e.RunSize},
+		rangeCheck{"SANDPIPER_UPLOADS_MAX", strconv.Itoa(e.Uploads), "at least 1", e.Uploads < 1},
+	); err != nil {
+		return bot.FileLimits{}, err
 	}
 	return bot.FileLimits{
 		FileSize: int64(e.FileSize), RunSize: int64(e.RunSize), RunFiles: e.RunFiles,

@@ -55,28 +55,33 @@ func (c sandboxConfig) limits() sandbox.Limits {
 	}
 }
 
-// validate names the variable to fix.
+// Bounds of the sandbox settings.
+const (
+	maxConcurrency = 256 // sandboxes at once; each local one is a few processes
+)
+
+// validate names the variable to fix, its value and what it may be.
 func (c sandboxConfig) validate() error {
-	for _, v := range []struct {
-		name string
-		bad  bool
-	}{
-		{"SANDPIPER_SANDBOX_TIMEOUT", c.Timeout <= 0},
-		{"SANDPIPER_SANDBOX_MEMORY", c.Memory < 16<<20},
-		{"SANDPIPER_SANDBOX_PROCESSES", c.Processes < 1},
-		{"SANDPIPER_SANDBOX_CPU_TIME", c.CPUTime < time.Second},
-		{"SANDPIPER_SANDBOX_OPEN_FILES", c.OpenFiles < 16},
-		{"SANDPIPER_SANDBOX_DISK", c.Disk < 1<<20},
-		{"SANDPIPER_SANDBOX_OUTPUT", c.Output < 1<<10},
-		{"SANDPIPER_SANDBOX_CONCURRENCY", c.Concurrency < 0},
-	} {
-		if v.bad {
-			return fmt.Errorf("config: %s is out of range", v.name)
-		}
+	size := func(n byteSize) string { return formatSize(int64(n)) }
+	if err := checkRanges(
+		rangeCheck{"SANDPIPER_SANDBOX_TIMEOUT", c.Timeout.String(), "more than 0s", c.Timeout <= 0},
+		rangeCheck{"SANDPIPER_SANDBOX_MEMORY", size(c.Memory), "at least 16MiB", c.Memory < 16<<20},
+		rangeCheck{"SANDPIPER_SANDBOX_PROCESSES", strconv.Itoa(c.Processes), "at least 1", c.Processes < 1},
+		rangeCheck{"SANDPIPER_SANDBOX_CPU_TIME", c.CPUTime.String(), "at least 1s", c.CPUTime < time.Second},
+		rangeCheck{"SANDPIPER_SANDBOX_OPEN_FILES", strconv.Itoa(c.OpenFiles), "at least 16", c.OpenFiles < 16},
+		rangeCheck{"SANDPIPER_SANDBOX_DISK", size(c.Disk), "at least 1MiB", c.Disk < 1<<20},
+		rangeCheck{"SANDPIPER_SANDBOX_OUTPUT", size(c.Output), "at least 1KiB", c.Output < 1<<10},
+		rangeCheck{"SANDPIPER_SANDBOX_CONCURRENCY", strconv.Itoa(c.Concurrency), fmt.Sprintf("0 (the number of CPUs) to %d", maxConcurrency), c.Concurrency < 0 || c.Concurrency > maxConcurrency},
+	); err != nil {
+		return err
 	}
 	switch c.Backend {
 	case "local":
 	case "vercel":
+		if err := checkRanges(rangeCheck{"SANDPIPER_SANDBOX_MEMORY", formatSize(int64(c.Memory)),
+			"at most " + formatSize(vercel.MaxMemory) + " with SANDPIPER_SANDBOX=vercel", int64(c.Memory) > vercel.MaxMemory}); err != nil {
+			return err
+		}
 		if c.VercelVCPUs != 1 && (c.VercelVCPUs < 2 || c.VercelVCPUs > 8 || c.VercelVCPUs%2 != 0) {
 			return fmt.Errorf("config: SANDPIPER_VERCEL_VCPUS=%d: want 1, 2, 4, 6 or 8", c.VercelVCPUs)
 		}
@@ -123,9 +128,13 @@ func newSandbox(ctx context.Context, c sandboxConfig, log *slog.Logger) (sandbox
 		}
 		return s, nil
 	}
+	concurrency := c.Concurrency
+	if !c.longLived {
+		concurrency = 1 // one run (exec, doctor): build no pool of sandboxes
+	}
 	s, err := local.New(ctx, local.Config{
 		Python:        c.Python,
-		Concurrency:   c.Concurrency,
+		Concurrency:   concurrency,
 		Limits:        c.limits(),
 		PrepareCaches: c.longLived,
 		Logger:        log,
@@ -159,6 +168,8 @@ func parseByteSize(s string) (int64, error) {
 	if err != nil || n < 0 {
 		return 0, fmt.Errorf("invalid size %q (want e.g. 512MiB, 64MB, 4096)", s)
 	}
+	const maxSize = 1 << 50 // 1 PiB: more than any sandbox has
+
 	mult := map[string]int64{
 		"": 1, "b": 1,
 		"k": 1 << 10, "kb": 1000, "kib": 1 << 10,
@@ -168,5 +179,21 @@ func parseByteSize(s string) (int64, error) {
 	if mult == 0 {
 		return 0, fmt.Errorf("invalid size %q: unknown unit %q", s, unit)
 	}
+	if n > maxSize/mult {
+		return 0, fmt.Errorf("invalid size %q: too large", s)
+	}
 	return n * mult, nil
+}
+
+// formatSize writes n bytes as the largest binary unit that divides it.
+func formatSize(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n != 0 && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10)
 }

@@ -192,6 +192,9 @@ func validVCPUs(n int) bool { return n == 1 || (n >= 2 && n <= maxVCPUs && n%2 =
 
 // vcpusFor is the vCPU count that gives at least memory bytes, and at
 // least least vCPUs.
+// MaxMemory is the largest memory limit a Vercel Sandbox can give a run.
+const MaxMemory = maxVCPUs * memoryPerVCPU
+
 func vcpusFor(memory int64, least int) (int, error) {
 	n := max(int((memory+memoryPerVCPU-1)/memoryPerVCPU), least)
 	if n > 1 && n%2 == 1 {
