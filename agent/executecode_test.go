@@ -23,15 +23,21 @@ func TestExecuteCodeDescription(t *testing.T) {
 		"Limits per run: 10s of wall time, 512 MiB of memory, 1 MiB of output per stream",
 		"The working directory is /mnt/data (64 MiB writable).",
 		"`output` (stdout), `stderr`, `exitCode`, `files` (the files written), and `timedOut` / `truncated` when true",
-		"Every file the program writes in /mnt/data is delivered to the user",
+		"Files the program writes in /mnt/data are delivered to the user",
+		"names starting with '.' are not delivered",
 	} {
 		if !strings.Contains(desc, want) {
 			t.Errorf("description lacks %q:\n%s", want, desc)
 		}
 	}
-	bare := NewExecuteCode(&fakeRunner{}, ExecuteCodeOptions{}).Spec().Description
+	bare := NewExecuteCode(&fakeRunner{}, ExecuteCodeOptions{Runtime: Runtime{Python: "3.13.1"}}).Spec().Description
 	if !strings.Contains(bare, "Only the standard library is available") || strings.Contains(bare, "matplotlib") {
 		t.Errorf("description without modules:\n%s", bare)
+	}
+	// A failed probe (no runtime) must not claim there is no numpy.
+	unknown := NewExecuteCode(&fakeRunner{}, ExecuteCodeOptions{}).Spec().Description
+	if strings.Contains(unknown, "Only the standard library") || !strings.Contains(unknown, "Which third-party modules are installed is unknown") {
+		t.Errorf("description after a failed probe:\n%s", unknown)
 	}
 	plots := NewExecuteCode(&fakeRunner{}, ExecuteCodeOptions{Runtime: Runtime{Modules: []Module{{"matplotlib", "3.10.0"}}}}).Spec().Description
 	if !strings.Contains(plots, "plt.savefig('name.png'") || !strings.Contains(plots, "Never call plt.show()") {

@@ -153,9 +153,13 @@ func describeExecuteCode(rt Runtime, l sandbox.Limits) string {
 	if rt.Python != "" {
 		fmt.Fprintf(&b, "Python %s. ", rt.Python)
 	}
-	if len(rt.Modules) > 0 {
+	switch {
+	case len(rt.Modules) > 0:
 		fmt.Fprintf(&b, "Third-party modules available: %s; the rest is the standard library only. ", rt.moduleList())
-	} else {
+	case rt.Python == "":
+		// The probe failed: say nothing false.
+		b.WriteString("Which third-party modules are installed is unknown: import what you need, and fall back to the standard library if the import fails. ")
+	default:
 		b.WriteString("Only the standard library is available: no numpy, pandas, sympy or other third-party modules. ")
 	}
 	b.WriteString("There is no network access, so nothing can be installed or downloaded.\n\n")
@@ -165,7 +169,7 @@ func describeExecuteCode(rt Runtime, l sandbox.Limits) string {
 	fmt.Fprintf(&b, "The working directory is %s (%s writable).\n\n", sandbox.WorkDir, size(l.DiskSize))
 
 	fmt.Fprintf(&b, "Files: input files (attached by the user, or written by earlier runs) are in %s, listed in the user's message with a preview. ", sandbox.WorkDir)
-	fmt.Fprintf(&b, "Every file the program writes in %s is delivered to the user (images are shown in the conversation, other files attached) and is there for later runs. ", sandbox.WorkDir)
+	fmt.Fprintf(&b, "Files the program writes in %s are delivered to the user (images are shown in the conversation, other files attached) within limits on their size and number, and are there for later runs; names starting with '.' are not delivered. ", sandbox.WorkDir)
 	if rt.Has("matplotlib") {
 		b.WriteString("For a chart, use matplotlib (it draws without a display) and save it with `plt.savefig('name.png', dpi=150, bbox_inches='tight', metadata={'Title': 'one sentence describing the chart'})`; the title becomes the image's alt text. Never call plt.show(). ")
 	}

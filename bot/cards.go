@@ -254,7 +254,7 @@ func (c *card) filesLine() string {
 	var lines []string
 	for i, f := range c.Files {
 		if i == cardFileNotes {
-			lines = append(lines, fmt.Sprintf("… and %d more", len(c.Files)-i))
+			lines = append(lines, moreFiles(c.Files[i:]))
 			break
 		}
 		name := "`" + escape(strings.ReplaceAll(truncate(f.Name, 120), "`", "'")) + "`"
@@ -274,6 +274,28 @@ func (c *card) filesLine() string {
 		label = fmt.Sprintf("*%d files written*", len(c.Files))
 	}
 	return ":paperclip: " + label + "\n" + strings.Join(lines, "\n")
+}
+
+// moreFiles sums up the files a card has no room to list, by what became
+// of them: "… and 46 more: 2 posted below; 44 not posted: …".
+func moreFiles(fs []producedFile) string {
+	counts := map[string]int{}
+	var order []string
+	for _, f := range fs {
+		what := f.Note
+		if f.Posted {
+			what = "posted below"
+		}
+		if counts[what] == 0 {
+			order = append(order, what)
+		}
+		counts[what]++
+	}
+	parts := make([]string, len(order))
+	for i, what := range order {
+		parts[i] = fmt.Sprintf("%d %s", counts[what], what)
+	}
+	return fmt.Sprintf("… and %d more: %s", len(fs), strings.Join(parts, "; "))
 }
 
 // metadata is what a restarted bot needs to remember the run.
