@@ -130,13 +130,14 @@ func safeName(name, filetype string) string {
 	for strings.Contains(s, "__") {
 		s = strings.ReplaceAll(s, "__", "_")
 	}
-	s = strings.TrimLeft(s, "._-")
 	s = strings.TrimRight(s, "._ ")
+	// The extension first, so that a name of symbols ("📊.xlsx") keeps it.
 	ext := path.Ext(s)
-	if len(ext) > 16 || ext == s {
+	if len(ext) > 16 || ext == s || ext == "." {
 		ext = ""
 	}
-	base := strings.TrimSuffix(s, ext)
+	base := strings.TrimLeft(strings.TrimSuffix(s, ext), "._-")
+	base = strings.TrimRight(base, "._ ")
 	if base == "" {
 		base = "file"
 	}

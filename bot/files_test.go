@@ -26,8 +26,11 @@ func TestSafeName(t *testing.T) {
 		{"a\x00b\nc.csv", "csv", "abc.csv"},
 		{"-rf.txt", "text", "rf.txt"},
 		{"données été.csv", "csv", "données_été.csv"},
-		{"x$(rm -rf ~)`y`.py", "python", "x_(rm_-rf_)_y_.py"},
+		{"x$(rm -rf ~)`y`.py", "python", "x_(rm_-rf_)_y.py"},
 		{"Untitled", "python", "Untitled.py"},
+		{"📊.xlsx", "xlsx", "file.xlsx"},
+		{"€.csv", "csv", "file.csv"},
+		{"a.", "text", "a.txt"},
 		{strings.Repeat("a", 300) + ".csv", "csv", strings.Repeat("a", 96) + ".csv"},
 	} {
 		if got := safeName(tt.in, tt.filetype); got != tt.want {
