@@ -186,6 +186,12 @@ func (b *Bot) postAnswer(ctx context.Context, m message, ans Answer, debug bool,
 		if _, _, err := b.api.PostMessageContext(ctx, m.Channel, opts...); err != nil {
 			b.log.Error("posting answer failed", "channel", m.Channel, "thread", m.ThreadTS, "err", explain(err))
 			b.metrics.errors.inc("slack")
+			if _, refused := errors.AsType[slack.SlackErrorResponse](err); refused {
+				// Slack refused the blocks: the answer still reaches the
+				// user, as a file, with a word on why.
+				b.notice(ctx, m, fmt.Sprintf(":warning: Slack refused to show my answer (%s); it is attached as `answer.md`.", escape(truncate(explain(err).Error(), 200))))
+				b.upload(ctx, m, attachment{Name: "answer.md", Title: "Answer", Content: ans.Text})
+			}
 			return
 		}
 	}

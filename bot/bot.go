@@ -320,6 +320,16 @@ loop:
 	b.connected.Store(false)
 	cancelSock()
 	<-sockErr
+	// Envelopes read before the socket closed are acked, so Slack will not
+	// send them again: hand them to the pool rather than drop them.
+	for drained := false; !drained; {
+		select {
+		case evt := <-b.sock.Events():
+			b.handleEvent(evt)
+		default:
+			drained = true
+		}
+	}
 
 	done := make(chan struct{})
 	go func() { b.pool.wait(); close(done) }()

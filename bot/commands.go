@@ -71,6 +71,15 @@ func (b *Bot) onSlashCommand(cmd slack.SlashCommand) {
 	}
 	if !b.pool.submit("slash/"+cmd.TriggerID, job) {
 		b.metrics.errors.inc("busy")
+		go func() { // tell the user, off the event loop
+			ctx, cancel := context.WithTimeout(context.Background(), slackCallTimeout)
+			defer cancel()
+			if _, _, err := b.api.PostMessageContext(ctx, cmd.ChannelID,
+				slack.MsgOptionResponseURL(cmd.ResponseURL, slack.ResponseTypeEphemeral),
+				slack.MsgOptionText(":hourglass: I'm answering too many questions right now. Please try again in a minute.", false)); err != nil {
+				b.log.Error("slash command reply failed", "err", explain(err))
+			}
+		}()
 	}
 }
 

@@ -425,3 +425,27 @@ func TestRefusedCardIsPostedPlain(t *testing.T) {
 		t.Errorf("answer:\n%s", dump(msgs))
 	}
 }
+
+// TestRefusedAnswerIsAttached: when Slack refuses the answer's blocks, the
+// user still gets it, as a file, with a notice saying why.
+func TestRefusedAnswerIsAttached(t *testing.T) {
+	h := newHarness(t)
+	h.slack.FailNext("chat.postMessage", slacktest.Failure{Error: "invalid_blocks", Match: "sandpiper_answer"})
+	d := h.post("C0MATH", "U0ALICE", mention+"compute 6*7", "")
+	msgs, ok := h.slack.WaitThread("C0MATH", d.TS, 10*time.Second, func(ms []slacktest.Message) bool {
+		for _, m := range ms {
+			for _, f := range m.Files {
+				if f.Name == "answer.md" {
+					return true
+				}
+			}
+		}
+		return false
+	})
+	if !ok {
+		t.Fatalf("no answer.md:\n%s", dump(msgs))
+	}
+	if n := botMessages(msgs, isNotice); len(n) == 0 || !strings.Contains(n[0].Visible(), "Slack refused to show my answer") {
+		t.Errorf("no notice:\n%s", dump(msgs))
+	}
+}

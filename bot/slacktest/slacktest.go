@@ -121,6 +121,20 @@ type Failure struct {
 	Status     int    // HTTP status; 0 means 200 with ok:false
 	RetryAfter int    // seconds, sent as Retry-After when non-zero
 	Error      string // Slack error code for ok:false
+	// Match, if set, makes the failure wait for a call with a form value
+	// containing it (e.g. a metadata event type); other calls go through.
+	Match string
+}
+
+func formContains(form url.Values, s string) bool {
+	for _, vs := range form {
+		for _, v := range vs {
+			if strings.Contains(v, s) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Server is the fake Slack. Create it with [New].
@@ -272,9 +286,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.calls = append(s.calls, Call{Method: method, Form: form, At: time.Now()})
 	s.cond.Broadcast()
 	var fail *Failure
-	if fs := s.failures[method]; len(fs) > 0 {
-		fail = &fs[0]
-		s.failures[method] = fs[1:]
+	fs := s.failures[method]
+	for i := range fs {
+		if fs[i].Match == "" || formContains(form, fs[i].Match) {
+			f := fs[i]
+			fail = &f
+			s.failures[method] = append(fs[:i:i], fs[i+1:]...)
+			break
+		}
 	}
 	s.mu.Unlock()
 
