@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/xml"
 	"fmt"
 	"image"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
@@ -186,7 +188,8 @@ func describeFile(name string, data []byte) (kind, preview string) {
 		}
 		return kind, ""
 	}
-	if !looksLikeText(data) {
+	text, enc, ok := decodeText(data[:min(len(data), previewLines*(previewLineChars*4+2))], len(data))
+	if !ok {
 		if kind == "file" {
 			kind = "binary file"
 		}
@@ -195,13 +198,23 @@ func describeFile(name string, data []byte) (kind, preview string) {
 	if kind == "file" {
 		kind = "text"
 	}
+	if enc != "" {
+		// pandas and open() assume UTF-8 and would fail on the first byte.
+		kind += fmt.Sprintf(", not UTF-8 but %s: read it with encoding=%q", enc, enc)
+	}
 	// Only the head is split into lines: a file may be 25 MiB.
-	total := bytes.Count(data, []byte("\n"))
-	if len(data) > 0 && data[len(data)-1] != '\n' {
+	nl := []byte("\n")
+	if enc == "utf-16" {
+		nl = []byte("\n\x00")
+		if bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
+			nl = []byte("\x00\n")
+		}
+	}
+	total := bytes.Count(data, nl)
+	if !bytes.HasSuffix(data, nl) && len(data) > 0 {
 		total++
 	}
-	head := data[:min(len(data), previewLines*(previewLineChars*4+2))]
-	text := strings.TrimPrefix(string(head), "\ufeff")
+	text = strings.TrimPrefix(text, "\ufeff")
 	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
 	if n := len(lines); n > 0 && lines[n-1] == "" {
 		lines = lines[:n-1]
@@ -224,6 +237,70 @@ func describeFile(name string, data []byte) (kind, preview string) {
 	return kind, b.String()
 }
 
+// decodeText returns the head of a file (size bytes in all) as text, and
+// the encoding Python needs to read it: "" for UTF-8, "utf-16" for a
+// file with a UTF-16 byte-order mark (as Excel exports "Unicode text"),
+// or "cp1252" / "latin-1" for 8-bit text that is not UTF-8 (as older
+// Excel and Windows tools write CSV). ok is false for binary data.
+func decodeText(head []byte, size int) (text, enc string, ok bool) {
+	if looksLikeText(head) {
+		if len(head) < size { // a rune cut by the end of the head
+			for i := 0; i < utf8.UTFMax-1 && !utf8.Valid(head); i++ {
+				head = head[:len(head)-1]
+			}
+		}
+		return string(head), "", true
+	}
+	switch {
+	case bytes.HasPrefix(head, []byte{0xff, 0xfe}), bytes.HasPrefix(head, []byte{0xfe, 0xff}):
+		order := binary.ByteOrder(binary.LittleEndian)
+		if head[0] == 0xfe {
+			order = binary.BigEndian
+		}
+		units := make([]uint16, 0, len(head)/2)
+		for i := 2; i+1 < len(head); i += 2 {
+			units = append(units, order.Uint16(head[i:]))
+		}
+		text = string(utf16.Decode(units))
+		return text, "utf-16", printable(text)
+	}
+	var b strings.Builder
+	enc = "cp1252"
+	for _, c := range head {
+		switch {
+		case c < 0x80:
+			b.WriteByte(c)
+		case c >= 0xa0:
+			b.WriteRune(rune(c))
+		case cp1252[c-0x80] == 0: // undefined in cp1252: Python's codec would fail
+			enc = "latin-1"
+			b.WriteRune(rune(c))
+		default:
+			b.WriteRune(cp1252[c-0x80])
+		}
+	}
+	text = b.String()
+	return text, enc, printable(text)
+}
+
+// printable reports whether text has no control characters but whitespace.
+func printable(text string) bool {
+	for _, r := range text {
+		if (r < 0x20 && r != '\n' && r != '\r' && r != '\t' && r != '\f') || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// cp1252 maps the bytes 0x80–0x9f of Windows-1252 to their characters
+// (index c-0x80); 0 where the byte is undefined. Bytes from 0xa0 are
+// Latin-1.
+var cp1252 = [0x20]rune{
+	0x20ac, 0, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160, 0x2039, 0x0152, 0, 0x017d, 0,
+	0, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a, 0x0153, 0, 0x017e, 0x0178,
+}
+
 // looksLikeText reports whether the head of data is UTF-8 text without
 // control characters other than whitespace.
 func looksLikeText(data []byte) bool {
@@ -232,15 +309,7 @@ func looksLikeText(data []byte) bool {
 	for i := 0; i < utf8.UTFMax-1 && len(head) < len(data) && !utf8.Valid(head); i++ {
 		head = head[:len(head)-1]
 	}
-	if !utf8.Valid(head) {
-		return false
-	}
-	for _, r := range string(head) {
-		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' && r != '\f' {
-			return false
-		}
-	}
-	return true
+	return utf8.Valid(head) && printable(string(head))
 }
 
 // xlsxSheets lists a workbook's sheet names from xl/workbook.xml.

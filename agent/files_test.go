@@ -173,3 +173,36 @@ func names(files []sandbox.File) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// TestDescribeFilesEncodings: CSVs that are not UTF-8, as Excel and older
+// Windows tools write them, get a preview and the encoding to read them.
+func TestDescribeFilesEncodings(t *testing.T) {
+	utf16le := []byte{0xff, 0xfe}
+	for _, r := range "name\tcity\nZoë\tMünchen\n" {
+		utf16le = append(utf16le, byte(r), byte(r>>8))
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want []string
+	}{
+		{"cp1252.csv", []byte("name;price\nCaf\xe9;3\x80\nNa\xefve;5\x80\n"), []string{
+			"CSV table, not UTF-8 but cp1252: read it with encoding=\"cp1252\")",
+			"| name;price\n    | Café;3€\n    | Naïve;5€",
+		}},
+		{"latin1.csv", []byte("x\n\x81\xe9\n"), []string{`not UTF-8 but latin-1: read it with encoding="latin-1"`, "é"}},
+		{"export.txt", utf16le, []string{
+			"text, not UTF-8 but utf-16: read it with encoding=\"utf-16\")",
+			"| name\tcity\n    | Zoë\tMünchen",
+		}},
+		{"utf8.csv", []byte("a,b\n1,é\n"), []string{"(9 bytes, CSV table)\n"}},
+		{"blob.dat", []byte("PK\x03\x04\x00\x00binary"), []string{"(12 bytes, data file)"}},
+	} {
+		got := DescribeFiles([]InputFile{{File: sandbox.File{Name: tc.name, Data: tc.data}}}, nil)
+		for _, want := range tc.want {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: description lacks %q:\n%s", tc.name, want, got)
+			}
+		}
+	}
+}
