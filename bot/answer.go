@@ -58,7 +58,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	}
 	inputs := b.gatherFiles(actx, m, history, threadFiles, log)
 	if len(inputs.refused) > 0 {
-		b.notice(ctx, m, refusedText(inputs.refused))
+		b.notice(ctx, m, refusedText(inputs.refused, inputs.refusedEarlier))
 	}
 	p := &cardPoster{b: b, m: m, debug: debug, log: log, status: status, tf: inputs.tf}
 	defer func() {

@@ -454,3 +454,34 @@ func TestOverTheWire(t *testing.T) {
 		t.Errorf("request = %+v", follow)
 	}
 }
+
+// TestEarlierRefusedFilesAreNoticedOnce: files someone attached to the
+// thread before mentioning the bot are not dropped silently either; the
+// notice comes once, not on every follow-up.
+func TestEarlierRefusedFilesAreNoticedOnce(t *testing.T) {
+	h := newHarness(t, withScript(dataScript), withConfig(func(c *bot.Config) { c.Files.FileSize = 1 << 10 }))
+	parent, err := h.slack.UserPosts(slacktest.Post{Channel: "C0DATA", User: "U0ALICE", Text: "here are this week's numbers",
+		Files: []slacktest.File{
+			{Name: "big.csv", Data: bytes.Repeat([]byte("1,2,3\n"), 400)},
+			{Name: "demo.mp4", Data: []byte("\x00\x00\x00\x18ftypmp42")},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.post("C0DATA", "U0BOB", mention+"compute 6*7", parent.TS)
+	msgs := h.waitReplies("C0DATA", parent.TS, 1)
+	notes := botMessages(msgs, isNotice)
+	if len(notes) != 1 {
+		t.Fatalf("want one notice:\n%s", dump(msgs))
+	}
+	for _, want := range []string{"I can't use 2 of the files in this thread", "`big.csv`", "`demo.mp4`"} {
+		if !strings.Contains(notes[0].Visible(), want) {
+			t.Errorf("notice lacks %q:\n%s", want, notes[0].Visible())
+		}
+	}
+	h.post("C0DATA", "U0BOB", "compute 7*7", parent.TS)
+	msgs = h.waitReplies("C0DATA", parent.TS, 2)
+	if n := len(botMessages(msgs, isNotice)); n != 1 {
+		t.Errorf("%d notices after a follow-up, want still 1:\n%s", n, dump(msgs))
+	}
+}

@@ -26,7 +26,9 @@ type runInputs struct {
 	files   []File
 	notes   []string // for the model: files left out, and why
 	refused []string // for the person: their attachments left out, and why (mrkdwn)
-	tf      *threadFiles
+	// refusedEarlier: some of refused were attached earlier in the thread.
+	refusedEarlier bool
+	tf             *threadFiles
 }
 
 // candidate is a file the answer's runs could get.
@@ -106,8 +108,11 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 				name = c.entry.Name
 			}
 			in.notes = append(in.notes, fmt.Sprintf("%s: %s", name, problem))
-			if c.current {
+			// Say so in the thread: for the question's own files, and once
+			// for a file attached earlier in the thread.
+			if c.current || (c.entry == nil && c.ref.ID != "" && b.seen.Add("refused:"+c.ref.ID, true, b.cfg.ThreadTTL) == nil) {
 				in.refused = append(in.refused, fmt.Sprintf("%s: %s", fileLabel(name), problem))
+				in.refusedEarlier = in.refusedEarlier || !c.current
 				b.metrics.files.inc("refused")
 			}
 			log.Info("file left out of the run", "file", name, "slack_id", c.ref.ID, "why", problem)
@@ -213,12 +218,16 @@ func fileLabel(name string) string {
 }
 
 // refusedText is the notice for attachments the bot cannot use.
-func refusedText(refused []string) string {
+func refusedText(refused []string, earlier bool) string {
 	var b strings.Builder
+	where := "you attached"
+	if earlier {
+		where = "in this thread"
+	}
 	if len(refused) == 1 {
-		b.WriteString(":warning: I can't use one of the files you attached:\n")
+		fmt.Fprintf(&b, ":warning: I can't use one of the files %s:\n", where)
 	} else {
-		fmt.Fprintf(&b, ":warning: I can't use %d of the files you attached:\n", len(refused))
+		fmt.Fprintf(&b, ":warning: I can't use %d of the files %s:\n", len(refused), where)
 	}
 	for _, r := range refused[:min(len(refused), 10)] {
 		b.WriteString("• " + r + "\n")

@@ -157,7 +157,8 @@ func (b *Bot) uploadFiles(ctx context.Context, m message, comment string, files 
 		if err := b.fileAPI.UploadToURL(ctx, slack.UploadToURLParameters{UploadURL: u.UploadURL, Reader: bytes.NewReader(f.data), Filename: name}); err != nil {
 			return nil, fmt.Errorf("uploading %s: %w", name, explain(err))
 		}
-		sums = append(sums, slack.FileSummary{ID: u.FileID, Title: name})
+		// The title keeps the folder: out/a/x.csv and out/b/x.csv differ.
+		sums = append(sums, slack.FileSummary{ID: u.FileID, Title: f.name})
 	}
 	_, err := b.fileAPI.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{
 		Files: sums, Channel: m.Channel, ThreadTimestamp: m.ThreadTS, InitialComment: comment,
