@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -160,11 +161,13 @@ func TestRunCancelLocal(t *testing.T) {
 	a := &Agent{Model: model, Tools: []Tool{NewExecuteCode(sb, ExecuteCodeOptions{})}, Logger: testLogger(t)}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	var started atomic.Bool
 	obs := ObserverFuncs{OnToolCallStarted: func(ToolCallEvent) {
 		go func() {
 			// Cancel once the program is running.
 			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 				if len(procsWith(marker)) > 0 {
+					started.Store(true)
 					time.Sleep(100 * time.Millisecond)
 					break
 				}
@@ -178,6 +181,9 @@ func TestRunCancelLocal(t *testing.T) {
 	returned := time.Now()
 	if !errors.Is(err, context.Canceled) || out.Stop != StopCanceled {
 		t.Fatalf("Run = %+v, %v; want cancelled", out, err)
+	}
+	if !started.Load() {
+		t.Fatal("the program was never seen running, so cancelling it proved nothing")
 	}
 	if d := returned.Sub(<-cancelledAt); d > time.Second {
 		t.Errorf("Run returned %v after the cancel", d)

@@ -560,6 +560,7 @@ func TestOIDC(t *testing.T) {
 func TestNewErrors(t *testing.T) {
 	f := newFake(t)
 	expired := jwt(map[string]any{"owner_id": fakeTeam, "project_id": fakeProject, "exp": time.Now().Add(-time.Hour).Unix()})
+	rejected := jwt(map[string]any{"owner_id": fakeTeam, "project_id": fakeProject, "exp": time.Now().Add(time.Hour).Unix()})
 	for _, tc := range []struct {
 		name string
 		cfg  Config
@@ -569,6 +570,8 @@ func TestNewErrors(t *testing.T) {
 		{name: "token without team", cfg: Config{Token: fakeToken, ProjectID: fakeProject}, want: []string{"VERCEL_TEAM_ID not set"}},
 		{name: "token alone", cfg: Config{Token: fakeToken}, want: []string{"VERCEL_TEAM_ID and VERCEL_PROJECT_ID not set"}},
 		{name: "expired oidc", cfg: Config{OIDCToken: expired}, want: []string{"expired", "vercel env pull", "12 hours"}},
+		// Not expired by its claims, but refused by the API (revoked).
+		{name: "rejected oidc", cfg: Config{OIDCToken: rejected}, want: []string{"HTTP 403", "VERCEL_OIDC_TOKEN", "vercel env pull"}},
 		{name: "not a jwt", cfg: Config{OIDCToken: "abc"}, want: []string{"not a JWT"}},
 		{name: "no claims", cfg: Config{OIDCToken: jwt(map[string]any{"sub": "x"})}, want: []string{"no owner_id or project_id"}},
 		{name: "wrong token", cfg: Config{Token: "tok_other_SECRET", TeamID: fakeTeam, ProjectID: fakeProject}, want: []string{"HTTP 403", "check VERCEL_TOKEN"}},
@@ -589,7 +592,7 @@ func TestNewErrors(t *testing.T) {
 					t.Errorf("error %q does not mention %q", err, w)
 				}
 			}
-			for _, secret := range []string{fakeToken, "tok_other_SECRET", expired} {
+			for _, secret := range []string{fakeToken, "tok_other_SECRET", expired, rejected} {
 				if strings.Contains(err.Error(), secret) {
 					t.Errorf("error %q contains a token", err)
 				}
