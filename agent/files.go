@@ -1,17 +1,14 @@
 package agent
 
 import (
-	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/xml"
 	"fmt"
 	"image"
 	_ "image/gif" // DecodeConfig for previews
 	_ "image/jpeg"
 	_ "image/png"
-	"io"
 	"path"
 	"slices"
 	"strings"
@@ -179,14 +176,30 @@ func describeFile(name string, data []byte) (kind, preview string) {
 		}
 		return kind, ""
 	case ".xlsx", ".xlsm":
-		if sheets := xlsxSheets(data); len(sheets) > 0 {
-			more := ""
-			if len(sheets) > previewSheets {
-				sheets, more = sheets[:previewSheets], fmt.Sprintf(" and %d more", len(sheets)-previewSheets)
-			}
-			return kind, fmt.Sprintf("sheets: %s%s", strings.Join(quoteAll(sheets), ", "), more)
+		wb := readWorkbook(data, previewLines)
+		if len(wb.sheets) == 0 {
+			return kind, ""
 		}
-		return kind, ""
+		sheets, more := wb.sheets, ""
+		if len(sheets) > previewSheets {
+			sheets, more = sheets[:previewSheets], fmt.Sprintf(" and %d more", len(sheets)-previewSheets)
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "sheets: %s%s", strings.Join(quoteAll(sheets), ", "), more)
+		if len(wb.rows) > 0 {
+			fmt.Fprintf(&b, "\nfirst rows of %q (cells as stored; dates are day numbers):", wb.sheets[0])
+			for _, row := range wb.rows {
+				line := strings.Join(row, " | ")
+				if utf8.RuneCountInString(line) > previewLineChars {
+					line = string([]rune(line)[:previewLineChars]) + "…"
+				}
+				b.WriteString("\n| " + line)
+				if b.Len() > previewChars {
+					break
+				}
+			}
+		}
+		return kind, b.String()
 	}
 	text, enc, ok := decodeText(data[:min(len(data), previewLines*(previewLineChars*4+2))], len(data))
 	if !ok {
@@ -310,38 +323,6 @@ func looksLikeText(data []byte) bool {
 		head = head[:len(head)-1]
 	}
 	return utf8.Valid(head) && printable(string(head))
-}
-
-// xlsxSheets lists a workbook's sheet names from xl/workbook.xml.
-func xlsxSheets(data []byte) []string {
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
-	if err != nil {
-		return nil
-	}
-	for _, f := range zr.File {
-		if f.Name != "xl/workbook.xml" || f.UncompressedSize64 > 4<<20 {
-			continue
-		}
-		rc, err := f.Open()
-		if err != nil {
-			return nil
-		}
-		defer rc.Close()
-		var wb struct {
-			Sheets []struct {
-				Name string `xml:"name,attr"`
-			} `xml:"sheets>sheet"`
-		}
-		if err := xml.NewDecoder(io.LimitReader(rc, 4<<20)).Decode(&wb); err != nil {
-			return nil
-		}
-		var names []string
-		for _, s := range wb.Sheets {
-			names = append(names, s.Name)
-		}
-		return names
-	}
-	return nil
 }
 
 func quoteAll(ss []string) []string {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"io"
 	"strings"
 	"testing"
 
@@ -204,5 +205,40 @@ func TestDescribeFilesEncodings(t *testing.T) {
 				t.Errorf("%s: description lacks %q:\n%s", tc.name, want, got)
 			}
 		}
+	}
+}
+
+// TestDescribeWorkbookRows: an Excel preview shows the first sheet's first
+// rows, with shared, rich-text and inline strings, and cells in their
+// columns.
+func TestDescribeWorkbookRows(t *testing.T) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, body := range map[string]string{
+		"xl/workbook.xml": `<?xml version="1.0"?><workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">` +
+			`<sheets><sheet name="Data" sheetId="1" r:id="rId7"/><sheet name="Other" sheetId="2" r:id="rId8"/></sheets></workbook>`,
+		"xl/_rels/workbook.xml.rels": `<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">` +
+			`<Relationship Id="rId8" Target="worksheets/other.xml"/><Relationship Id="rId7" Target="/xl/worksheets/data.xml"/></Relationships>`,
+		"xl/sharedStrings.xml": `<?xml version="1.0"?><sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">` +
+			`<si><t>city</t></si><si><r><t>pop</t></r><r><t>ulation</t></r></si><si><t>Zürich</t><rPh><t>zu</t></rPh></si></sst>`,
+		"xl/worksheets/data.xml": `<?xml version="1.0"?><worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>` +
+			`<row r="1"><c r="A1" t="s"><v>0</v></c><c r="B1" t="s"><v>1</v></c></row>` +
+			`<row r="2"><c r="A2" t="s"><v>2</v></c><c r="B2"><v>421878</v></c><c r="D2" t="inlineStr"><is><t>note</t></is></c><c r="E2" t="b"><v>1</v></c></row>` +
+			`</sheetData></worksheet>`,
+		"xl/worksheets/other.xml": `<worksheet><sheetData><row><c t="inlineStr"><is><t>wrong sheet</t></is></c></row></sheetData></worksheet>`,
+	} {
+		w, _ := zw.Create(name)
+		io.WriteString(w, body)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := DescribeFiles([]InputFile{{File: sandbox.File{Name: "cities.xlsx", Data: buf.Bytes()}}}, nil)
+	want := `    sheets: "Data", "Other"
+    first rows of "Data" (cells as stored; dates are day numbers):
+    | city | population
+    | Zürich | 421878 |  | note | TRUE`
+	if !strings.Contains(got, want) {
+		t.Errorf("description:\n%s\nwant:\n%s", got, want)
 	}
 }
