@@ -70,33 +70,39 @@ func readWorkbook(data []byte, maxRows int) workbook {
 	return wb
 }
 
-func decodePart(f *zip.File, v any) error {
+// openPart returns a decoder for a part of the workbook, reading at most
+// xmlPartLimit bytes, and the part to close.
+func openPart(f *zip.File) (*xml.Decoder, io.Closer, error) {
 	if f == nil {
-		return io.ErrUnexpectedEOF
+		return nil, nil, io.ErrUnexpectedEOF
 	}
 	rc, err := f.Open()
 	if err != nil {
+		return nil, nil, err
+	}
+	return xml.NewDecoder(io.LimitReader(rc, xmlPartLimit)), rc, nil
+}
+
+func decodePart(f *zip.File, v any) error {
+	d, c, err := openPart(f)
+	if err != nil {
 		return err
 	}
-	defer rc.Close()
-	return xml.NewDecoder(io.LimitReader(rc, xmlPartLimit)).Decode(v)
+	defer c.Close()
+	return d.Decode(v)
 }
 
 // sharedStrings reads the workbook's string table: the text of each <si>,
 // rich-text runs joined.
 func sharedStrings(f *zip.File) []string {
-	if f == nil {
-		return nil
-	}
-	rc, err := f.Open()
+	d, c, err := openPart(f)
 	if err != nil {
 		return nil
 	}
-	defer rc.Close()
+	defer c.Close()
 	var out []string
 	var cur strings.Builder
 	inT := false
-	d := xml.NewDecoder(io.LimitReader(rc, xmlPartLimit))
 	for {
 		tok, err := d.Token()
 		if err != nil {
@@ -130,20 +136,16 @@ func sharedStrings(f *zip.File) []string {
 // readRows reads the first maxRows rows of a sheet, each cell where its
 // reference (B3) puts it.
 func readRows(f *zip.File, strs []string, maxRows int) [][]string {
-	if f == nil {
-		return nil
-	}
-	rc, err := f.Open()
+	d, c, err := openPart(f)
 	if err != nil {
 		return nil
 	}
-	defer rc.Close()
+	defer c.Close()
 	var rows [][]string
 	var row []string
 	var cellType, cellRef string
 	var val strings.Builder
 	inVal := false
-	d := xml.NewDecoder(io.LimitReader(rc, xmlPartLimit))
 	for {
 		tok, err := d.Token()
 		if err != nil {

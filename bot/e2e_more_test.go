@@ -265,15 +265,7 @@ func TestFollowUpAfterRestart(t *testing.T) {
 	h := newHarness(t)
 	d := h.post("C0MATH", "U0ALICE", mention+"compute 40+2", "")
 	h.waitReplies("C0MATH", d.TS, 1)
-	h.restart() // memory is gone; the thread is rebuilt from Slack
-
-	h.post("C0MATH", "U0BOB", "now square that", d.TS)
-	msgs := h.waitReplies("C0MATH", d.TS, 2)
-	if got := botMessages(msgs, isAnswer)[1].Visible(); !strings.Contains(got, "1764") {
-		t.Errorf("follow-up after restart = %q", got)
-	}
-	reqs := h.wire.requests()
-	got := reqs[len(reqs)-2].transcript()
+	got := squareAfterRestart(t, h, d.TS)
 	for _, want := range []string{"user: compute 40+2", `"code":"print(40+2)"`, "result 42", "The result is **42**.", "user: now square that"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rebuilt history lacks %q:\n%s", want, got)
@@ -292,15 +284,7 @@ func TestRestartKeepsOnlyWhatTheBotAnswered(t *testing.T) {
 	d := h.post("C0MATH", "U0ALICE", mention+"compute 40+2", "")
 	h.waitReplies("C0MATH", d.TS, 1)
 	h.post("C0MATH", "U0CAROL", "<@U0DAVE> compute 7+7 yourself", d.TS)
-	h.restart()
-
-	h.post("C0MATH", "U0BOB", "now square that", d.TS)
-	msgs := h.waitReplies("C0MATH", d.TS, 2)
-	if got := botMessages(msgs, isAnswer)[1].Visible(); !strings.Contains(got, "1764") {
-		t.Errorf("follow-up after restart = %q", got)
-	}
-	reqs := h.wire.requests()
-	got := reqs[len(reqs)-2].transcript()
+	got := squareAfterRestart(t, h, d.TS)
 	for _, want := range []string{"user: compute 40+2", "result 42", "user: now square that"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rebuilt history lacks %q:\n%s", want, got)
@@ -311,6 +295,21 @@ func TestRestartKeepsOnlyWhatTheBotAnswered(t *testing.T) {
 			t.Errorf("rebuilt history has %q:\n%s", bad, got)
 		}
 	}
+}
+
+// squareAfterRestart restarts the bot (its memory is gone; the thread is
+// rebuilt from Slack), asks "now square that" in the thread whose first
+// answer was 42, and returns the transcript the model was given.
+func squareAfterRestart(t *testing.T, h *harness, thread string) string {
+	t.Helper()
+	h.restart()
+	h.post("C0MATH", "U0BOB", "now square that", thread)
+	msgs := h.waitReplies("C0MATH", thread, 2)
+	if got := botMessages(msgs, isAnswer)[1].Visible(); !strings.Contains(got, "1764") {
+		t.Errorf("follow-up after restart = %q", got)
+	}
+	reqs := h.wire.requests()
+	return reqs[len(reqs)-2].transcript()
 }
 
 func TestShutdownDuringAnswer(t *testing.T) {
