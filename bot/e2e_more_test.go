@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -446,5 +447,59 @@ func TestRefusedAnswerIsAttached(t *testing.T) {
 	}
 	if n := botMessages(msgs, isNotice); len(n) == 0 || !strings.Contains(n[0].Visible(), "Slack refused to show my answer") {
 		t.Errorf("no notice:\n%s", dump(msgs))
+	}
+}
+
+// TestBadTokensFailAtStart: a wrong token stops start-up with an error
+// that names the variable to fix.
+func TestBadTokensFailAtStart(t *testing.T) {
+	fake := slacktest.New(t)
+	for _, tc := range []struct {
+		name     string
+		bot, app string
+		want     []string
+	}{
+		{"bot token", "xoxb-wrong", slacktest.AppToken, []string{"SLACK_BOT_TOKEN", "auth.test failed", "invalid_auth"}},
+		{"app token", slacktest.BotToken, "xapp-wrong", []string{"SLACK_APP_TOKEN", "apps.connections.open failed", "invalid_auth", "connections:write"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := bot.New(t.Context(), bot.Config{BotToken: tc.bot, AppToken: tc.app, APIURL: fake.URL, DataDir: t.TempDir(), HTTPAddr: "-",
+				Answerer: instantAnswerer{}})
+			var ce *bot.ConfigError
+			if !errors.As(err, &ce) {
+				t.Fatalf("err = %v, want a ConfigError", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if strings.Contains(err.Error(), "wrong") {
+				t.Errorf("error %q shows the token", err)
+			}
+		})
+	}
+}
+
+// TestThreadAnsweredInOrder: follow-ups sent in a burst are answered one
+// at a time, in the order they were asked.
+func TestThreadAnsweredInOrder(t *testing.T) {
+	h := newHarness(t)
+	d := h.post("C0MATH", "U0ALICE", mention+"compute 1+1", "")
+	h.waitReplies("C0MATH", d.TS, 1)
+	for _, q := range []string{"compute 2+2", "compute 3+3", "compute 4+4"} {
+		h.post("C0MATH", "U0ALICE", q, d.TS)
+	}
+	msgs := h.waitReplies("C0MATH", d.TS, 4)
+	var got []string
+	for _, a := range botMessages(msgs, isAnswer) {
+		for _, n := range []string{"2", "4", "6", "8"} {
+			if strings.Contains(a.Visible(), "**"+n+"**") || strings.Contains(a.Visible(), "*"+n+"*") {
+				got = append(got, n)
+			}
+		}
+	}
+	if strings.Join(got, " ") != "2 4 6 8" {
+		t.Errorf("answers in order %v, want 2 4 6 8:\n%s", got, dump(msgs))
 	}
 }
