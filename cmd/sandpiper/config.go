@@ -38,6 +38,12 @@ var keyVars = map[string][]string{
 	apiAnthropic: {"SANDPIPER_MODEL_API_KEY", "ANTHROPIC_API_KEY"},
 }
 
+// aiGatewayHost is the AI Gateway's host; gatewayKeys are credentials
+// meant for it alone.
+const aiGatewayHost = "ai-gateway.vercel.sh"
+
+var gatewayKeys = map[string]bool{"AI_GATEWAY_API_KEY": true, "VERCEL_OIDC_TOKEN": true}
+
 // modelConfig is the model's and the agent's part of the environment.
 type modelConfig struct {
 	API          string        `env:"SANDPIPER_MODEL_API, default=openai"`
@@ -95,7 +101,16 @@ func loadModelConfig(ctx context.Context, lookup envconfig.Lookuper) (modelConfi
 	); err != nil {
 		return c, err
 	}
+	// Vercel's credentials go to the AI Gateway only: with another base
+	// URL they would fail there, and hand a Vercel token to a third party.
+	gateway := u.Hostname() == aiGatewayHost || isLoopback(u.Hostname())
+	var candidates []string
 	for _, name := range keyVars[c.API] {
+		if gateway || !gatewayKeys[name] {
+			candidates = append(candidates, name)
+		}
+	}
+	for _, name := range candidates {
 		if v, ok := lookupNonEmpty(lookup, name); ok {
 			c.Key = agent.APIKey{Value: strings.TrimSpace(v), Source: name}
 			break
@@ -103,10 +118,13 @@ func loadModelConfig(ctx context.Context, lookup envconfig.Lookuper) (modelConfi
 	}
 	if c.Key.Value == "" && !isLoopback(u.Hostname()) {
 		where := "in the environment, .env.local or .env"
-		if c.API == apiOpenAI {
+		switch {
+		case c.API == apiOpenAI && gateway:
 			where += "; `vercel env pull` writes VERCEL_OIDC_TOKEN to .env.local"
+		case c.API == apiOpenAI:
+			where += "; AI_GATEWAY_API_KEY and VERCEL_OIDC_TOKEN are sent only to " + aiGatewayHost
 		}
-		return c, fmt.Errorf("config: no model API key: set %s (%s)", orList(keyVars[c.API]), where)
+		return c, fmt.Errorf("config: no model API key: set %s (%s)", orList(candidates), where)
 	}
 	return c, nil
 }

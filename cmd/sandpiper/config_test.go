@@ -48,6 +48,19 @@ func TestLoadModelConfig(t *testing.T) {
 			key: agent.APIKey{Value: "sk-oa-123", Source: "OPENAI_API_KEY"},
 		},
 		{
+			// VERCEL_OIDC_TOKEN is there for the Vercel sandbox; OpenAI would
+			// refuse it, and it is not OpenAI's to see.
+			name:    "Vercel's credentials go to the AI Gateway only",
+			env:     map[string]string{"VERCEL_OIDC_TOKEN": "oidc-jwt-123", "AI_GATEWAY_API_KEY": "gw-key-123", "OPENAI_API_KEY": "sk-oa-123", "SANDPIPER_MODEL_BASE_URL": "https://api.openai.com/v1", "SANDPIPER_MODEL": "gpt-5"},
+			wantAPI: "openai", wantURL: "https://api.openai.com/v1", model: "gpt-5",
+			key: agent.APIKey{Value: "sk-oa-123", Source: "OPENAI_API_KEY"},
+		},
+		{
+			name:    "no key for another host",
+			env:     map[string]string{"VERCEL_OIDC_TOKEN": "oidc-jwt-123", "SANDPIPER_MODEL_BASE_URL": "https://openrouter.ai/api/v1"},
+			wantErr: "config: no model API key: set SANDPIPER_MODEL_API_KEY or OPENAI_API_KEY (in the environment, .env.local or .env; AI_GATEWAY_API_KEY and VERCEL_OIDC_TOKEN are sent only to ai-gateway.vercel.sh)",
+		},
+		{
 			name:    "Anthropic's API and model naming",
 			env:     map[string]string{"SANDPIPER_MODEL_API": "Anthropic", "ANTHROPIC_API_KEY": "sk-ant-123", "OPENAI_API_KEY": "sk-oa-123"},
 			wantAPI: "anthropic", wantURL: anthropic.DefaultBaseURL, model: "claude-opus-4-8",
