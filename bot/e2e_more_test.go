@@ -503,3 +503,30 @@ func TestThreadAnsweredInOrder(t *testing.T) {
 		t.Errorf("answers in order %v, want 2 4 6 8:\n%s", got, dump(msgs))
 	}
 }
+
+// TestStatusKeptAliveAndDebugLogged: during a long run the "working"
+// status is renewed, and with debug on the run's code and output are
+// logged for the channel.
+func TestStatusKeptAliveAndDebugLogged(t *testing.T) {
+	h := newHarness(t, withConfig(func(c *bot.Config) { c.StatusInterval = 300 * time.Millisecond }))
+	on := h.post("C0MATH", "U0ADMIN", mention+"debug on", "")
+	h.waitReplies("C0MATH", on.TS, 1)
+	d := h.post("C0MATH", "U0ALICE", mention+"please sleep a bit", "")
+	msgs := h.waitReplies("C0MATH", d.TS, 1)
+	var renewals int
+	for _, c := range h.slack.Calls("assistant.threads.setStatus") {
+		if c.Form.Get("thread_ts") == d.TS && c.Form.Get("status") != "" {
+			renewals++
+		}
+	}
+	if renewals < 5 { // a 3 s run renewed every 300 ms
+		t.Errorf("status set %d times during a 3 s run, want it renewed", renewals)
+	}
+	if a := botMessages(msgs, isAnswer); len(a) != 1 || !strings.Contains(a[0].Visible(), "model ") {
+		t.Errorf("want an answer with the debug footer:\n%s", dump(msgs))
+	}
+	logs := h.logs.String()
+	if !strings.Contains(logs, "msg=execution") || !strings.Contains(logs, "time.sleep(3)") || !strings.Contains(logs, "woke") {
+		t.Errorf("debug did not log the run's code and output:\n%s", logs)
+	}
+}
