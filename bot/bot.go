@@ -330,6 +330,9 @@ loop:
 			drained = true
 		}
 	}
+	for _, evt := range b.sock.Leftover() {
+		b.handleEvent(evt)
+	}
 
 	done := make(chan struct{})
 	go func() { b.pool.wait(); close(done) }()

@@ -15,8 +15,10 @@ import (
 func (b *Bot) handleEvent(evt socket.Event) {
 	switch evt.Kind {
 	case socket.Connecting:
-		b.connected.Store(false)
+		// Readiness holds while an old connection still serves.
 		b.log.Debug("connecting to slack", "attempt", evt.Attempt)
+	case socket.Disconnected:
+		b.connected.Store(false)
 	case socket.Connected:
 		b.log.Info("connected to slack")
 	case socket.ConnectionError:
@@ -47,8 +49,9 @@ func (b *Bot) handleEvent(evt socket.Event) {
 }
 
 // eventEnvelope is an events_api frame, decoded in one pass into the
-// fields the bot uses. Unlike slackevents.ParseEvent it accepts any event
-// type and shape, and costs a fraction of the time.
+// fields the bot uses. Unlike slackevents.ParseEvent it does not reject an
+// event for a field the bot does not read, and costs a fraction of the
+// time.
 type eventEnvelope struct {
 	Payload struct {
 		EventID string       `json:"event_id"`
@@ -59,9 +62,9 @@ type eventEnvelope struct {
 // messageEvent is an app_mention or message event.
 type messageEvent struct {
 	Type        string       `json:"type"`
-	Channel     string       `json:"channel"`
+	Channel     idString     `json:"channel"` // an object in channel_* events
 	ChannelType string       `json:"channel_type"`
-	User        string       `json:"user"`
+	User        idString     `json:"user"` // an object in user_change
 	BotID       string       `json:"bot_id"`
 	SubType     string       `json:"subtype"`
 	Text        string       `json:"text"`
@@ -74,6 +77,18 @@ type messageEvent struct {
 		Edited *struct{}    `json:"edited"`
 		Files  []slack.File `json:"files"`
 	} `json:"message"`
+}
+
+// idString is a user or channel id; in events the bot does not handle the
+// same field can be an object, which decodes as "".
+type idString string
+
+func (s *idString) UnmarshalJSON(b []byte) error {
+	var v string
+	if json.Unmarshal(b, &v) == nil {
+		*s = idString(v)
+	}
+	return nil
 }
 
 // incoming is a message event, reduced to what routing needs.
@@ -160,10 +175,11 @@ func (b *Bot) onEventsAPI(frame []byte) {
 		}
 	}
 	e := &env.Payload.Event
-	in := incoming{Channel: e.Channel, ChannelType: e.ChannelType, User: e.User, BotID: e.BotID, SubType: e.SubType, Text: e.Text, TS: e.TS, ThreadTS: e.ThreadTS, Edited: e.Edited != nil, Files: e.Files}
+	in := incoming{Channel: string(e.Channel), ChannelType: e.ChannelType, User: string(e.User), BotID: e.BotID, SubType: e.SubType, Text: e.Text, TS: e.TS, ThreadTS: e.ThreadTS, Edited: e.Edited != nil, Files: e.Files}
 	switch e.Type {
 	case "app_mention":
-		in.Mention = true
+		// slackevents has no subtype for mentions; neither does routing.
+		in.Mention, in.SubType = true, ""
 	case "message":
 		if e.Message != nil {
 			in.Edited, in.Files = e.Message.Edited != nil, e.Message.Files

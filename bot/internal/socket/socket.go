@@ -18,6 +18,12 @@
 //   - "link_disabled" (Socket Mode turned off for the app) ends Run with an
 //     error saying so, instead of reconnecting in a loop; a
 //     "too_many_websockets" disconnect backs off before reconnecting.
+//   - A request once acknowledged is never dropped, since Slack will not
+//     send it again: a reader whose connection is being replaced still
+//     hands its frame on, and what is read as Run ends is kept for
+//     [Client.Leftover].
+//   - A connection Slack drops at once backs off before the next, so a
+//     broken endpoint is not hammered with apps.connections.open.
 //   - The client pings too, so a silent network path is noticed even when
 //     Slack's pings are sparse.
 package socket
@@ -56,6 +62,11 @@ const (
 	backoffMax = 2 * time.Minute
 	// crowdedWait is the wait after a too_many_websockets disconnect.
 	crowdedWait = 30 * time.Second
+	// shortLived is how long a connection must last for its end not to
+	// count as a failure: one that Slack drops at once backs off.
+	shortLived = 10 * time.Second
+	// maxFrame bounds one frame read (Slack's are a few KiB).
+	maxFrame = 16 << 20
 )
 
 // Kind says what an [Event] reports.
@@ -64,6 +75,7 @@ type Kind int
 const (
 	Connecting      Kind = iota // dialling; Attempt counts from 1
 	Connected                   // a connection is open
+	Disconnected                // no connection is open (Err says why)
 	ConnectionError             // an attempt failed: Err; the next in Backoff
 	Request                     // Slack sent a frame: Type, EnvelopeID, Frame
 	BadFrame                    // a frame that is not JSON: Err, Frame
@@ -109,6 +121,9 @@ type Client struct {
 	cfg    Config
 	log    *slog.Logger
 	events chan Event
+
+	mu       sync.Mutex
+	leftover []Event // acked requests read as Run was ending
 }
 
 // New returns a client that opens connections with api, which must carry
@@ -129,6 +144,17 @@ func New(api *slack.Client, cfg Config) *Client {
 // Events delivers what happens on the socket, in order: connection state,
 // and the frames Slack sends (already acknowledged).
 func (c *Client) Events() <-chan Event { return c.events }
+
+// Leftover returns, once Run has returned, the requests that were read
+// and acknowledged but found Events full as Run ended. Slack will not send
+// them again: handle them after draining Events.
+func (c *Client) Leftover() []Event {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.leftover
+	c.leftover = nil
+	return out
+}
 
 // Open calls apps.connections.open once, which checks the app token and
 // that Socket Mode is on. Run opens its own connections.
@@ -175,6 +201,7 @@ func (c *Client) Run(ctx context.Context) error {
 	if err := open(); err != nil {
 		return err
 	}
+	drops := 0 // connections in a row that ended soon after opening
 	for {
 		select {
 		case <-ctx.Done():
@@ -182,6 +209,18 @@ func (c *Client) Run(ctx context.Context) error {
 		case err := <-cur.ended:
 			c.log.Warn("slack socket closed; reconnecting", "err", err)
 			cur.close()
+			c.emit(ctx, Event{Kind: Disconnected, Err: err})
+			if time.Since(cur.opened) < shortLived {
+				// Dropped at once: do not hammer apps.connections.open.
+				drops++
+				wait := backoff(drops)
+				c.emit(ctx, Event{Kind: ConnectionError, Attempt: drops, Backoff: wait, Err: err})
+				if err := sleep(ctx, wait); err != nil {
+					return err
+				}
+			} else {
+				drops = 0
+			}
 			if err := open(); err != nil {
 				return err
 			}
@@ -195,7 +234,8 @@ func (c *Client) Run(ctx context.Context) error {
 				// Another process holds this app's connections; wait
 				// before competing for one again.
 				old.close()
-				if err := sleep(ctx, crowdedWait); err != nil {
+				c.emit(ctx, Event{Kind: Disconnected, Err: errors.New("Slack closed the connection: too many connections for this app")})
+				if err := sleep(ctx, crowdedWait+rand.N(crowdedWait/3)); err != nil {
 					return err
 				}
 			}
@@ -217,10 +257,11 @@ func (c *Client) connect(ctx context.Context, wg *sync.WaitGroup) (*conn, error)
 		c.emit(ctx, Event{Kind: Connecting, Attempt: attempt})
 		ws, err := c.dial(ctx)
 		if err == nil {
-			cn := &conn{ws: ws, ended: make(chan error, 1), disconnect: make(chan string, 1), done: make(chan struct{})}
+			cn := &conn{ws: ws, ended: make(chan error, 1), disconnect: make(chan string, 1), done: make(chan struct{}), opened: time.Now()}
+			ws.SetReadLimit(maxFrame)
+			c.emit(ctx, Event{Kind: Connected, Attempt: attempt})
 			wg.Go(func() { c.read(ctx, cn) })
 			wg.Go(func() { c.ping(cn) })
-			c.emit(ctx, Event{Kind: Connected, Attempt: attempt})
 			return cn, nil
 		}
 		if ctx.Err() != nil {
@@ -277,6 +318,7 @@ type conn struct {
 	disconnect chan string // Slack sent a disconnect frame with this reason
 	once       sync.Once
 	done       chan struct{}
+	opened     time.Time
 }
 
 func (cn *conn) close() {
@@ -322,7 +364,7 @@ func (c *Client) read(ctx context.Context, cn *conn) {
 				cn.ended <- fmt.Errorf("%d unreadable frames in a row: %w", bad, err)
 				return
 			}
-			if !c.hand(ctx, cn, Event{Kind: BadFrame, Frame: data, Err: err}) {
+			if !c.hand(ctx, Event{Kind: BadFrame, Frame: data, Err: err}) {
 				return
 			}
 			continue
@@ -346,23 +388,29 @@ func (c *Client) read(ctx context.Context, cn *conn) {
 			}
 			continue
 		}
-		if !c.hand(ctx, cn, Event{Kind: Request, Type: h.Type, EnvelopeID: h.EnvelopeID, Frame: data}) {
+		if !c.hand(ctx, Event{Kind: Request, Type: h.Type, EnvelopeID: h.EnvelopeID, Frame: data}) {
 			return
 		}
 	}
 }
 
-// hand gives the consumer an event from a connection's reader; false if
-// the connection or the client is closing.
-func (c *Client) hand(ctx context.Context, cn *conn, evt Event) bool {
+// hand gives the consumer an event from a connection's reader, also from
+// a connection Run has closed: an acked request must not be lost. If Run
+// is ending it keeps the event for Leftover and returns false.
+func (c *Client) hand(ctx context.Context, evt Event) bool {
 	select {
 	case c.events <- evt:
 		return true
-	case <-cn.done:
-		return false
 	case <-ctx.Done():
-		return false
 	}
+	select { // Events may have room after all
+	case c.events <- evt:
+	default:
+		c.mu.Lock()
+		c.leftover = append(c.leftover, evt)
+		c.mu.Unlock()
+	}
+	return false
 }
 
 // ack tells Slack the envelope arrived. Only the reader calls it.

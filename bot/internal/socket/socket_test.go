@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -261,5 +262,145 @@ func TestSilentConnectionIsReopened(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("dials = %d; the silent connection was not reopened", dials.Load())
 		}
+	}
+}
+
+// drain reads every event available now, waiting a little for stragglers.
+func drain(c *socket.Client) []socket.Event {
+	var out []socket.Event
+	for {
+		select {
+		case evt := <-c.Events():
+			out = append(out, evt)
+		case <-time.After(300 * time.Millisecond):
+			return out
+		}
+	}
+}
+
+func requests(evts []socket.Event) map[string]bool {
+	got := map[string]bool{}
+	for _, e := range evts {
+		if e.Kind == socket.Request && e.EnvelopeID != "" {
+			got[e.EnvelopeID] = true
+		}
+	}
+	return got
+}
+
+// TestAckedIsNeverLostAcrossReconnect: with the consumer behind, a reader
+// whose connection Run replaces still hands on the frame it acked.
+func TestAckedIsNeverLostAcrossReconnect(t *testing.T) {
+	fake := slacktest.New(t)
+	c, _ := start(t, fake, socket.Config{})
+	next(t, c, request("hello"))
+	// A slow consumer, so the old socket's reader is waiting with an acked
+	// frame when Run replaces the socket after a failed first attempt.
+	var mu sync.Mutex
+	var evts []socket.Event
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case evt := <-c.Events():
+				mu.Lock()
+				evts = append(evts, evt)
+				mu.Unlock()
+				time.Sleep(200 * time.Microsecond)
+			case <-stop:
+				return
+			}
+		}
+	}()
+	fake.FailNext("apps.connections.open", slacktest.Failure{Status: http.StatusInternalServerError})
+	if err := fake.Disconnect("refresh_requested"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3000 {
+		if _, err := fake.SendEvent(chatter(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(2 * time.Second)
+	close(stop)
+	<-stopped
+	got := requests(append(evts, drain(c)...))
+	if opened, _ := fake.Connections(); opened < 2 {
+		t.Fatalf("%d connections opened, want the switch", opened)
+	}
+	for _, a := range fake.Acks() {
+		if !got[a.EnvelopeID] {
+			t.Errorf("envelope %s was acked but never delivered", a.EnvelopeID)
+		}
+	}
+}
+
+// TestAckedIsKeptAtShutdown: what was read and acked as Run ends is in
+// Events or Leftover.
+func TestAckedIsKeptAtShutdown(t *testing.T) {
+	fake := slacktest.New(t)
+	api := slack.New(slacktest.BotToken, slack.OptionAppLevelToken(slacktest.AppToken), slack.OptionAPIURL(fake.URL))
+	c := socket.New(api, socket.Config{Logger: slog.New(slog.DiscardHandler)})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	for i := range 1100 {
+		fake.SendEvent(chatter(i))
+	}
+	// The reader acks one frame past the full queue and waits with it:
+	// wait until the acks stop.
+	for n, deadline := -1, time.Now().Add(10*time.Second); len(fake.Acks()) != n && time.Now().Before(deadline); {
+		n = len(fake.Acks())
+		time.Sleep(300 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	got := requests(drain(c))
+	for _, e := range c.Leftover() {
+		got[e.EnvelopeID] = true
+	}
+	acks := fake.Acks()
+	if len(acks) < 1000 || len(acks) == 1100 {
+		t.Fatalf("%d acks, want the queue's worth (the rest unread)", len(acks))
+	}
+	for _, a := range acks {
+		if !got[a.EnvelopeID] {
+			t.Errorf("envelope %s was acked but is neither in Events nor in Leftover", a.EnvelopeID)
+		}
+	}
+}
+
+// TestQuickDropsBackOff: an endpoint that closes every connection at once
+// is not asked for a new one in a tight loop.
+func TestQuickDropsBackOff(t *testing.T) {
+	var opens atomic.Int32
+	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/apps.connections.open" {
+			opens.Add(1)
+			fmt.Fprintf(w, `{"ok":true,"url":"ws%s/socket"}`, strings.TrimPrefix(srv.URL, "http"))
+			return
+		}
+		ws, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"hello"}`))
+		ws.Close()
+	}))
+	defer srv.Close()
+	api := slack.New("xoxb-x", slack.OptionAppLevelToken("xapp-x"), slack.OptionAPIURL(srv.URL+"/api/"))
+	c := socket.New(api, socket.Config{Logger: slog.New(slog.DiscardHandler)})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+	defer cancel()
+	go func() {
+		for range c.Events() {
+		}
+	}()
+	c.Run(ctx)
+	if n := opens.Load(); n > 10 {
+		t.Errorf("apps.connections.open called %d times in a second", n)
 	}
 }
