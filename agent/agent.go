@@ -36,6 +36,8 @@ const (
 	StopStepLimit StopReason = "step-limit"
 	// StopLength: the model's output token limit cut its answer short.
 	StopLength StopReason = "length"
+	// StopRefused: the provider's safety system declined to answer.
+	StopRefused StopReason = "refused"
 	// StopError: the model call failed.
 	StopError StopReason = "error"
 	// StopCanceled: the run's context was cancelled or timed out.
@@ -150,8 +152,11 @@ func (a *Agent) Run(ctx context.Context, history []Message, obs Observer) (*Outc
 			if strings.TrimSpace(msg.Text) != "" {
 				out.Messages = append(out.Messages, msg)
 			}
-			if resp.Finish == FinishLength {
+			switch resp.Finish {
+			case FinishLength:
 				return end(StopLength, nil)
+			case FinishRefusal:
+				return end(StopRefused, nil)
 			}
 			return end(StopAnswered, nil)
 		}
@@ -162,6 +167,16 @@ func (a *Agent) Run(ctx context.Context, history []Message, obs Observer) (*Outc
 			call := &msg.ToolCalls[i]
 			if call.ID == "" { // some OpenAI-compatible servers leave it out
 				call.ID = fmt.Sprintf("call_%d_%d", step, i)
+			}
+			if resp.Finish == FinishLength {
+				// The limit cut the turn inside its calls: their arguments
+				// are incomplete (Anthropic's SDK even turns them into {}).
+				// Say so rather than run what is left, or the model retries
+				// the same long call until the step limit.
+				results[i] = ToolResult{CallID: call.ID, Name: call.Name, IsError: true,
+					Content: "Error: not run: your output reached the output-token limit before this call was complete. Write shorter code, or split the work into several calls."}
+				log.InfoContext(ctx, "agent: tool call cut by the output limit", "tool", call.Name, "step", step)
+				continue
 			}
 			results[i] = a.call(ctx, log, obs, tools, step, i, *call)
 			if ctx.Err() != nil {

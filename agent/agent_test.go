@@ -312,6 +312,27 @@ func TestRun(t *testing.T) {
 			wantCodes:  []string{"print(5 + 5 - 84**3)", "print(5 + 5 - 84**3)", "print(5 + 5 - 84**3)"},
 		},
 		{
+			// The limit cut the call's code: it is not run, and the model
+			// is told why.
+			name: "tool call cut by the token limit",
+			turns: []turn{
+				{calls: []ToolCall{codeCall("c1", "print(1")}, finish: FinishLength},
+				{deltas: []string{"Shorter now."}},
+			},
+			wantStop:   StopAnswered,
+			wantAnswer: "Shorter now.",
+			wantSteps:  2,
+			wantResults: [][]ToolResult{{{CallID: "c1", Name: "executeCode", IsError: true,
+				Content: "Error: not run: your output reached the output-token limit before this call was complete. Write shorter code, or split the work into several calls."}}},
+		},
+		{
+			name:       "refusal",
+			turns:      []turn{{deltas: []string{"I can't help with that."}, finish: FinishRefusal}},
+			wantStop:   StopRefused,
+			wantAnswer: "I can't help with that.",
+			wantSteps:  1,
+		},
+		{
 			name:       "answer cut by the token limit",
 			turns:      []turn{{deltas: []string{"The answer is"}, finish: FinishLength}},
 			wantStop:   StopLength,

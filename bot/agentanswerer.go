@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
@@ -53,6 +54,10 @@ func (aa *agentAnswerer) Answer(ctx context.Context, q Question, p Progress) (An
 		case agent.StopLength:
 			if ans.Text != "" {
 				ans.Text += "\n\n_(The answer was cut off by the model's output limit.)_"
+			}
+		case agent.StopRefused:
+			if strings.TrimSpace(ans.Text) == "" {
+				ans.Text = "_The model declined to answer this question._"
 			}
 		}
 	}

@@ -215,11 +215,15 @@ func (m *Model) params(req *agent.Request) (sdk.MessageNewParams, error) {
 	for _, msg := range req.Messages {
 		switch msg.Role {
 		case agent.RoleUser:
-			add(msg.Role, sdk.NewTextBlock(msg.Text))
+			// The API refuses empty and whitespace-only text blocks.
+			add(msg.Role, sdk.NewTextBlock(nonBlank(msg.Text, "(empty message)")))
 		case agent.RoleAssistant:
 			var blocks []sdk.ContentBlockParamUnion
-			if msg.Text != "" {
+			if strings.TrimSpace(msg.Text) != "" {
 				blocks = append(blocks, sdk.NewTextBlock(msg.Text))
+			}
+			if len(blocks) == 0 && len(msg.ToolCalls) == 0 {
+				blocks = append(blocks, sdk.NewTextBlock("(no answer)"))
 			}
 			for _, c := range msg.ToolCalls {
 				blocks = append(blocks, sdk.NewToolUseBlock(c.ID, toolInput(c.Input), c.Name))
@@ -228,7 +232,7 @@ func (m *Model) params(req *agent.Request) (sdk.MessageNewParams, error) {
 		case agent.RoleTool:
 			var blocks []sdk.ContentBlockParamUnion
 			for _, r := range msg.ToolResults {
-				blocks = append(blocks, sdk.NewToolResultBlock(r.CallID, r.Content, r.IsError))
+				blocks = append(blocks, sdk.NewToolResultBlock(r.CallID, nonBlank(r.Content, "(no output)"), r.IsError))
 			}
 			add(msg.Role, blocks...)
 		default:
@@ -295,17 +299,16 @@ func httpError(err error) *modelhttp.HTTPError {
 			} `json:"error"`
 		}
 		_ = json.Unmarshal([]byte(h.Body), &body)
-		switch body.Error.Type {
-		case "overloaded_error":
-			h.Status = 529
-		case "rate_limit_error":
-			h.Status = http.StatusTooManyRequests
-		case "timeout_error":
-			h.Status = http.StatusGatewayTimeout
-		default:
-			h.Status = http.StatusInternalServerError
-		}
+		h.Status = modelhttp.StreamErrorStatus(body.Error.Type)
 		h.Header = nil // the stream's headers say nothing about a retry
 	}
 	return h
+}
+
+// nonBlank returns s, or instead when s is empty or only whitespace.
+func nonBlank(s, instead string) string {
+	if strings.TrimSpace(s) == "" {
+		return instead
+	}
+	return s
 }

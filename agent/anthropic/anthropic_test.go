@@ -212,6 +212,31 @@ func TestInvalidToolInput(t *testing.T) {
 	]}`)
 }
 
+// TestNoBlankTextBlocks: the API refuses empty and whitespace-only text
+// blocks, which a silent program's result and a model's "\n\n" before a
+// tool call would otherwise become.
+func TestNoBlankTextBlocks(t *testing.T) {
+	m := newModel(t, fakeapi.New(t), agent.APIKey{Value: testKey})
+	p, err := m.params(&agent.Request{Messages: []agent.Message{
+		agent.UserMessage(""),
+		{Role: agent.RoleAssistant, Text: "\n\n", ToolCalls: []agent.ToolCall{{ID: "t1", Name: "executeCode", Input: json.RawMessage(`{"code": "x = 1"}`)}}},
+		{Role: agent.RoleTool, ToolResults: []agent.ToolResult{{CallID: "t1", Name: "executeCode", Content: ""}}},
+		{Role: agent.RoleAssistant, Text: " "},
+		agent.UserMessage("next"),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(p)
+	fakeapi.JSONEqual(t, "body", body, `{"model": "claude-opus-4-8", "max_tokens": 4096, "messages": [
+		{"role": "user", "content": [{"type": "text", "text": "(empty message)"}]},
+		{"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "executeCode", "input": {"code": "x = 1"}}]},
+		{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "is_error": false, "content": [{"type": "text", "text": "(no output)"}]}]},
+		{"role": "assistant", "content": [{"type": "text", "text": "(no answer)"}]},
+		{"role": "user", "content": [{"type": "text", "text": "next"}]}
+	]}`)
+}
+
 func TestErrors(t *testing.T) {
 	overloaded := `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`
 	tests := []struct {
@@ -270,6 +295,13 @@ func TestErrors(t *testing.T) {
 			wantErr:  "model: Anthropic API: 529 Overloaded: Overloaded.",
 			wantReqs: 1,
 			wantCode: 529,
+		},
+		{
+			name:     "an invalid-request error event is not retried",
+			replies:  []http.HandlerFunc{fakeapi.SSE(messageStart(10), "event: error\ndata: "+`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}`+"\n\n")},
+			wantErr:  "model: Anthropic API: 400 Bad Request: prompt is too long",
+			wantReqs: 1,
+			wantCode: 400,
 		},
 		{
 			name:     "malformed JSON",

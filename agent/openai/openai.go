@@ -15,6 +15,7 @@ import (
 
 	oai "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
@@ -185,6 +186,19 @@ func (m *Model) params(req *agent.Request) (oai.ChatCompletionNewParams, error) 
 
 // httpError reads the HTTP error behind an SDK error.
 func httpError(err error) *modelhttp.HTTPError {
+	// An error event in the middle of a stream comes with the stream's
+	// 200; its type or code says what it stands for.
+	if se, ok := errors.AsType[*ssestream.StreamError](err); ok {
+		var body struct {
+			Error struct {
+				Type string `json:"type"`
+				Code any    `json:"code"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(se.Event.Data, &body)
+		code, _ := body.Error.Code.(string)
+		return &modelhttp.HTTPError{Status: modelhttp.StreamErrorStatus(code, body.Error.Type), Body: string(se.Event.Data)}
+	}
 	var e *oai.Error
 	if !errors.As(err, &e) {
 		return nil

@@ -236,6 +236,22 @@ func TestErrors(t *testing.T) {
 			wantDelay: 300 * time.Millisecond,
 		},
 		{
+			name:     "an error event in the stream is the request's fault, not retried",
+			replies:  []http.HandlerFunc{fakeapi.SSE(fakeapi.Data(map[string]any{"error": map[string]any{"message": "This model's maximum context length is 128000 tokens.", "type": "invalid_request_error", "code": "context_length_exceeded"}}))},
+			wantErr:  "model: OpenAI-compatible API: 400 Bad Request: This model's maximum context length is 128000 tokens.",
+			wantNot:  "reachable",
+			wantReqs: 1,
+			wantCode: 400,
+		},
+		{
+			name: "a rate-limit error event is retried",
+			replies: []http.HandlerFunc{
+				fakeapi.SSE(fakeapi.Data(map[string]any{"error": map[string]any{"message": "slow down", "type": "requests", "code": "rate_limit_exceeded"}})),
+				fakeapi.SSE(answerStream...),
+			},
+			wantReqs: 2,
+		},
+		{
 			name:     "500s until the retries give up",
 			replies:  []http.HandlerFunc{fakeapi.Status(500, `{"error":{"message":"internal error"}}`)},
 			wantErr:  "model: OpenAI-compatible API: 500 Internal Server Error: internal error (after 2 retries). The API is failing on its side; try again later.",

@@ -481,6 +481,8 @@ func (u *termUI) Finished(e agent.FinishEvent) {
 		fmt.Fprintln(u.out, u.yellow(fmt.Sprintf("[stopped after %d steps without a final answer; SANDPIPER_MAX_STEPS allows more]", e.Steps)))
 	case agent.StopLength:
 		fmt.Fprintln(u.out, u.yellow("[the answer was cut off by the model's output token limit (SANDPIPER_MODEL_MAX_TOKENS)]"))
+	case agent.StopRefused:
+		fmt.Fprintln(u.out, u.yellow("[the model declined to answer]"))
 	case agent.StopAnswered:
 		if strings.TrimSpace(e.Answer) == "" {
 			fmt.Fprintln(u.out, u.yellow("[the model ended without an answer]"))

@@ -33,6 +33,34 @@ type HTTPError struct {
 	Body   string
 }
 
+// StreamErrorStatus is the HTTP status an error event in the middle of a
+// stream (sent with the stream's 200) stands for, from the error's type or
+// code as OpenAI- and Anthropic-style APIs name them. Unknown kinds count
+// as the request's fault (400), which is not retried.
+func StreamErrorStatus(kinds ...string) int {
+	for _, k := range kinds {
+		switch k {
+		case "rate_limit_error", "rate_limit_exceeded", "insufficient_quota_retry":
+			return http.StatusTooManyRequests
+		case "overloaded_error", "overloaded":
+			return 529
+		case "timeout_error", "timeout":
+			return http.StatusGatewayTimeout
+		case "server_error", "api_error", "internal_error", "internal_server_error", "service_unavailable":
+			return http.StatusInternalServerError
+		case "authentication_error", "invalid_api_key":
+			return http.StatusUnauthorized
+		case "permission_error":
+			return http.StatusForbidden
+		case "not_found_error", "model_not_found":
+			return http.StatusNotFound
+		case "request_too_large":
+			return http.StatusRequestEntityTooLarge
+		}
+	}
+	return http.StatusBadRequest
+}
+
 // Caller makes model calls with retries.
 type Caller struct {
 	Provider string // for messages, e.g. "OpenAI-compatible API"
@@ -181,6 +209,9 @@ func (c *Caller) hint(status int) string {
 	}
 	switch status {
 	case http.StatusUnauthorized:
+		if c.Key.Value == "" {
+			return fmt.Sprintf("No key was sent, and %s wants one: set SANDPIPER_MODEL_API_KEY.", c.BaseURL)
+		}
 		if c.Key.Source == OIDCVar {
 			return "The key came from " + OIDCVar + ": these tokens expire 12 hours after `vercel env pull` wrote them; run `vercel env pull` again to refresh it, or set AI_GATEWAY_API_KEY."
 		}

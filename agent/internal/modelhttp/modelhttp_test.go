@@ -81,6 +81,7 @@ func TestDo(t *testing.T) {
 		name      string
 		errs      []error // per attempt; nil succeeds
 		retryable bool
+		noKey     bool // as for a server on loopback
 		wantCalls int
 		wantErr   string
 	}{
@@ -90,6 +91,8 @@ func TestDo(t *testing.T) {
 			wantErr: "model: Test API: 400 Bad Request: bad tool schema"},
 		{name: "key is redacted", errs: []error{status(401, `{"error":{"message":"key secret-key-123 revoked"}}`)}, wantCalls: 1,
 			wantErr: "model: Test API: 401 Unauthorized: key [redacted] revoked. The API rejected the key from TEST_KEY; check that it is current and meant for https://api.example/v1."},
+		{name: "401 without a key", errs: []error{status(401, `{"error":{"message":"unauthorized"}}`)}, noKey: true, wantCalls: 1,
+			wantErr: "model: Test API: 401 Unauthorized: unauthorized. No key was sent, and https://api.example/v1 wants one: set SANDPIPER_MODEL_API_KEY."},
 		{name: "402", errs: []error{status(402, "")}, wantCalls: 1,
 			wantErr: "model: Test API: 402 Payment Required. The account behind the key needs credits or billing details."},
 		{name: "connection errors until the end", errs: []error{errors.New("connection reset by peer")}, wantCalls: 3,
@@ -101,6 +104,9 @@ func TestDo(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := caller(2)
+			if tt.noKey {
+				c.Key = agent.APIKey{}
+			}
 			calls := 0
 			err := c.Do(t.Context(), func(context.Context) error {
 				e := tt.errs[min(calls, len(tt.errs)-1)]
