@@ -5,7 +5,7 @@
 #
 # The local sandbox needs user namespaces and a fresh /proc inside the
 # container: run with --security-opt seccomp=unconfined, apparmor=unconfined
-# and systempaths=unconfined (bot/README-files-snippet.md says why).
+# and systempaths=unconfined (README.md, "Docker", says why).
 # cmd/sandpiper/dockerfile_test.go checks this file's references.
 
 # Build stage: the bot binary. cgo builds the sandbox's C helpers

@@ -173,6 +173,10 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	api := newSlackClient(cfg, slackCallTimeout)
 	auth, err := api.AuthTestContext(ctx)
 	if err != nil {
+		if _, refused := errors.AsType[slack.SlackErrorResponse](err); !refused {
+			// Slack never answered: not the token's fault.
+			return nil, &ConfigError{"SLACK_API_URL", fmt.Errorf("cannot reach Slack at %s: %w (check the network, a proxy, or SLACK_API_URL)", cfg.APIURL, err)}
+		}
 		return nil, &ConfigError{"SLACK_BOT_TOKEN", fmt.Errorf("auth.test failed: %w (is the token current and the app installed in the workspace?)", explain(err))}
 	}
 	m := newMetrics()

@@ -461,9 +461,14 @@ func TestBadTokensFailAtStart(t *testing.T) {
 	}{
 		{"bot token", "xoxb-wrong", slacktest.AppToken, []string{"SLACK_BOT_TOKEN", "auth.test failed", "invalid_auth"}},
 		{"app token", slacktest.BotToken, "xapp-wrong", []string{"SLACK_APP_TOKEN", "apps.connections.open failed", "invalid_auth", "connections:write"}},
+		{"slack unreachable", slacktest.BotToken, slacktest.AppToken, []string{"SLACK_API_URL", "cannot reach Slack at http://127.0.0.1:1/api/", "connection refused"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := bot.New(t.Context(), bot.Config{BotToken: tc.bot, AppToken: tc.app, APIURL: fake.URL, DataDir: t.TempDir(), HTTPAddr: "-",
+			url := fake.URL
+			if tc.name == "slack unreachable" {
+				url = "http://127.0.0.1:1/api/"
+			}
+			_, err := bot.New(t.Context(), bot.Config{BotToken: tc.bot, AppToken: tc.app, APIURL: url, DataDir: t.TempDir(), HTTPAddr: "-",
 				Answerer: instantAnswerer{}})
 			var ce *bot.ConfigError
 			if !errors.As(err, &ce) {

@@ -47,7 +47,7 @@ const (
 	DefaultDataDir         = "./data"
 	DefaultThreadTTL       = 24 * time.Hour
 	DefaultShutdownTimeout = 30 * time.Second
-	DefaultHTTPAddr        = ":8080"
+	DefaultHTTPAddr        = "127.0.0.1:8080" // the image listens on :8080
 	DefaultWorkers         = 8
 	DefaultAnswerTimeout   = 10 * time.Minute
 

@@ -51,7 +51,9 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		switch a := args[i]; {
 		case a == "--debug" || a == "-debug":
 			debug = true
-		case (a == "--file" || a == "-file" || a == "--out" || a == "-out") && len(words) == 0:
+		// --file and --out count also after the question (ask "plot it"
+		// --file d.csv); "--" makes the rest question text.
+		case a == "--file" || a == "-file" || a == "--out" || a == "-out":
 			if i+1 >= len(args) {
 				fmt.Fprintf(stderr, "sandpiper: ask: %s needs a value\n\n%s", a, askUsage)
 				return 2
@@ -62,9 +64,9 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			} else {
 				outDir = args[i]
 			}
-		case (strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "-file=")) && len(words) == 0:
+		case strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "-file="):
 			paths = append(paths, a[strings.IndexByte(a, '=')+1:])
-		case (strings.HasPrefix(a, "--out=") || strings.HasPrefix(a, "-out=")) && len(words) == 0:
+		case strings.HasPrefix(a, "--out=") || strings.HasPrefix(a, "-out="):
 			outDir = a[strings.IndexByte(a, '=')+1:]
 		case a == "-h" || a == "-help" || a == "--help":
 			fmt.Fprint(stdout, askUsage)

@@ -471,6 +471,8 @@ func TestAskFileErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"ask", "--file", "missing.csv", "q"}, nil, "sandpiper: ask: --file: stat missing.csv: no such file or directory"},
+		// After the question too: not sent to the model as text.
+		{[]string{"ask", "plot it", "--file", "missing.csv"}, nil, "sandpiper: ask: --file: stat missing.csv: no such file or directory"},
 		{[]string{"ask", "--file", "big.csv", "q"}, map[string]string{"SANDPIPER_FILE_MAX_SIZE": "1KiB"}, "--file big.csv: 4.0 KiB is more than the 1.0 KiB allowed per file (SANDPIPER_FILE_MAX_SIZE)"},
 		{[]string{"ask", "--file", "."}, nil, "--file .: not a regular file"},
 		{[]string{"ask", "--file"}, nil, "sandpiper: ask: --file needs a value"},

@@ -37,7 +37,7 @@ func loadBotEnv(ctx context.Context, lookup envconfig.Lookuper) (e botEnv, httpA
 	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &e, Lookuper: lookup}); err != nil {
 		return e, "", fmt.Errorf("config: %s", envNames(err.Error(), e))
 	}
-	httpAddr = ":8080"
+	httpAddr = bot.DefaultHTTPAddr
 	if v, ok := lookup.Lookup("SANDPIPER_HTTP_ADDR"); ok {
 		httpAddr = v
 		if strings.TrimSpace(v) == "" {

@@ -50,7 +50,8 @@ const healthcheckUsage = `usage: sandpiper healthcheck [URL]
 
 Exits 0 when the bot's /healthz answers 200 OK, 1 otherwise: a container
 HEALTHCHECK that needs no curl. The default URL is /healthz on
-SANDPIPER_HTTP_ADDR (default :8080) at 127.0.0.1.
+SANDPIPER_HTTP_ADDR (default 127.0.0.1:8080), at 127.0.0.1 when it
+names all interfaces.
 `
 
 // runHealthcheck is `sandpiper healthcheck`.
@@ -71,7 +72,7 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 			fmt.Fprintf(stderr, "sandpiper: %v\n", err)
 			return 2
 		}
-		addr := ":8080"
+		addr := bot.DefaultHTTPAddr
 		if v, ok := lookup.Lookup("SANDPIPER_HTTP_ADDR"); ok {
 			addr = strings.TrimSpace(v)
 		}
