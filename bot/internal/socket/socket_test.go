@@ -272,7 +272,7 @@ func drain(c *socket.Client) []socket.Event {
 		select {
 		case evt := <-c.Events():
 			out = append(out, evt)
-		case <-time.After(300 * time.Millisecond):
+		case <-time.After(time.Second): // quiet for a second: nothing is on its way
 			return out
 		}
 	}
