@@ -308,7 +308,8 @@ func chat(ctx context.Context, a *agent.Agent, rt agent.Runtime, stdin io.Reader
 type termUI struct {
 	mu       sync.Mutex
 	out, err io.Writer
-	color    bool
+	color    bool // on stdout
+	errColor bool // on stderr
 	spinner  bool
 	midLine  bool // the last text written to out did not end a line
 	start    time.Time
@@ -327,11 +328,12 @@ func newTermUI(stdout, stderr io.Writer, lookup envconfig.Lookuper) *termUI {
 	_, noColor := lookup.Lookup("NO_COLOR")
 	term, _ := lookup.Lookup("TERM")
 	return &termUI{
-		out:     stdout,
-		err:     stderr,
-		color:   isTerminal(stdout) && !noColor && term != "dumb",
-		spinner: isTerminal(stderr) && term != "dumb",
-		start:   time.Now(),
+		out:      stdout,
+		err:      stderr,
+		color:    isTerminal(stdout) && !noColor && term != "dumb",
+		errColor: isTerminal(stderr) && !noColor && term != "dumb",
+		spinner:  isTerminal(stderr) && term != "dumb",
+		start:    time.Now(),
 	}
 }
 
@@ -502,7 +504,7 @@ func (u *termUI) Finished(e agent.FinishEvent) {
 		parts = append(parts, fmt.Sprintf("%d tokens in, %d out", e.Usage.InputTokens, e.Usage.OutputTokens))
 	}
 	parts = append(parts, time.Since(u.start).Round(100*time.Millisecond).String(), e.Model)
-	fmt.Fprintln(u.err, u.dim(strings.Join(parts, " · ")))
+	fmt.Fprintln(u.err, u.errPaint("2", strings.Join(parts, " · ")))
 }
 
 // errorf reports an error without ending the chat.
@@ -511,7 +513,7 @@ func (u *termUI) errorf(format string, args ...any) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.endLine()
-	fmt.Fprintln(u.err, u.red("error: "+fmt.Sprintf(format, args...)))
+	fmt.Fprintln(u.err, u.errPaint("31", "error: "+fmt.Sprintf(format, args...)))
 }
 
 func (u *termUI) printf(format string, args ...any) {
@@ -574,8 +576,14 @@ func (u *termUI) endLine() {
 	}
 }
 
-func (u *termUI) paint(code, s string) string {
-	if !u.color {
+func (u *termUI) paint(code, s string) string { return ansi(u.color, code, s) }
+
+// errPaint is paint for text written to stderr.
+func (u *termUI) errPaint(code, s string) string { return ansi(u.errColor, code, s) }
+
+// ansi wraps s in an ANSI style when on is true.
+func ansi(on bool, code, s string) string {
+	if !on {
 		return s
 	}
 	return "\x1b[" + code + "m" + s + "\x1b[0m"
@@ -612,7 +620,7 @@ func (u *termUI) spin(msg string) {
 				io.WriteString(u.out, lead)
 				u.midLine = false
 			}
-			fmt.Fprintf(u.err, "\r\x1b[K%s %s %s", u.cyan(string(frames[i%len(frames)])), msg+"…", u.dim(time.Since(t0).Round(100*time.Millisecond).String()))
+			fmt.Fprintf(u.err, "\r\x1b[K%s %s %s", u.errPaint("36", string(frames[i%len(frames)])), msg+"…", u.errPaint("2", time.Since(t0).Round(100*time.Millisecond).String()))
 			u.mu.Unlock()
 			select {
 			case <-stop:
