@@ -2,7 +2,11 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -78,7 +82,22 @@ func Doctor(ctx context.Context, cfg Config) []Check {
 			add("Slack app token (apps.connections.open)", nil, "Socket Mode connection allowed")
 		}
 	}
-	if _, err := openSettings(cfg.DataDir); err != nil {
+	if _, err := os.Stat(cfg.DataDir); errors.Is(err, fs.ErrNotExist) {
+		// Check without creating it: doctor should change nothing.
+		parent := filepath.Dir(filepath.Clean(cfg.DataDir))
+		for {
+			if _, err := os.Stat(parent); err == nil || parent == filepath.Dir(parent) {
+				break
+			}
+			parent = filepath.Dir(parent)
+		}
+		if probe, err := os.MkdirTemp(parent, ".sandpiper-doctor-"); err != nil {
+			add("SANDPIPER_DATA_DIR", fmt.Errorf("%s does not exist and cannot be created in %s: %w", cfg.DataDir, parent, err), "")
+		} else {
+			os.Remove(probe)
+			add("SANDPIPER_DATA_DIR", nil, cfg.DataDir+" does not exist yet; the bot will create it")
+		}
+	} else if _, err := openSettings(cfg.DataDir); err != nil {
 		add("SANDPIPER_DATA_DIR", err, "")
 	} else {
 		add("SANDPIPER_DATA_DIR", nil, cfg.DataDir+" is writable")

@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,7 +51,8 @@ func TestDoctorReportsSlackProblems(t *testing.T) {
 	t.Setenv("SLACK_API_URL", fake.URL)
 	t.Setenv("SLACK_BOT_TOKEN", "xoxb-wrong")
 	t.Setenv("SLACK_APP_TOKEN", slacktest.AppToken)
-	t.Setenv("SANDPIPER_DATA_DIR", t.TempDir())
+	dataDir := filepath.Join(t.TempDir(), "not", "yet")
+	t.Setenv("SANDPIPER_DATA_DIR", dataDir)
 	for _, k := range []string{"SANDPIPER_MODEL_API_KEY", "AI_GATEWAY_API_KEY", "VERCEL_OIDC_TOKEN", "OPENAI_API_KEY", "SANDPIPER_MODEL_BASE_URL"} {
 		t.Setenv(k, "")
 		os.Unsetenv(k)
@@ -60,7 +64,7 @@ func TestDoctorReportsSlackProblems(t *testing.T) {
 	for _, want := range []string{
 		"FAIL Slack bot token (auth.test): invalid_auth",
 		"ok   Slack app token (apps.connections.open)",
-		"ok   SANDPIPER_DATA_DIR",
+		"ok   SANDPIPER_DATA_DIR: " + dataDir + " does not exist yet; the bot will create it",
 		"FAIL model: config: no model API key: set SANDPIPER_MODEL_API_KEY, AI_GATEWAY_API_KEY, VERCEL_OIDC_TOKEN or OPENAI_API_KEY",
 	} {
 		if !strings.Contains(got, want) {
@@ -72,6 +76,9 @@ func TestDoctorReportsSlackProblems(t *testing.T) {
 	}
 	if strings.Contains(got, "xoxb-wrong") {
 		t.Error("doctor printed the token")
+	}
+	if _, err := os.Stat(filepath.Dir(dataDir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("doctor created part of %s: %v", dataDir, err)
 	}
 }
 
