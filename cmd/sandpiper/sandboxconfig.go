@@ -185,12 +185,13 @@ func parseByteSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// formatSize writes n bytes as the largest binary unit that divides it.
+// formatSize writes n bytes as it was likely written: with the largest
+// binary, else decimal, unit that divides it.
 func formatSize(n int64) string {
 	for _, u := range []struct {
 		name string
 		size int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}} {
 		if n != 0 && n%u.size == 0 {
 			return strconv.FormatInt(n/u.size, 10) + u.name
 		}
