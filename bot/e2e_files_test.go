@@ -485,3 +485,21 @@ func TestEarlierRefusedFilesAreNoticedOnce(t *testing.T) {
 		t.Errorf("%d notices after a follow-up, want still 1:\n%s", n, dump(msgs))
 	}
 }
+
+// TestFilesInAReplyToSomeoneElse: a file posted in the bot's thread in a
+// reply addressed to another person is there for the next question.
+func TestFilesInAReplyToSomeoneElse(t *testing.T) {
+	requireModules(t, "pandas")
+	h := newHarness(t, withScript(dataScript))
+	d := h.post("C0DATA", "U0ALICE", mention+"compute 1+1", "")
+	h.waitReplies("C0DATA", d.TS, 1)
+	if _, err := h.slack.UserPosts(slacktest.Post{Channel: "C0DATA", User: "U0BOB", Text: "<@U0ALICE> here are the numbers", ThreadTS: d.TS,
+		Files: []slacktest.File{{Name: "sales.csv", Data: salesCSV()}}}); err != nil {
+		t.Fatal(err)
+	}
+	h.post("C0DATA", "U0ALICE", "what is the total revenue?", d.TS)
+	msgs := h.waitReplies("C0DATA", d.TS, 2)
+	if a := botMessages(msgs, isAnswer); len(a) != 2 || !strings.Contains(a[1].Visible(), salesTotal) {
+		t.Errorf("want the file's total %s in the second answer:\n%s", salesTotal, dump(msgs))
+	}
+}

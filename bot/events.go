@@ -189,6 +189,11 @@ func (b *Bot) onEventsAPI(frame []byte) {
 	}
 	r := classify(in, b.userID)
 	if r == ignore {
+		// Files posted in the bot's thread in a reply to someone else are
+		// still the thread's: the next question can use them.
+		if len(in.Files) > 0 && in.ThreadTS != "" && in.ThreadTS != in.TS && in.User != "" && in.User != b.userID && in.BotID == "" && !in.Edited {
+			b.memory.noteFiles(in.Channel, in.ThreadTS, Turn{User: in.User, TS: in.TS, Files: refsOf(in.Files)})
+		}
 		return
 	}
 	// A mention arrives twice (app_mention and message.channels); and a

@@ -150,15 +150,43 @@ func (m *threadMemory) record(channel, threadTS string, t Turn) {
 	if v, ok := m.cache.Get(key); ok {
 		turns = v.([]Turn)
 	}
-	// Replace a turn rebuilt for the same question, keep order by ts.
+	m.cache.SetDefault(key, trimHistory(withTurn(turns, t), historyChars*2))
+}
+
+// withTurn returns turns with t in its place by ts, replacing a turn for
+// the same message (one rebuilt from Slack). Answers finish out of order,
+// but before() needs the order of the messages.
+func withTurn(turns []Turn, t Turn) []Turn {
 	out := make([]Turn, 0, len(turns)+1)
+	placed := false
 	for _, x := range turns {
-		if x.TS != t.TS {
-			out = append(out, x)
+		if x.TS == t.TS {
+			continue
 		}
+		if !placed && x.TS > t.TS {
+			out = append(out, t)
+			placed = true
+		}
+		out = append(out, x)
 	}
-	out = append(out, t)
-	m.cache.SetDefault(key, trimHistory(out, historyChars*2))
+	if !placed {
+		out = append(out, t)
+	}
+	return out
+}
+
+// noteFiles keeps the files of a message the bot did not answer (a reply
+// addressed to someone else) in a thread it is in, for later questions.
+func (m *threadMemory) noteFiles(channel, threadTS string, t Turn) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key := threadKey(channel, threadTS)
+	v, ok := m.cache.Get(key)
+	if !ok {
+		return // not the bot's thread, or not in memory: a rebuild reads it
+	}
+	t.Ignored = true
+	m.cache.SetDefault(key, withTurn(v.([]Turn), t))
 }
 
 var reMention = regexp.MustCompile(`<@([UW][A-Z0-9]+)(\|[^>]*)?>`)
