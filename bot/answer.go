@@ -83,9 +83,15 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 		log.Debug("reactions.remove failed", "err", err)
 	}
 	turn := Turn{User: m.User, TS: m.TS, Question: m.Text, Runs: p.runs, Files: m.Files, Outputs: p.outputs}
-	switch {
-	case err == nil && strings.TrimSpace(ans.Text) != "":
+	answered := err == nil && strings.TrimSpace(ans.Text) != ""
+	if answered {
 		turn.Answer = ans.Text
+	}
+	// Remember the turn before posting: a follow-up can come as soon as
+	// the answer shows.
+	b.memory.record(m.Channel, m.ThreadTS, turn)
+	switch {
+	case answered:
 		b.postAnswer(pctx, m, ans, debug, time.Since(start))
 		b.metrics.answerSeconds.observe(time.Since(start).Seconds())
 	default:
@@ -97,7 +103,6 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 		}
 		b.notice(pctx, m, text)
 	}
-	b.memory.record(m.Channel, m.ThreadTS, turn)
 }
 
 // failureText says in one line what went wrong, for the thread.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -145,11 +146,18 @@ func (m *threadMemory) record(channel, threadTS string, t Turn) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	key := threadKey(channel, threadTS)
-	m.foreign.Delete(key)
 	var turns []Turn
 	if v, ok := m.cache.Get(key); ok {
 		turns = v.([]Turn)
+	} else if v, ok := m.foreign.Get(key); ok {
+		// The bot's first answer in the thread: what was read of it
+		// before (people's messages, kept for their files) stays.
+		turns = slices.Clone(v.([]Turn))
+		for i := range turns {
+			turns[i].Ignored = true
+		}
 	}
+	m.foreign.Delete(key)
 	m.cache.SetDefault(key, trimHistory(withTurn(turns, t), historyChars*2))
 }
 
@@ -181,12 +189,13 @@ func (m *threadMemory) noteFiles(channel, threadTS string, t Turn) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	key := threadKey(channel, threadTS)
-	v, ok := m.cache.Get(key)
-	if !ok {
-		return // not the bot's thread, or not in memory: a rebuild reads it
-	}
 	t.Ignored = true
-	m.cache.SetDefault(key, withTurn(v.([]Turn), t))
+	if v, ok := m.cache.Get(key); ok {
+		m.cache.SetDefault(key, withTurn(v.([]Turn), t))
+	} else if v, ok := m.foreign.Get(key); ok { // the bot's first answer is under way
+		m.foreign.SetDefault(key, withTurn(v.([]Turn), t))
+	}
+	// Otherwise not in memory: a rebuild from Slack reads it.
 }
 
 var reMention = regexp.MustCompile(`<@([UW][A-Z0-9]+)(\|[^>]*)?>`)
