@@ -27,7 +27,8 @@ RUN pip install --no-cache-dir --disable-pip-version-check --root-user-action=ig
         scipy==1.18.1 \
         sympy==1.14.0 \
         openpyxl==3.1.5 \
-    && python3 -c "import numpy, pandas, matplotlib, scipy, sympy, openpyxl"
+        xlrd==2.0.1 \
+    && python3 -c "import numpy, pandas, matplotlib, scipy, sympy, openpyxl, xlrd"
 RUN useradd --system --uid 10001 --user-group --create-home --home-dir /home/sandpiper \
         --shell /usr/sbin/nologin sandpiper \
     && mkdir -p /data \
