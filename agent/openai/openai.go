@@ -154,10 +154,17 @@ func (m *Model) params(req *agent.Request) (oai.ChatCompletionNewParams, error) 
 				a.Content.OfString = oai.String(msg.Text)
 			}
 			for _, c := range msg.ToolCalls {
+				// Arguments that were not JSON (the model's mistake, already
+				// answered with an error) go back as {}: gateways that
+				// convert the call for another provider parse them.
+				args := string(c.Input)
+				if !json.Valid(c.Input) {
+					args = "{}"
+				}
 				a.ToolCalls = append(a.ToolCalls, oai.ChatCompletionMessageToolCallUnionParam{
 					OfFunction: &oai.ChatCompletionMessageFunctionToolCallParam{
 						ID:       c.ID,
-						Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: string(c.Input)},
+						Function: oai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: args},
 					},
 				})
 			}
@@ -240,7 +247,7 @@ func (a *accumulator) add(chunk oai.ChatCompletionChunk) string {
 		if ch.Index != 0 {
 			continue // we ask for one choice
 		}
-		text += ch.Delta.Content
+		text += ch.Delta.Content + ch.Delta.Refusal // a refusal is what the user should read
 		for _, d := range ch.Delta.ToolCalls {
 			c := a.byIndex[d.Index]
 			if c == nil || (d.ID != "" && c.id != "" && d.ID != c.id) {

@@ -404,3 +404,38 @@ func TestNoEnvironment(t *testing.T) {
 		t.Errorf("headers = %v", r.Header)
 	}
 }
+
+// TestInvalidArgumentsGoBackAsEmptyObject: arguments that were not JSON
+// are sent back as {}, which gateways converting the call can parse.
+func TestInvalidArgumentsGoBackAsEmptyObject(t *testing.T) {
+	m := newModel(t, fakeapi.New(t), agent.APIKey{Value: testKey})
+	p, err := m.params(&agent.Request{Messages: []agent.Message{
+		agent.UserMessage("q"),
+		{Role: agent.RoleAssistant, ToolCalls: []agent.ToolCall{{ID: "c1", Name: "executeCode", Input: json.RawMessage(`{"code": "pri`)}}},
+		{Role: agent.RoleTool, ToolResults: []agent.ToolResult{{CallID: "c1", Name: "executeCode", Content: "Error: invalid input", IsError: true}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(p)
+	if !strings.Contains(string(body), `"arguments":"{}"`) {
+		t.Errorf("body = %s", fakeapi.Pretty(body))
+	}
+}
+
+// TestRefusalTextIsTheAnswer: a refusal streamed in delta.refusal is what
+// the user reads.
+func TestRefusalTextIsTheAnswer(t *testing.T) {
+	srv := fakeapi.New(t, fakeapi.SSE(
+		fakeapi.Data(map[string]any{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{"role": "assistant", "refusal": "I can't help with that."}}}}),
+		fakeapi.Data(map[string]any{"id": "x", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": []any{map[string]any{"index": 0, "delta": map[string]any{}, "finish_reason": "content_filter"}}}),
+		"data: [DONE]\n\n",
+	))
+	resp, err := newModel(t, srv, agent.APIKey{Value: testKey}).Generate(t.Context(), &agent.Request{Messages: []agent.Message{agent.UserMessage("q")}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Message.Text != "I can't help with that." || resp.Finish != agent.FinishRefusal {
+		t.Errorf("response = %+v", resp)
+	}
+}

@@ -327,14 +327,14 @@ func Malformed(provider string, err error) error {
 	}
 }
 
-// HTTPClient returns client, or a new one when nil.
+// HTTPClient returns client, or a new one when nil. The call's own
+// timeout (SANDPIPER_MODEL_TIMEOUT) bounds waiting for headers too: a
+// local server loading a model may take minutes to answer.
 func HTTPClient(client *http.Client) *http.Client {
 	if client != nil {
 		return client
 	}
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.ResponseHeaderTimeout = 2 * time.Minute
-	return &http.Client{Transport: t}
+	return &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 }
 
 // ReadBody reads the start of an error response's body.
