@@ -24,13 +24,13 @@ type card struct {
 	N          int    // run number within the answer, from 1
 	QuestionTS string // the ts of the question the run answers
 	Code       string // the Python the model wrote
-	Running  bool
-	Result   *sandbox.Result // nil while running or when the sandbox failed
-	Err      error           // the sandbox machinery failed
-	Duration time.Duration
-	Debug    bool // the channel has debug on
-	Limits   sandbox.Limits
-	Files    []producedFile // what the run wrote, and what became of it
+	Running    bool
+	Result     *sandbox.Result // nil while running or when the sandbox failed
+	Err        error           // the sandbox machinery failed
+	Duration   time.Duration
+	Debug      bool // the channel has debug on
+	Limits     sandbox.Limits
+	Files      []producedFile // what the run wrote, and what became of it
 }
 
 // attachment is a file posted in the thread after a card or an answer.

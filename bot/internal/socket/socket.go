@@ -234,7 +234,7 @@ func (c *Client) Run(ctx context.Context) error {
 				// Another process holds this app's connections; wait
 				// before competing for one again.
 				old.close()
-				c.emit(ctx, Event{Kind: Disconnected, Err: errors.New("Slack closed the connection: too many connections for this app")})
+				c.emit(ctx, Event{Kind: Disconnected, Err: errors.New("slack closed the connection: too many connections for this app")})
 				if err := sleep(ctx, crowdedWait+rand.N(crowdedWait/3)); err != nil {
 					return err
 				}

@@ -228,29 +228,16 @@ func TestRateLimitedOpenWaits(t *testing.T) {
 // no ping is left after the ping timeout.
 func TestSilentConnectionIsReopened(t *testing.T) {
 	var dials atomic.Int32
-	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/apps.connections.open" {
-			fmt.Fprintf(w, `{"ok":true,"url":"ws%s/socket"}`, strings.TrimPrefix(srv.URL, "http"))
-			return
-		}
-		ws, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer ws.Close()
+	api := endpoint(t, nil, func(ws *websocket.Conn, r *http.Request) {
 		dials.Add(1)
 		ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"hello"}`))
 		<-r.Context().Done() // never read, so never pong
-	}))
-	defer srv.Close()
-	api := slack.New("xoxb-x", slack.OptionAppLevelToken("xapp-x"), slack.OptionAPIURL(srv.URL+"/api/"))
+	})
 	c := socket.New(api, socket.Config{PingTimeout: 300 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
-	defer func() { cancel(); <-done; srv.CloseClientConnections() }()
+	defer func() { cancel(); <-done }()
 	deadline := time.After(10 * time.Second)
 	hellos := 0
 	for hellos < 2 {
@@ -263,6 +250,32 @@ func TestSilentConnectionIsReopened(t *testing.T) {
 			t.Fatalf("dials = %d; the silent connection was not reopened", dials.Load())
 		}
 	}
+}
+
+// endpoint is a minimal Socket Mode server: apps.connections.open (after
+// calling opened, if set) and a websocket that serve handles. It returns
+// a client of it.
+func endpoint(t *testing.T, opened func(), serve func(*websocket.Conn, *http.Request)) *slack.Client {
+	t.Helper()
+	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/apps.connections.open" {
+			if opened != nil {
+				opened()
+			}
+			fmt.Fprintf(w, `{"ok":true,"url":"ws%s/socket"}`, strings.TrimPrefix(srv.URL, "http"))
+			return
+		}
+		ws, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.Close()
+		serve(ws, r)
+	}))
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
+	return slack.New("xoxb-x", slack.OptionAppLevelToken("xapp-x"), slack.OptionAPIURL(srv.URL+"/api/"))
 }
 
 // drain reads every event available now, waiting a little for stragglers.
@@ -384,23 +397,9 @@ func TestAckedIsKeptAtShutdown(t *testing.T) {
 // is not asked for a new one in a tight loop.
 func TestQuickDropsBackOff(t *testing.T) {
 	var opens atomic.Int32
-	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/api/apps.connections.open" {
-			opens.Add(1)
-			fmt.Fprintf(w, `{"ok":true,"url":"ws%s/socket"}`, strings.TrimPrefix(srv.URL, "http"))
-			return
-		}
-		ws, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
+	api := endpoint(t, func() { opens.Add(1) }, func(ws *websocket.Conn, _ *http.Request) {
 		ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"hello"}`))
-		ws.Close()
-	}))
-	defer srv.Close()
-	api := slack.New("xoxb-x", slack.OptionAppLevelToken("xapp-x"), slack.OptionAPIURL(srv.URL+"/api/"))
+	})
 	c := socket.New(api, socket.Config{Logger: slog.New(slog.DiscardHandler)})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 	defer cancel()
