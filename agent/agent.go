@@ -132,11 +132,22 @@ func (a *Agent) Run(ctx context.Context, history []Message, obs Observer) (*Outc
 	for step := 1; step <= maxSteps; step++ {
 		obs.StepStarted(StepEvent{Step: step, MaxSteps: maxSteps})
 		req.Messages = msgs
-		resp, err := a.Model.Generate(ctx, req, func(delta string) {
-			if delta != "" {
-				obs.AnswerDelta(DeltaEvent{Step: step, Text: delta})
-			}
-		})
+		generate := func() (*Response, error) {
+			return a.Model.Generate(ctx, req, func(delta string) {
+				if delta != "" {
+					obs.AnswerDelta(DeltaEvent{Step: step, Text: delta})
+				}
+			})
+		}
+		resp, err := generate()
+		// A provider does not retry a call whose answer had started to
+		// stream (the text is already out). The loop may: the observer is
+		// told to discard it. Once, so a failing API is not hammered.
+		if apiErr, ok := errors.AsType[*APIError](err); ok && apiErr.Partial && ctx.Err() == nil {
+			log.WarnContext(ctx, "agent: the answer broke off; trying the step again", "step", step, "err", err)
+			obs.StepStarted(StepEvent{Step: step, MaxSteps: maxSteps, Retry: 1, Err: err})
+			resp, err = generate()
+		}
 		if err != nil {
 			return failed(fmt.Errorf("agent: step %d: %w", step, err))
 		}

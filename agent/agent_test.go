@@ -542,3 +542,41 @@ func (panicTool) Spec() ToolSpec { return ToolSpec{Name: "boom"} }
 func (panicTool) Call(context.Context, json.RawMessage) (*ToolOutput, error) {
 	panic("kaboom")
 }
+
+// TestStepRetriedAfterABrokenAnswer: a call that broke off after its answer
+// had started to stream (which the provider cannot retry) is run again
+// once; the observer is told to discard the text.
+func TestStepRetriedAfterABrokenAnswer(t *testing.T) {
+	broken := &APIError{Provider: "Test API", Message: "the connection broke off", Partial: true}
+	for _, tc := range []struct {
+		name     string
+		turns    []turn
+		wantErr  bool
+		wantCall int
+	}{
+		{"once", []turn{{err: broken}, {deltas: []string{"42"}}}, false, 2},
+		{"not twice", []turn{{err: broken}, {err: broken}, {deltas: []string{"42"}}}, true, 2},
+		{"not when the API refused", []turn{{err: &APIError{Provider: "Test API", StatusCode: 400}}, {deltas: []string{"42"}}}, true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			model := &scriptedModel{turns: tc.turns}
+			a := &Agent{Model: model, Logger: testLogger(t)}
+			var retries []StepEvent
+			obs := ObserverFuncs{OnStepStarted: func(e StepEvent) {
+				if e.Retry > 0 {
+					retries = append(retries, e)
+				}
+			}}
+			out, err := a.Run(t.Context(), []Message{UserMessage("q")}, obs)
+			if (err != nil) != tc.wantErr || len(model.requests) != tc.wantCall {
+				t.Fatalf("Run = %+v, %v after %d calls; want error %v after %d", out, err, len(model.requests), tc.wantErr, tc.wantCall)
+			}
+			if !tc.wantErr && (out.Answer != "42" || out.Stop != StopAnswered || out.Steps != 1) {
+				t.Errorf("outcome = %+v", out)
+			}
+			if wantRetries := min(tc.wantCall-1, 1); len(retries) != wantRetries || (wantRetries == 1 && (retries[0].Step != 1 || retries[0].Err == nil)) {
+				t.Errorf("retry events = %+v, want %d", retries, wantRetries)
+			}
+		})
+	}
+}

@@ -133,7 +133,11 @@ type APIError struct {
 	Message    string // the provider's own explanation, when it sent one
 	Hint       string // what the person running sandpiper can do
 	Retries    int    // how many times the request was retried
-	Err        error  // the underlying error, if any
+	// Partial: the failure (a broken connection, a server error) would
+	// have been retried, but part of the answer had already been streamed
+	// to the caller. The caller may run the call again, discarding it.
+	Partial bool
+	Err     error // the underlying error, if any
 }
 
 func (e *APIError) Error() string {

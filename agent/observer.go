@@ -28,6 +28,11 @@ type Observer interface {
 type StepEvent struct {
 	Step     int // from 1
 	MaxSteps int
+	// Retry is 1 when the step's model call starts again because the
+	// connection broke off while the answer was streaming: the text of
+	// the step streamed so far is to be discarded. Err says what broke.
+	Retry int
+	Err   error
 }
 
 // DeltaEvent is a piece of text streamed from the model.

@@ -439,3 +439,28 @@ func TestRefusalTextIsTheAnswer(t *testing.T) {
 		t.Errorf("response = %+v", resp)
 	}
 }
+
+// TestBrokenAnswerIsAskedAgain: a stream cut after text went out is not
+// retried by the provider, but the agent runs the step again, and the
+// terminal or Slack gets the whole answer.
+func TestBrokenAnswerIsAskedAgain(t *testing.T) {
+	srv := fakeapi.New(t, fakeapi.CutSSE(chunk(text("The ans"), "")), fakeapi.SSE(answerStream...))
+	a := &agent.Agent{Model: newModel(t, srv, agent.APIKey{Value: testKey})}
+	var deltas []string
+	retried := false
+	obs := agent.ObserverFuncs{
+		OnAnswerDelta: func(e agent.DeltaEvent) { deltas = append(deltas, e.Text) },
+		OnStepStarted: func(e agent.StepEvent) {
+			if e.Retry > 0 {
+				retried, deltas = true, nil // discard what was streamed
+			}
+		},
+	}
+	out, err := a.Run(t.Context(), []agent.Message{agent.UserMessage("q")}, obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Answer != "5 + 5 − 84³ = **-592694**" || !retried || strings.Join(deltas, "") != out.Answer || len(srv.Requests()) != 2 {
+		t.Errorf("answer %q, retried %v, deltas %q, %d requests", out.Answer, retried, deltas, len(srv.Requests()))
+	}
+}

@@ -338,8 +338,15 @@ func newTermUI(stdout, stderr io.Writer, lookup envconfig.Lookuper) *termUI {
 }
 
 func (u *termUI) StepStarted(e agent.StepEvent) {
-	if e.Step == 1 {
+	if e.Step == 1 && e.Retry == 0 {
 		u.start = time.Now()
+	}
+	if e.Retry > 0 {
+		u.stopSpinner()
+		u.mu.Lock()
+		u.endLine()
+		fmt.Fprintln(u.out, u.yellow("[the connection broke off; asking again — the text above is discarded]"))
+		u.mu.Unlock()
 	}
 	u.spin("Thinking")
 }

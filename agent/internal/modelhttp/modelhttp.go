@@ -98,6 +98,7 @@ func (c *Caller) Do(ctx context.Context, attempt func(ctx context.Context) error
 		delay, again := c.retryDelay(apiErr, err, try)
 		if !again || try >= p.MaxRetries || (retryable != nil && !retryable()) {
 			apiErr.Retries = try
+			apiErr.Partial = again && try < p.MaxRetries
 			return apiErr
 		}
 		c.Logger.WarnContext(ctx, "model: retrying", "provider", c.Provider, "status", apiErr.StatusCode,

@@ -124,7 +124,11 @@ func TestDo(t *testing.T) {
 			}
 			var apiErr *agent.APIError
 			if err == nil || err.Error() != tt.wantErr || !errors.As(err, &apiErr) {
-				t.Errorf("err = %v\nwant %s", err, tt.wantErr)
+				t.Fatalf("err = %v\nwant %s", err, tt.wantErr)
+			}
+			// Partial: retrying was refused only because text was out.
+			if want := tt.errs[0] == ErrStreamCut && !tt.retryable; apiErr.Partial != want {
+				t.Errorf("Partial = %v, want %v", apiErr.Partial, want)
 			}
 		})
 	}
