@@ -141,7 +141,7 @@ func before(turns []Turn, ts string) []Turn {
 	return out
 }
 
-// record stores a finished turn at the end of the thread's history.
+// record stores a finished turn in the thread's history.
 func (m *threadMemory) record(channel, threadTS string, t Turn) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -165,22 +165,12 @@ func (m *threadMemory) record(channel, threadTS string, t Turn) {
 // the same message (one rebuilt from Slack). Answers finish out of order,
 // but before() needs the order of the messages.
 func withTurn(turns []Turn, t Turn) []Turn {
-	out := make([]Turn, 0, len(turns)+1)
-	placed := false
-	for _, x := range turns {
-		if x.TS == t.TS {
-			continue
-		}
-		if !placed && x.TS > t.TS {
-			out = append(out, t)
-			placed = true
-		}
-		out = append(out, x)
+	out := slices.DeleteFunc(slices.Clone(turns), func(x Turn) bool { return x.TS == t.TS })
+	i := slices.IndexFunc(out, func(x Turn) bool { return x.TS > t.TS })
+	if i < 0 {
+		i = len(out)
 	}
-	if !placed {
-		out = append(out, t)
-	}
-	return out
+	return slices.Insert(out, i, t)
 }
 
 // noteFiles keeps the files of a message the bot did not answer (a reply

@@ -48,64 +48,43 @@ type Limits struct {
 	Files     int           // output files returned
 }
 
-// WithDefaults returns l with every zero field set to its default.
-func (l Limits) WithDefaults() Limits {
-	if l.Timeout <= 0 {
-		l.Timeout = DefaultTimeout
-	}
-	if l.Memory <= 0 {
-		l.Memory = DefaultMemory
-	}
-	if l.Processes <= 0 {
-		l.Processes = DefaultProcesses
-	}
-	if l.CPUTime <= 0 {
-		l.CPUTime = DefaultCPUTime
-	}
-	if l.OpenFiles <= 0 {
-		l.OpenFiles = DefaultOpenFiles
-	}
-	if l.DiskSize <= 0 {
-		l.DiskSize = DefaultDiskSize
-	}
-	if l.Output <= 0 {
-		l.Output = DefaultOutputSize
-	}
-	if l.Files <= 0 {
-		l.Files = DefaultFileCount
-	}
-	return l
+// defaults are the limits of a run that sets none.
+var defaults = Limits{
+	Timeout:   DefaultTimeout,
+	Memory:    DefaultMemory,
+	Processes: DefaultProcesses,
+	CPUTime:   DefaultCPUTime,
+	OpenFiles: DefaultOpenFiles,
+	DiskSize:  DefaultDiskSize,
+	Output:    DefaultOutputSize,
+	Files:     DefaultFileCount,
 }
+
+// WithDefaults returns l with every zero field set to its default.
+func (l Limits) WithDefaults() Limits { return l.or(defaults) }
 
 // Or returns l with every zero field taken from def, and then from the
 // defaults: a request's limits over a backend's.
-func (l Limits) Or(def Limits) Limits {
-	def = def.WithDefaults()
-	if l.Timeout <= 0 {
-		l.Timeout = def.Timeout
-	}
-	if l.Memory <= 0 {
-		l.Memory = def.Memory
-	}
-	if l.Processes <= 0 {
-		l.Processes = def.Processes
-	}
-	if l.CPUTime <= 0 {
-		l.CPUTime = def.CPUTime
-	}
-	if l.OpenFiles <= 0 {
-		l.OpenFiles = def.OpenFiles
-	}
-	if l.DiskSize <= 0 {
-		l.DiskSize = def.DiskSize
-	}
-	if l.Output <= 0 {
-		l.Output = def.Output
-	}
-	if l.Files <= 0 {
-		l.Files = def.Files
-	}
+func (l Limits) Or(def Limits) Limits { return l.or(def.WithDefaults()) }
+
+func (l Limits) or(def Limits) Limits {
+	l.Timeout = positiveOr(l.Timeout, def.Timeout)
+	l.Memory = positiveOr(l.Memory, def.Memory)
+	l.Processes = positiveOr(l.Processes, def.Processes)
+	l.CPUTime = positiveOr(l.CPUTime, def.CPUTime)
+	l.OpenFiles = positiveOr(l.OpenFiles, def.OpenFiles)
+	l.DiskSize = positiveOr(l.DiskSize, def.DiskSize)
+	l.Output = positiveOr(l.Output, def.Output)
+	l.Files = positiveOr(l.Files, def.Files)
 	return l
+}
+
+// positiveOr returns v, or def when v is not positive.
+func positiveOr[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // File is a file in the sandbox's working directory. Name is a plain file
@@ -175,6 +154,19 @@ func (c *CapBuffer) Size() int64 { return c.n }
 
 // Truncated reports whether bytes were dropped.
 func (c *CapBuffer) Truncated() bool { return c.n > int64(c.buf.Len()) }
+
+// Captured returns a Result holding what stdout and stderr kept, with the
+// sizes written and whether they were cut.
+func Captured(stdout, stderr *CapBuffer) *Result {
+	return &Result{
+		Stdout:          stdout.Bytes(),
+		Stderr:          stderr.Bytes(),
+		StdoutSize:      stdout.Size(),
+		StderrSize:      stderr.Size(),
+		StdoutTruncated: stdout.Truncated(),
+		StderrTruncated: stderr.Truncated(),
+	}
+}
 
 // Limit names the limit that ended a run.
 type Limit string

@@ -50,26 +50,20 @@ var _ agent.Model = (*Model)(nil)
 
 // New returns a Model. It does no I/O.
 func New(cfg Config) (*Model, error) {
-	if cfg.Model == "" {
-		return nil, errors.New("anthropic: no model id")
+	caller, err := modelhttp.NewCaller(modelhttp.Settings{
+		Package: "anthropic", Provider: provider, BaseURL: cfg.BaseURL, Model: cfg.Model,
+		Key: cfg.Key, Retry: cfg.Retry, Logger: cfg.Logger,
+	}, DefaultBaseURL, httpError)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if !strings.HasPrefix(cfg.BaseURL, "http://") && !strings.HasPrefix(cfg.BaseURL, "https://") {
-		return nil, fmt.Errorf("anthropic: base URL %q is not an http(s) URL", cfg.BaseURL)
-	}
+	cfg.BaseURL, cfg.Retry = caller.BaseURL, caller.Policy
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = DefaultMaxTokens
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	cfg.Retry = cfg.Retry.WithDefaults()
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(), // Config is the only source
-		option.WithBaseURL(strings.TrimSuffix(cfg.BaseURL, "/") + "/"),
+		option.WithBaseURL(modelhttp.SDKBaseURL(cfg.BaseURL)),
 		option.WithHTTPClient(modelhttp.HTTPClient(cfg.HTTPClient)),
 		option.WithMaxRetries(0), // modelhttp retries
 		option.WithoutOpenTelemetry(),
@@ -83,10 +77,7 @@ func New(cfg Config) (*Model, error) {
 	return &Model{
 		cfg:    cfg,
 		client: sdk.NewClient(opts...),
-		caller: &modelhttp.Caller{
-			Provider: provider, BaseURL: cfg.BaseURL, Model: cfg.Model, Key: cfg.Key,
-			Policy: cfg.Retry, Logger: log, HTTPErrorOf: httpError,
-		},
+		caller: caller,
 	}, nil
 }
 

@@ -51,22 +51,16 @@ var _ agent.Model = (*Model)(nil)
 
 // New returns a Model. It does no I/O.
 func New(cfg Config) (*Model, error) {
-	if cfg.Model == "" {
-		return nil, errors.New("openai: no model id")
+	caller, err := modelhttp.NewCaller(modelhttp.Settings{
+		Package: "openai", Provider: provider, BaseURL: cfg.BaseURL, Model: cfg.Model,
+		Key: cfg.Key, Retry: cfg.Retry, Logger: cfg.Logger,
+	}, DefaultBaseURL, httpError)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.BaseURL == "" {
-		cfg.BaseURL = DefaultBaseURL
-	}
-	if !strings.HasPrefix(cfg.BaseURL, "http://") && !strings.HasPrefix(cfg.BaseURL, "https://") {
-		return nil, fmt.Errorf("openai: base URL %q is not an http(s) URL", cfg.BaseURL)
-	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	cfg.Retry = cfg.Retry.WithDefaults()
+	cfg.BaseURL, cfg.Retry = caller.BaseURL, caller.Policy
 	opts := []option.RequestOption{
-		option.WithBaseURL(strings.TrimSuffix(cfg.BaseURL, "/") + "/"),
+		option.WithBaseURL(modelhttp.SDKBaseURL(cfg.BaseURL)),
 		option.WithHTTPClient(modelhttp.HTTPClient(cfg.HTTPClient)),
 		option.WithMaxRetries(0), // modelhttp retries
 		option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
@@ -80,11 +74,8 @@ func New(cfg Config) (*Model, error) {
 		cfg: cfg,
 		// The service, unlike openai.NewClient, reads nothing from the
 		// environment: Config is the only source.
-		svc: oai.NewChatCompletionService(opts...),
-		caller: &modelhttp.Caller{
-			Provider: provider, BaseURL: cfg.BaseURL, Model: cfg.Model, Key: cfg.Key,
-			Policy: cfg.Retry, Logger: log, HTTPErrorOf: httpError,
-		},
+		svc:    oai.NewChatCompletionService(opts...),
+		caller: caller,
 	}
 	return m, nil
 }

@@ -454,15 +454,8 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		<-w.exited
 	}
 	readers.Wait()
-	res = &sandbox.Result{
-		Stdout:          stdout.Bytes(),
-		Stderr:          stderr.Bytes(),
-		StdoutSize:      stdout.Size(),
-		StderrSize:      stderr.Size(),
-		StdoutTruncated: stdout.Truncated(),
-		StderrTruncated: stderr.Truncated(),
-		Duration:        time.Since(start),
-	}
+	res = sandbox.Captured(stdout, stderr)
+	res.Duration = time.Since(start)
 	if ir.err != nil {
 		if killedByHost {
 			res.TimedOut, res.Limit, res.ExitCode = true, sandbox.LimitTimeout, 128+int(unix.SIGKILL)

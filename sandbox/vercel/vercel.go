@@ -389,15 +389,8 @@ func (s *Sandbox) exec(ctx context.Context, id, code string, lim sandbox.Limits)
 		}
 	}
 
-	res := &sandbox.Result{
-		Stdout:          stdout.Bytes(),
-		Stderr:          stderr.Bytes(),
-		StdoutSize:      stdout.Size(),
-		StderrSize:      stderr.Size(),
-		StdoutTruncated: stdout.Truncated(),
-		StderrTruncated: stderr.Truncated(),
-		ExitCode:        end.code,
-	}
+	res := sandbox.Captured(stdout, stderr)
+	res.ExitCode = end.code
 	last := lastLine(res.Stderr)
 	switch {
 	case timedOut:

@@ -40,7 +40,7 @@ type HTTPError struct {
 func StreamErrorStatus(kinds ...string) int {
 	for _, k := range kinds {
 		switch k {
-		case "rate_limit_error", "rate_limit_exceeded", "insufficient_quota_retry":
+		case "rate_limit_error", "rate_limit_exceeded":
 			return http.StatusTooManyRequests
 		case "overloaded_error", "overloaded":
 			return 529
@@ -60,6 +60,41 @@ func StreamErrorStatus(kinds ...string) int {
 	}
 	return http.StatusBadRequest
 }
+
+// Settings are what every provider is configured with the same way.
+type Settings struct {
+	Package  string // for errors, e.g. "openai"
+	Provider string // for messages, e.g. "OpenAI-compatible API"
+	BaseURL  string // the provider's default when empty
+	Model    string
+	Key      agent.APIKey
+	Retry    agent.RetryPolicy
+	Logger   *slog.Logger
+}
+
+// NewCaller checks s and returns the caller of a provider whose SDK errors
+// httpErrorOf reads. Its BaseURL and Policy have their defaults filled in.
+func NewCaller(s Settings, defaultURL string, httpErrorOf func(error) *HTTPError) (*Caller, error) {
+	if s.Model == "" {
+		return nil, fmt.Errorf("%s: no model id", s.Package)
+	}
+	if s.BaseURL == "" {
+		s.BaseURL = defaultURL
+	}
+	if !strings.HasPrefix(s.BaseURL, "http://") && !strings.HasPrefix(s.BaseURL, "https://") {
+		return nil, fmt.Errorf("%s: base URL %q is not an http(s) URL", s.Package, s.BaseURL)
+	}
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Caller{
+		Provider: s.Provider, BaseURL: s.BaseURL, Model: s.Model, Key: s.Key,
+		Policy: s.Retry.WithDefaults(), Logger: s.Logger, HTTPErrorOf: httpErrorOf,
+	}, nil
+}
+
+// SDKBaseURL is a base URL as the SDKs want it: ending in "/".
+func SDKBaseURL(u string) string { return strings.TrimSuffix(u, "/") + "/" }
 
 // Caller makes model calls with retries.
 type Caller struct {
