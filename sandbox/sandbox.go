@@ -11,8 +11,10 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 )
@@ -102,6 +104,19 @@ type Request struct {
 	Limits Limits // zero fields take defaults
 }
 
+// ErrNULInCode is returned for code holding a NUL byte: python3 -c would
+// run only the code before it, while a reader is shown all of it.
+var ErrNULInCode = errors.New("sandbox: the code holds a NUL byte (\\x00), which Python's -c cannot take; write it as \"\\x00\" in a string literal instead")
+
+// Check refuses a request no backend may run: code with a NUL byte, and
+// the input files [CheckFiles] refuses.
+func (r *Request) Check(lim Limits) error {
+	if strings.IndexByte(r.Code, 0) >= 0 {
+		return ErrNULInCode
+	}
+	return CheckFiles(r.Files, lim)
+}
+
 // CheckFiles refuses input files a backend must not place: names that are
 // not clean relative paths (absolute, "..", empty), duplicates, more than
 // DefaultInputFiles files, or more bytes than lim.DiskSize in all.
@@ -180,6 +195,21 @@ const (
 	LimitDisk      Limit = "disk"      // a write hit the size limit
 )
 
+// Cap names a cap or limit that fired during a run, whether or not it
+// ended the run, for operators: each is counted in the bot's metrics and
+// logged once per run. Front ends show users the [Limit] instead.
+type Cap string
+
+const (
+	CapOutput       Cap = "output"        // stdout or stderr passed Limits.Output
+	CapResultList   Cap = "result_list"   // the list of files produced or omitted was cut
+	CapMemory       Cap = "memory"        // the memory limit (cgroup or watcher) ended the run
+	CapCPUQuota     Cap = "cpu_quota"     // the run was throttled to its CPU quota
+	CapSocketFamily Cap = "socket_family" // the program asked for a socket family that is refused
+	CapPreview      Cap = "preview"       // a file preview hit its budget
+	CapToolResult   Cap = "tool_result"   // the tool result given to the model was cut to its size
+)
+
 // Result is what a run produced. It is returned, with a nil error, for every
 // run the sandbox completed, whatever the program did.
 type Result struct {
@@ -211,6 +241,15 @@ type Result struct {
 	// FilesOmitted names files left out: symbolic links, special files,
 	// or files past the count limit.
 	FilesOmitted []string
+	// Caps lists the caps that fired during the run, each once.
+	Caps []Cap
+}
+
+// AddCap records that c fired, once.
+func (r *Result) AddCap(c Cap) {
+	if !slices.Contains(r.Caps, c) {
+		r.Caps = append(r.Caps, c)
+	}
 }
 
 // Truncated reports whether any output was cut.

@@ -52,3 +52,14 @@ func TestCapBuffer(t *testing.T) {
 		t.Error("exactly Max bytes reported as truncated")
 	}
 }
+
+func TestCheckRefusesNUL(t *testing.T) {
+	req := Request{Code: "print('a')\x00import os"}
+	if err := req.Check(Limits{}); err != ErrNULInCode {
+		t.Errorf("code with a NUL byte: got %v, want ErrNULInCode", err)
+	}
+	req.Code = `print("\x00")` // an escape in a literal is fine
+	if err := req.Check(Limits{}); err != nil {
+		t.Errorf("escaped NUL refused: %v", err)
+	}
+}

@@ -378,7 +378,7 @@ func (s *Sandbox) treeMount(hostPath, target string, isFile bool, attr uint64) h
 // exceeds a limit is reported in the Result; an error means the sandbox
 // could not be created or ctx ended the run.
 func (s *Sandbox) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error) {
-	if err := sandbox.CheckFiles(req.Files, req.Limits.Or(s.cfg.Limits)); err != nil {
+	if err := req.Check(req.Limits.Or(s.cfg.Limits)); err != nil {
 		return nil, err
 	}
 	select {

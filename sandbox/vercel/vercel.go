@@ -213,7 +213,7 @@ func vcpusFor(memory int64, least int) (int, error) {
 // stopped in every case.
 func (s *Sandbox) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error) {
 	lim := req.Limits.Or(s.cfg.Limits)
-	if err := sandbox.CheckFiles(req.Files, lim); err != nil {
+	if err := req.Check(lim); err != nil {
 		return nil, err
 	}
 	vcpus, err := vcpusFor(lim.Memory, s.cfg.VCPUs)
