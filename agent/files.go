@@ -1,31 +1,15 @@
 package agent
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
-	"image"
-	_ "image/gif" // DecodeConfig for previews
-	_ "image/jpeg"
-	_ "image/png"
 	"path"
 	"slices"
 	"strings"
 	"sync"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
-)
-
-// Budgets of the file descriptions given to the model.
-const (
-	previewLines     = 6    // lines of a text file shown (a CSV's header and 5 rows)
-	previewLineChars = 240  // characters of each such line
-	previewChars     = 1200 // characters of one file's preview
-	describeChars    = 8000 // characters of the whole description
-	previewSheets    = 20   // sheet names listed for a workbook
+	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
 // Workspace is the working directory of one answer: the files every
@@ -109,9 +93,17 @@ type InputFile struct {
 // first rows, a workbook's sheets, an image's size). notes (files that
 // could not be placed, and why) follow the list. It returns "" when there
 // is nothing to say.
-func DescribeFiles(files []InputFile, notes []string) string {
+//
+// Every name, note and preview is made safe to show (see
+// [safetext.Line]) and the whole stays within a fixed size. Each preview
+// works within a fixed budget of memory and time whatever the file holds,
+// and at most a few are made at once in the process: a file waits its
+// turn, and goes without a preview when ctx ends first. caps holds
+// [sandbox.CapPreview] when a preview stopped short of its budget, for
+// operators; the description tells the model too.
+func DescribeFiles(ctx context.Context, files []InputFile, notes []string) (desc string, caps []sandbox.Cap) {
 	if len(files) == 0 && len(notes) == 0 {
-		return ""
+		return "", nil
 	}
 	var b strings.Builder
 	if len(files) > 0 {
@@ -119,14 +111,22 @@ func DescribeFiles(files []InputFile, notes []string) string {
 	}
 	for i, f := range files {
 		var entry strings.Builder
-		kind, preview := describeFile(f.Name, f.Data)
-		fmt.Fprintf(&entry, "- %s/%s (%s, %s", sandbox.WorkDir, f.Name, size(int64(len(f.Data))), kind)
+		p := previewFile(ctx, f.Name, f.Data)
+		if len(p.fired) > 0 && !slices.Contains(caps, sandbox.CapPreview) {
+			caps = append(caps, sandbox.CapPreview)
+		}
+		fmt.Fprintf(&entry, "- %s/%s (%s, %s", sandbox.WorkDir, safetext.Line(f.Name), size(int64(len(f.Data))), p.kind)
 		if f.Source != "" {
-			entry.WriteString(", " + f.Source)
+			source, _ := cutLine(f.Source, sourceChars)
+			entry.WriteString(", " + source)
 		}
 		entry.WriteString(")\n")
-		if preview != "" {
-			for _, l := range strings.Split(strings.TrimRight(preview, "\n"), "\n") {
+		text := strings.TrimRight(p.text, "\n")
+		if len(p.fired) > 0 {
+			text += "\n(preview incomplete: " + strings.Join(p.fired, "; ") + ")"
+		}
+		if text = strings.TrimLeft(text, "\n"); text != "" {
+			for l := range strings.SplitSeq(text, "\n") {
 				entry.WriteString("    " + l + "\n")
 			}
 		}
@@ -138,11 +138,17 @@ func DescribeFiles(files []InputFile, notes []string) string {
 	}
 	if len(notes) > 0 {
 		b.WriteString("[Files not available to the code:]\n")
-		for _, n := range notes {
-			b.WriteString("- " + n + "\n")
+		used := 0
+		for i, n := range notes {
+			line, _ := cutLine(n, noteChars)
+			if used += len(line); used > notesChars {
+				fmt.Fprintf(&b, "- … and %d more\n", len(notes)-i)
+				break
+			}
+			b.WriteString("- " + line + "\n")
 		}
 	}
-	return strings.TrimRight(b.String(), "\n")
+	return strings.TrimRight(b.String(), "\n"), caps
 }
 
 // FileKind names a file's kind from its name, e.g. "CSV table".
@@ -163,174 +169,6 @@ var fileKinds = map[string]string{
 	".pkl": "Python pickle", ".pickle": "Python pickle", ".zip": "zip archive", ".gz": "gzip file",
 	".pdf": "PDF document", ".png": "PNG image", ".jpg": "JPEG image", ".jpeg": "JPEG image",
 	".gif": "GIF image", ".svg": "SVG image", ".webp": "WebP image", ".dat": "data file",
-}
-
-// describeFile returns a file's kind and preview.
-func describeFile(name string, data []byte) (kind, preview string) {
-	ext := strings.ToLower(path.Ext(name))
-	kind = FileKind(name)
-	switch ext {
-	case ".png", ".jpg", ".jpeg", ".gif":
-		if c, _, err := image.DecodeConfig(bytes.NewReader(data)); err == nil {
-			kind += fmt.Sprintf(", %d×%d pixels", c.Width, c.Height)
-		}
-		return kind, ""
-	case ".xlsx", ".xlsm":
-		wb := readWorkbook(data, previewLines)
-		if len(wb.sheets) == 0 {
-			return kind, ""
-		}
-		sheets, more := wb.sheets, ""
-		if len(sheets) > previewSheets {
-			sheets, more = sheets[:previewSheets], fmt.Sprintf(" and %d more", len(sheets)-previewSheets)
-		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "sheets: %s%s", strings.Join(quoteAll(sheets), ", "), more)
-		if len(wb.rows) > 0 {
-			fmt.Fprintf(&b, "\nfirst rows of %q (cells as stored; dates are day numbers):", wb.sheets[0])
-			for _, row := range wb.rows {
-				line := strings.Join(row, " | ")
-				if utf8.RuneCountInString(line) > previewLineChars {
-					line = string([]rune(line)[:previewLineChars]) + "…"
-				}
-				b.WriteString("\n| " + line)
-				if b.Len() > previewChars {
-					break
-				}
-			}
-		}
-		return kind, b.String()
-	}
-	text, enc, ok := decodeText(data[:min(len(data), previewLines*(previewLineChars*4+2))], len(data))
-	if !ok {
-		if kind == "file" {
-			kind = "binary file"
-		}
-		return kind, ""
-	}
-	if kind == "file" {
-		kind = "text"
-	}
-	if enc != "" {
-		// pandas and open() assume UTF-8 and would fail on the first byte.
-		kind += fmt.Sprintf(", not UTF-8 but %s: read it with encoding=%q", enc, enc)
-	}
-	// Only the head is split into lines: a file may be 25 MiB.
-	nl := []byte("\n")
-	if enc == "utf-16" {
-		nl = []byte("\n\x00")
-		if bytes.HasPrefix(data, []byte{0xfe, 0xff}) {
-			nl = []byte("\x00\n")
-		}
-	}
-	total := bytes.Count(data, nl)
-	if !bytes.HasSuffix(data, nl) && len(data) > 0 {
-		total++
-	}
-	text = strings.TrimPrefix(text, "\ufeff")
-	lines := strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n")
-	if n := len(lines); n > 0 && lines[n-1] == "" {
-		lines = lines[:n-1]
-	}
-	shown := lines[:min(len(lines), previewLines)]
-	var b strings.Builder
-	b.WriteString("first lines:\n")
-	for _, l := range shown {
-		if utf8.RuneCountInString(l) > previewLineChars {
-			l = string([]rune(l)[:previewLineChars]) + "…"
-		}
-		b.WriteString("| " + l + "\n")
-		if b.Len() > previewChars {
-			break
-		}
-	}
-	if total > len(shown) {
-		fmt.Fprintf(&b, "(%s lines in all)", commas(total))
-	}
-	return kind, b.String()
-}
-
-// decodeText returns the head of a file (size bytes in all) as text, and
-// the encoding Python needs to read it: "" for UTF-8, "utf-16" for a
-// file with a UTF-16 byte-order mark (as Excel exports "Unicode text"),
-// or "cp1252" / "latin-1" for 8-bit text that is not UTF-8 (as older
-// Excel and Windows tools write CSV). ok is false for binary data.
-func decodeText(head []byte, size int) (text, enc string, ok bool) {
-	if looksLikeText(head) {
-		if len(head) < size { // a rune cut by the end of the head
-			for i := 0; i < utf8.UTFMax-1 && !utf8.Valid(head); i++ {
-				head = head[:len(head)-1]
-			}
-		}
-		return string(head), "", true
-	}
-	switch {
-	case bytes.HasPrefix(head, []byte{0xff, 0xfe}), bytes.HasPrefix(head, []byte{0xfe, 0xff}):
-		order := binary.ByteOrder(binary.LittleEndian)
-		if head[0] == 0xfe {
-			order = binary.BigEndian
-		}
-		units := make([]uint16, 0, len(head)/2)
-		for i := 2; i+1 < len(head); i += 2 {
-			units = append(units, order.Uint16(head[i:]))
-		}
-		text = string(utf16.Decode(units))
-		return text, "utf-16", printable(text)
-	}
-	var b strings.Builder
-	enc = "cp1252"
-	for _, c := range head {
-		switch {
-		case c < 0x80:
-			b.WriteByte(c)
-		case c >= 0xa0:
-			b.WriteRune(rune(c))
-		case cp1252[c-0x80] == 0: // undefined in cp1252: Python's codec would fail
-			enc = "latin-1"
-			b.WriteRune(rune(c))
-		default:
-			b.WriteRune(cp1252[c-0x80])
-		}
-	}
-	text = b.String()
-	return text, enc, printable(text)
-}
-
-// printable reports whether text has no control characters but whitespace.
-func printable(text string) bool {
-	for _, r := range text {
-		if (r < 0x20 && r != '\n' && r != '\r' && r != '\t' && r != '\f') || r == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-// cp1252 maps the bytes 0x80–0x9f of Windows-1252 to their characters
-// (index c-0x80); 0 where the byte is undefined. Bytes from 0xa0 are
-// Latin-1.
-var cp1252 = [0x20]rune{
-	0x20ac, 0, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160, 0x2039, 0x0152, 0, 0x017d, 0,
-	0, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a, 0x0153, 0, 0x017e, 0x0178,
-}
-
-// looksLikeText reports whether the head of data is UTF-8 text without
-// control characters other than whitespace.
-func looksLikeText(data []byte) bool {
-	head := data[:min(len(data), 4096)]
-	// A rune cut by the 4 KiB boundary is not a reason to call it binary.
-	for i := 0; i < utf8.UTFMax-1 && len(head) < len(data) && !utf8.Valid(head); i++ {
-		head = head[:len(head)-1]
-	}
-	return utf8.Valid(head) && printable(string(head))
-}
-
-func quoteAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = fmt.Sprintf("%q", s)
-	}
-	return out
 }
 
 // commas formats n with thousands separators.

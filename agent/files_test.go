@@ -24,7 +24,7 @@ func TestDescribeFiles(t *testing.T) {
 	var img bytes.Buffer
 	png.Encode(&img, image.NewGray(image.Rect(0, 0, 64, 48)))
 
-	got := DescribeFiles([]InputFile{
+	got := describe([]InputFile{
 		{File: sandbox.File{Name: "sales.csv", Data: []byte(csv.String())}, Source: "attached to this message"},
 		{File: sandbox.File{Name: "book.xlsx", Data: testWorkbook(t, "Q1", "Q2 \"final\"")}},
 		{File: sandbox.File{Name: "chart.png", Data: img.Bytes()}, Source: "written by a run of an earlier answer"},
@@ -50,7 +50,7 @@ func TestDescribeFiles(t *testing.T) {
 	if strings.Contains(got, "2024-06") {
 		t.Errorf("the preview shows more than the header and five rows:\n%s", got)
 	}
-	if DescribeFiles(nil, nil) != "" {
+	if got, caps := DescribeFiles(t.Context(), nil, nil); got != "" || caps != nil {
 		t.Error("no files should say nothing")
 	}
 }
@@ -59,7 +59,7 @@ func BenchmarkDescribeLargeCSV(b *testing.B) {
 	data := bytes.Repeat([]byte("2024-01-01,north,12345.67,some text\n"), 700_000) // 25 MiB
 	files := []InputFile{{File: sandbox.File{Name: "big.csv", Data: data}}}
 	for b.Loop() {
-		DescribeFiles(files, nil)
+		DescribeFiles(b.Context(), files, nil)
 	}
 }
 
@@ -69,7 +69,7 @@ func TestDescribeFilesBudget(t *testing.T) {
 	for i := range 40 {
 		files = append(files, InputFile{File: sandbox.File{Name: fmt.Sprintf("f%02d.txt", i), Data: []byte(strings.Repeat(line, 10))}})
 	}
-	got := DescribeFiles(files, nil)
+	got := describe(files, nil)
 	if len(got) > describeChars+200 {
 		t.Errorf("description is %d characters, over the %d budget", len(got), describeChars)
 	}
@@ -199,7 +199,7 @@ func TestDescribeFilesEncodings(t *testing.T) {
 		{"utf8.csv", []byte("a,b\n1,é\n"), []string{"(9 bytes, CSV table)\n"}},
 		{"blob.dat", []byte("PK\x03\x04\x00\x00binary"), []string{"(12 bytes, data file)"}},
 	} {
-		got := DescribeFiles([]InputFile{{File: sandbox.File{Name: tc.name, Data: tc.data}}}, nil)
+		got := describe([]InputFile{{File: sandbox.File{Name: tc.name, Data: tc.data}}}, nil)
 		for _, want := range tc.want {
 			if !strings.Contains(got, want) {
 				t.Errorf("%s: description lacks %q:\n%s", tc.name, want, got)
@@ -233,7 +233,7 @@ func TestDescribeWorkbookRows(t *testing.T) {
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	got := DescribeFiles([]InputFile{{File: sandbox.File{Name: "cities.xlsx", Data: buf.Bytes()}}}, nil)
+	got := describe([]InputFile{{File: sandbox.File{Name: "cities.xlsx", Data: buf.Bytes()}}}, nil)
 	want := `    sheets: "Data", "Other"
     first rows of "Data" (cells as stored; dates are day numbers):
     | city | population
@@ -241,4 +241,10 @@ func TestDescribeWorkbookRows(t *testing.T) {
 	if !strings.Contains(got, want) {
 		t.Errorf("description:\n%s\nwant:\n%s", got, want)
 	}
+}
+
+// describe is DescribeFiles without its caps.
+func describe(files []InputFile, notes []string) string {
+	desc, _ := DescribeFiles(context.Background(), files, notes)
+	return desc
 }

@@ -40,10 +40,11 @@ func (aa *agentAnswerer) Answer(ctx context.Context, q Question, p Progress) (An
 		files = append(files, sandbox.File{Name: f.Name, Data: f.Data})
 	}
 	ctx = agent.WithWorkspace(ctx, agent.NewWorkspace(files, q.FilesSize))
-	out, err := aa.agent.Run(ctx, historyMessages(q), obs)
-	var ans Answer
+	msgs, caps := historyMessages(ctx, q)
+	out, err := aa.agent.Run(ctx, msgs, obs)
+	ans := Answer{Caps: caps}
 	if out != nil {
-		ans = Answer{Text: out.Answer, Model: out.Model, Steps: out.Steps, InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}
+		ans = Answer{Text: out.Answer, Model: out.Model, Steps: out.Steps, InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens, Caps: caps}
 		switch out.Stop {
 		case agent.StopStepLimit:
 			ans.Text = ""
@@ -66,9 +67,9 @@ func (aa *agentAnswerer) Answer(ctx context.Context, q Question, p Progress) (An
 
 // historyMessages turns the thread's turns and the new question into the
 // agent's conversation. Earlier runs become executeCode calls and results,
-// so the model knows what it computed before.
-func historyMessages(q Question) []agent.Message {
-	var msgs []agent.Message
+// so the model knows what it computed before. caps are those that fired
+// while describing the files.
+func historyMessages(ctx context.Context, q Question) (msgs []agent.Message, caps []sandbox.Cap) {
 	for i, t := range q.History {
 		if t.Ignored {
 			continue // a message the bot did not respond to
@@ -91,19 +92,20 @@ func historyMessages(q Question) []agent.Message {
 		}
 		msgs = append(msgs, agent.Message{Role: agent.RoleAssistant, Text: answer})
 	}
-	return append(msgs, agent.UserMessage(questionText(q)))
+	text, caps := questionText(ctx, q)
+	return append(msgs, agent.UserMessage(text)), caps
 }
 
 // questionText is the question with the files of the working directory
-// described after it.
-func questionText(q Question) string {
+// described after it, and the caps that fired describing them.
+func questionText(ctx context.Context, q Question) (string, []sandbox.Cap) {
 	var files []agent.InputFile
 	for _, f := range q.Files {
 		files = append(files, agent.InputFile{File: sandbox.File{Name: f.Name, Data: f.Data}, Source: f.Source})
 	}
-	desc := agent.DescribeFiles(files, q.FileNotes)
+	desc, caps := agent.DescribeFiles(ctx, files, q.FileNotes)
 	if desc == "" {
-		return q.Text
+		return q.Text, caps
 	}
-	return q.Text + "\n\n" + desc
+	return q.Text + "\n\n" + desc, caps
 }

@@ -151,7 +151,11 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	a := mc.newAgent(model, []agent.Tool{tool}, log)
 
 	if question != "" {
-		if desc := agent.DescribeFiles(inputs, nil); desc != "" {
+		desc, caps := agent.DescribeFiles(ctx, inputs, nil)
+		if len(caps) > 0 {
+			log.Warn("a file's preview stopped at its budget", "caps", caps)
+		}
+		if desc != "" {
 			question += "\n\n" + desc
 		}
 		out, err := a.Run(ctx, []agent.Message{agent.UserMessage(question)}, ui)
@@ -281,7 +285,7 @@ func chat(ctx context.Context, a *agent.Agent, rt agent.Runtime, stdin io.Reader
 			for _, f := range ws.Files() {
 				files = append(files, agent.InputFile{File: f})
 			}
-			if desc := agent.DescribeFiles(files, nil); desc != described {
+			if desc, _ := agent.DescribeFiles(ctx, files, nil); desc != described {
 				text += "\n\n" + desc
 				described = desc
 			}
