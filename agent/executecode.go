@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
@@ -17,8 +16,10 @@ import (
 const ExecuteCodeName = "executeCode"
 
 // DefaultModelOutput is how many bytes of stdout, and of stderr, of one run
-// go back to the model. Longer output keeps its head and tail and says how
-// much was left out; observers still get the whole [sandbox.Result].
+// go back to the model, counted as JSON encodes them, within
+// [MaxToolResult] for the whole result. Longer output keeps its head and
+// tail and says how much was left out; observers still get the whole
+// [sandbox.Result].
 const DefaultModelOutput = 16 << 10
 
 // noOutput is the result's output when a program succeeds silently.
@@ -40,8 +41,8 @@ type ExecuteCodeOptions struct {
 	// fields take the sandbox package's defaults. Give the sandbox the
 	// same limits so that the description is true.
 	Limits sandbox.Limits
-	// ModelOutput is how many bytes of each stream go back to the model
-	// (default DefaultModelOutput).
+	// ModelOutput is how many bytes of each stream go back to the model,
+	// as JSON, within MaxToolResult (default DefaultModelOutput).
 	ModelOutput int
 	// InputFiles, when set, is called before each run; the files it
 	// returns are placed in the sandbox's working directory. Derive them
@@ -94,20 +95,6 @@ var executeCodeSchema = json.RawMessage(`{"type":"object","properties":{"code":{
 // Spec describes the tool.
 func (t *ExecuteCode) Spec() ToolSpec { return t.spec }
 
-// codeResult is the JSON the model reads. The field names match the
-// reference tool's (output, exitCode, stderr).
-type codeResult struct {
-	Output    string `json:"output"`
-	Stderr    string `json:"stderr"`
-	ExitCode  int    `json:"exitCode"`
-	TimedOut  bool   `json:"timedOut,omitempty"`
-	Truncated bool   `json:"truncated,omitempty"`
-	// Files are the files the program wrote in the working directory;
-	// FilesOmitted those the sandbox did not return, with why.
-	Files        []string `json:"files,omitempty"`
-	FilesOmitted []string `json:"filesOmitted,omitempty"`
-}
-
 // Call runs the code in input ({"code": "..."}).
 func (t *ExecuteCode) Call(ctx context.Context, input json.RawMessage) (*ToolOutput, error) {
 	code, err := decodeCode(input)
@@ -144,49 +131,13 @@ func (t *ExecuteCode) Call(ctx context.Context, input json.RawMessage) (*ToolOut
 	if t.opts.OutputFiles != nil && len(res.Files) > 0 {
 		t.opts.OutputFiles(ctx, res.Files)
 	}
-	r := t.result(res)
+	var notKept []string
 	if ws != nil && len(res.Files) > 0 {
 		for _, name := range ws.Put(res.Files) {
-			r.FilesOmitted = append(r.FilesOmitted, name+" (not kept for later runs: the working directory is full)")
+			notKept = append(notKept, name+" (not kept for later runs: the working directory is full)")
 		}
 	}
-	content, err := json.Marshal(r)
-	if err != nil {
-		return nil, fmt.Errorf("agent: encode executeCode result: %w", err)
-	}
-	return &ToolOutput{Content: string(content), Sandbox: res}, nil
-}
-
-func (t *ExecuteCode) result(res *sandbox.Result) codeResult {
-	out, cutOut := clip(res.Stdout, t.opts.ModelOutput)
-	errText, cutErr := clip(res.Stderr, t.opts.ModelOutput)
-	r := codeResult{
-		Output:    out,
-		Stderr:    errText,
-		ExitCode:  res.ExitCode,
-		TimedOut:  res.TimedOut,
-		Truncated: res.Truncated() || cutOut || cutErr,
-	}
-	if res.StdoutTruncated {
-		r.Output += fmt.Sprintf("\n[output cut: the program printed %s, more than the %s kept]", size(res.StdoutSize), size(t.limits.Output))
-	}
-	if res.StderrTruncated {
-		r.Stderr += fmt.Sprintf("\n[stderr cut: the program wrote %s, more than the %s kept]", size(res.StderrSize), size(t.limits.Output))
-	}
-	if note := t.limitNote(res); note != "" {
-		if r.Stderr != "" && !strings.HasSuffix(r.Stderr, "\n") {
-			r.Stderr += "\n"
-		}
-		r.Stderr += note
-	}
-	if len(res.Stdout) == 0 && res.ExitCode == 0 && res.Limit == sandbox.LimitNone && !res.TimedOut {
-		r.Output = noOutput
-	}
-	for _, f := range res.Files {
-		r.Files = append(r.Files, f.Name)
-	}
-	r.FilesOmitted = append(r.FilesOmitted, res.FilesOmitted...)
-	return r
+	return &ToolOutput{Content: t.encodeResult(res, notKept), Sandbox: res}, nil
 }
 
 func filesSize(files []sandbox.File) int64 {
@@ -249,24 +200,6 @@ func decodeCode(input json.RawMessage) (string, error) {
 		return "", errors.New(`invalid input: "code" is empty; send the Python source to run`)
 	}
 	return *in.Code, nil
-}
-
-// clip keeps at most n bytes of b: three quarters from the head and a
-// quarter from the tail, cut on UTF-8 boundaries, with a note of what was
-// left out between them.
-func clip(b []byte, n int) (string, bool) {
-	if len(b) <= n {
-		return string(b), false
-	}
-	head := n * 3 / 4
-	for head > 0 && !utf8.RuneStart(b[head]) {
-		head--
-	}
-	tail := len(b) - (n - head)
-	for tail < len(b) && !utf8.RuneStart(b[tail]) {
-		tail++
-	}
-	return fmt.Sprintf("%s\n[... %s left out ...]\n%s", b[:head], size(int64(tail-head)), b[tail:]), true
 }
 
 // size formats a byte count for people and models.

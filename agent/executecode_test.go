@@ -183,11 +183,12 @@ func FuzzDecodeCode(f *testing.F) {
 	})
 }
 
-// FuzzClip: clipped output stays within bounds and valid UTF-8 stays
-// valid.
+// FuzzClip: clipped output stays within its bytes of JSON and valid UTF-8
+// stays valid.
 func FuzzClip(f *testing.F) {
 	f.Add("hello, world", 5)
 	f.Add(strings.Repeat("日本語", 100), 17)
+	f.Add(strings.Repeat("\x1b<\xff", 100), 80)
 	f.Fuzz(func(t *testing.T, s string, n int) {
 		if n < 1 || n > 1<<16 {
 			return
@@ -199,8 +200,8 @@ func FuzzClip(f *testing.F) {
 			}
 			return
 		}
-		if len(got) > n+64 {
-			t.Errorf("clip(%d bytes, %d) = %d bytes", len(s), n, len(got))
+		if enc, _ := json.Marshal(got); len(enc)-2 > max(n, clipNoteBytes) {
+			t.Errorf("clip(%d bytes, %d) = %d bytes of JSON", len(s), n, len(enc)-2)
 		}
 		if utf8.ValidString(s) && !utf8.ValidString(got) {
 			t.Errorf("clip broke UTF-8: %q", got)
