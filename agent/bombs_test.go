@@ -284,15 +284,15 @@ func tokenBomb(tb testing.TB, n int) []byte {
 }
 
 // wideBomb is a workbook whose rows hold cells at the far columns (up to
-// XFD, the last, and past it) and 20,000 cells without references, which
+// XFD, the last, and past it) and cells more without references, which
 // pad rows.
-func wideBomb(tb testing.TB, rows int) []byte {
+func wideBomb(tb testing.TB, rows, cells int) []byte {
 	var row strings.Builder
 	row.WriteString("<row>")
 	for _, ref := range []string{"XFD", "ALL", "B", "XFC", "ZZZZZZZZZZZZZZ"} {
 		fmt.Fprintf(&row, `<c r="%s1" t="inlineStr"><is><t>%s</t></is></c>`, ref, ref)
 	}
-	return workbookWith(tb, []seg{once(sheetHead), {row.String() + strings.Repeat(`<c><v>1</v></c>`, 20_000) + "</row>", rows}, once(sheetTail)}, nil)
+	return workbookWith(tb, []seg{once(sheetHead), {row.String() + strings.Repeat(`<c><v>1</v></c>`, cells) + "</row>", rows}, once(sheetTail)}, nil)
 }
 
 // manySheetsBomb is a workbook of n sheets with long, hostile names.
@@ -309,11 +309,19 @@ func inflateBomb(tb testing.TB, n int) []byte {
 	return workbookWith(tb, []seg{once(sheetHead), {" ", n}, once(lateRow + sheetTail)}, nil)
 }
 
-// lyingZipBomb is a workbook whose sheet declares 1 TiB uncompressed in
+// lyingZipBomb is a workbook whose sheet declares 4 GiB uncompressed in
 // the zip directory.
 func lyingZipBomb(tb testing.TB) []byte {
 	sheet := part("xl/worksheets/sheet1.xml", once(sheetHead), seg{lateRow, 1000}, once(sheetTail))
 	sheet.size = 1 << 40
+	return makeZip(tb, part("xl/workbook.xml", once(bombBook)), part("xl/_rels/workbook.xml.rels", once(bombRels)), sheet)
+}
+
+// understatedBomb is a workbook whose sheet declares 1,000 bytes and
+// inflates to 64 MiB.
+func understatedBomb(tb testing.TB) []byte {
+	sheet := part("xl/worksheets/sheet1.xml", once(sheetHead), seg{" ", 64 << 20}, once(lateRow+sheetTail))
+	sheet.size = 1000
 	return makeZip(tb, part("xl/workbook.xml", once(bombBook)), part("xl/_rels/workbook.xml.rels", once(bombRels)), sheet)
 }
 
@@ -379,12 +387,12 @@ func pngWithChunk(tb testing.TB, n int64, w, h uint32) []byte {
 	return out.Bytes()
 }
 
-// jpegWithSegments is the head of a JPEG that holds n maximal APP1
-// segments before its frame header.
-func jpegWithSegments(n int) []byte {
+// jpegWithSegments is the head of a JPEG that holds n APP1 segments of
+// size bytes (at most 65535) before its frame header.
+func jpegWithSegments(n, size int) []byte {
 	var out bytes.Buffer
 	out.Write([]byte{0xff, 0xd8})
-	seg := append([]byte{0xff, 0xe1, 0xff, 0xff}, bytes.Repeat([]byte{'x'}, 0xffff-2)...)
+	seg := append([]byte{0xff, 0xe1, byte(size >> 8), byte(size)}, bytes.Repeat([]byte{'x'}, size-2)...)
 	for range n {
 		out.Write(seg)
 	}

@@ -3,6 +3,7 @@ package agent
 import (
 	"archive/zip"
 	"bytes"
+	"compress/flate"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -143,11 +144,24 @@ func openXMLPart(zr *zip.Reader, name string, limit int64, b *budget) *xmlPart {
 		b.fire("a part of the file declares an impossible size (a zip bomb)")
 		return nil
 	}
-	rc, err := f.Open()
+	// The raw stream, inflated here, so that the guard stops at the size
+	// the part declares: zip.File.Open would check that, and the
+	// checksum, only at the end of the part, which a preview rarely
+	// reaches.
+	raw, err := f.OpenRaw()
 	if err != nil {
 		return nil
 	}
-	g := &xmlGuard{r: rc, limit: limit, left: limit}
+	var rc io.ReadCloser
+	switch f.Method {
+	case zip.Store:
+		rc = io.NopCloser(raw)
+	case zip.Deflate:
+		rc = flate.NewReader(raw)
+	default:
+		return nil // no workbook is written with another method
+	}
+	g := &xmlGuard{r: rc, limit: limit, left: min(limit, int64(f.UncompressedSize64)), lies: int64(f.UncompressedSize64) < limit}
 	return &xmlPart{d: xml.NewDecoder(g), rc: rc, guard: g, b: b}
 }
 
@@ -192,12 +206,14 @@ func (p *xmlPart) close() {
 }
 
 // xmlGuard passes at most limit bytes of a part to the XML decoder, and
-// no tag longer than xmlTagBytes: encoding/xml decodes a whole tag at once,
-// and a tag of many short attributes costs thirty times its size.
+// no more than the part declares; and no tag longer than xmlTagBytes:
+// encoding/xml decodes a whole tag at once, and a tag of many short
+// attributes costs thirty times its size.
 type xmlGuard struct {
 	r     io.Reader
 	limit int64
-	left  int64 // of limit
+	left  int64 // of limit, or of the declared size when lies
+	lies  bool  // the part declares less than limit: more is a lie
 	inTag bool
 	quote byte // the quote of the attribute value being read, or 0
 	tag   int  // bytes of the tag being read
@@ -215,6 +231,9 @@ func (g *xmlGuard) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		g.err = fmt.Errorf("a part of the file is over %s", size(g.limit))
+		if g.lies {
+			g.err = errors.New("a part of the file holds more than it declares (a zip bomb)")
+		}
 		return 0, g.err
 	}
 	if int64(len(p)) > g.left {
