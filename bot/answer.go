@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -327,6 +328,12 @@ func (p *cardPoster) RunFinished(ctx context.Context, id string, res *sandbox.Re
 	b := p.b
 	b.metrics.toolRuns.inc(runResult(res, runErr))
 	b.metrics.runSeconds.observe(d.Seconds())
+	if caps := firedCaps(res); len(caps) > 0 {
+		for _, c := range caps {
+			b.metrics.caps.inc(string(c))
+		}
+		p.log.Warn("caps fired during a run", "run", c.N, "caps", caps)
+	}
 	if p.debug {
 		p.log.Info("execution", "run", c.N, "code", c.Code, "output", runOutput(res, runErr), "duration", d)
 	}
@@ -393,6 +400,42 @@ func (p *cardPoster) finishOpen(ctx context.Context) {
 // but not a stuck Slack.
 func slackContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), slackCallTimeout)
+}
+
+// CapFired counts a cap that fired for the answer outside its runs (a
+// file preview cut to its budget while the question was put together),
+// and logs it with the thread. It makes a cardPoster a [CapReporter].
+func (p *cardPoster) CapFired(c sandbox.Cap) {
+	p.b.metrics.caps.inc(string(c))
+	p.log.Warn("a cap fired while preparing the question", "cap", c)
+}
+
+// firedCaps lists the caps and limits that fired during a run, each once:
+// the sandbox's [sandbox.Result.Caps], "output" when the sandbox cut
+// stdout or stderr (also from a backend that does not report it in Caps),
+// "memory" when the run ran out of memory, and the [sandbox.Limit] that
+// ended the run or was hit during it ("timeout", "cpu", "processes",
+// "disk").
+func firedCaps(res *sandbox.Result) []sandbox.Cap {
+	if res == nil {
+		return nil
+	}
+	caps := slices.Clone(res.Caps)
+	add := func(c sandbox.Cap) {
+		if !slices.Contains(caps, c) {
+			caps = append(caps, c)
+		}
+	}
+	if res.Truncated() {
+		add(sandbox.CapOutput)
+	}
+	if res.OutOfMemory {
+		add(sandbox.CapMemory)
+	}
+	if res.Limit != sandbox.LimitNone {
+		add(sandbox.Cap(res.Limit)) // "memory" is both a limit and a cap
+	}
+	return caps
 }
 
 func runResult(res *sandbox.Result, err error) string {
