@@ -2,6 +2,7 @@ package numcheck
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -240,6 +241,13 @@ func (x *extractor) number(l string, i int, first, heading bool) int {
 			return identEnd(l, i)
 		}
 	}
+	// .5: a decimal without its 0 (not the period of "np.5" or "1.5").
+	leadingDot := false
+	if prev == '.' {
+		if p2, _ := runeBefore(l, i-1); !isAlnum(p2) {
+			leadingDot = true
+		}
+	}
 	if mant == "0" && j+1 < n && (l[j] == 'x' || l[j] == 'X') && isHexDigit(l[j+1]) {
 		return identEnd(l, i)
 	}
@@ -259,6 +267,8 @@ func (x *extractor) number(l string, i int, first, heading bool) int {
 		alt     float64 // the other reading of an ambiguous mark
 	)
 	switch {
+	case leadingDot:
+		mant, frac = "0", mant
 	case len(mant) <= 3 && mant[0] != '0' && groupSep(l, j) > 0 && group3(l, j+groupSep(l, j)):
 		// 1,234,567 or 1 234 567 or 1_000.
 		sep := l[j : j+groupSep(l, j)]
@@ -298,12 +308,17 @@ func (x *extractor) number(l string, i int, first, heading bool) int {
 			dec, alt = 2, digitsValue(mant+frac)
 		}
 	case j+1 < n && l[j] == ',' && isDigit(l[j+1]) && !(mant[0] != '0' && group3(l, j+1)):
-		// 246,81 or 1,19 or 0,516: a decimal comma, or two numbers.
+		// 246,81 or 1,19 or 0,516: a decimal comma, or two numbers;
+		// 1,2e5 is two.
 		e := digitsEnd(l, j+1)
-		frac, decEnd, dec = l[j+1:e], e, 1
+		if _, _, ok := exponent(l, e); !ok {
+			frac, decEnd, dec = l[j+1:e], e, 1
+		}
 	}
 	k := decEnd
-	if e, end, ok := exponent(l, k); ok && (end == n || !isLetterAt(l, end)) {
+	if grouped {
+		// No mantissa has thousands separators.
+	} else if e, end, ok := exponent(l, k); ok && (end == n || !isLetterAt(l, end)) {
 		exp, hasExp, k = e, true, end
 	} else if e, end, ok := sciTimesTen(l, k); ok {
 		exp, hasExp, k = e, true, end
@@ -344,6 +359,9 @@ func (x *extractor) number(l string, i int, first, heading bool) int {
 
 	// Where the text starts: a sign and a currency symbol.
 	start := i
+	if leadingDot {
+		start--
+	}
 	neg := false
 	if r, size := runeBefore(l, start); r == '-' || r == '−' || r == '+' {
 		if r2, _ := runeBefore(l, start-size); !isAlnum(r2) {
@@ -423,6 +441,19 @@ func (x *extractor) number(l string, i int, first, heading bool) int {
 			it.alts = append(it.alts, []atom{{v: alt, q: 1, dq: 1}})
 		}
 		v *= scale
+	}
+	for _, alt := range it.alts {
+		for _, a := range alt {
+			if math.IsInf(a.v, 0) {
+				return k // a part past what a float holds
+			}
+		}
+	}
+	if den == "" {
+		// The value as written, to the nearest float (no 24.900000000000002).
+		if w, err := strconv.ParseFloat(mant+"."+frac+"e"+strconv.Itoa(exp+int(math.Round(math.Log10(scale)))), 64); err == nil {
+			v = w
+		}
 	}
 	if neg {
 		v = -v
@@ -618,6 +649,18 @@ func scaleAt(s string, i int) (float64, int) {
 // ends.
 func dateOrTime(s string, i, j int) (int, bool) {
 	n := len(s)
+	if y := digitsValue(s[i:j]); j-i == 4 && y >= minYear && y <= maxYear {
+		// A season or fiscal year: 2023-24, 2023/24, 2023–24.
+		k := j
+		if strings.HasPrefix(s[k:], "–") {
+			k += len("–")
+		} else if k < n && (s[k] == '-' || s[k] == '/') {
+			k++
+		}
+		if k > j && k+2 <= n && digitsEnd(s, k) == k+2 && digitsValue(s[k:k+2]) == float64((int(y)+1)%100) {
+			return k + 2, true
+		}
+	}
 	if j-i == 4 && j+2 < n && (s[j] == '-' || s[j] == '/') {
 		// 2024-03-15, 2024-03, 2024/03/15
 		sep := s[j]

@@ -36,6 +36,7 @@ func TestExtract(t *testing.T) {
 		{"ranges", "between 12–20% and 0.42-0.58", []string{"12", "20%", "0.42", "0.58"}},
 		{"years", "from 2015 to 2023, in 1990s, but 2,024 units and $2024", []string{"2,024", "$2024"}},
 		{"dates", "on 2024-03-15, 15/03/2024, 3/15/24, 15.03.2024, March 15, 15 March, 27 December 2023, Mar 3, 2024-03", nil},
+		{"seasons", "the 2023-24 season, FY 2023/24 and 2019–20", nil},
 		{"times", "at 12:30, 09:15:00, 18:45 UTC, 3:30 pm", nil},
 		{"ordinals", "the 3rd, 25th and 21st percentiles", nil},
 		{"versions", "Python 3.11, NumPy 1.24.2, version 2.5, v1.2, ISO 8601, Python 3.11.2", nil},
@@ -56,6 +57,7 @@ func TestExtract(t *testing.T) {
 		{"bold and italics", "**51.8%** and _0.52_ and *13.97*", []string{"51.8%", "0.52", "13.97"}},
 		{"table", "| 23 | 50.7% |\n|---|---|\n| 30 | 70.6% |", []string{"23", "50.7%", "30", "70.6%"}},
 		{"big integer", "25! = 15,511,210,043,330,985,984,000,000", []string{"25", "15,511,210,043,330,985,984,000,000"}},
+		{"leading dot", "alpha = .05 and .011 and np.5", []string{".05", ".011"}},
 		{"small integers", "3 runs, 10 people, 11 rows", []string{"11"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -178,7 +178,8 @@ func lexSource(s string, parts bool, f func(v, q float64) bool) bool {
 			}
 		}
 		if j < n && (s[j] == 'e' || s[j] == 'E') {
-			if x, k, ok := exponent(s, j); ok {
+			// Not in a word or hash: 20e10A is 20 and a word.
+			if x, k, ok := exponent(s, j); ok && (k == n || s[k] < 'A' || !isLetterAt(s, k)) {
 				e += x
 				j = k
 			}
