@@ -336,8 +336,9 @@ func MoreOmitted(n int64, stopped bool) string {
 	return s
 }
 
-// parseMoreOmitted reads an entry made by [MoreOmitted].
-func parseMoreOmitted(s string) (n int64, stopped, ok bool) {
+// ParseMoreOmitted reads an entry made by [MoreOmitted]: ok is false for
+// any other.
+func ParseMoreOmitted(s string) (n int64, stopped, ok bool) {
 	rest, ok := strings.CutPrefix(s, moreOmittedPrefix)
 	if !ok {
 		return 0, false, false
@@ -436,7 +437,7 @@ func (r *Result) Bound(lim Limits) {
 		list    []string
 	)
 	for _, e := range slices.Concat(r.FilesOmitted, moved) {
-		if m, st, ok := parseMoreOmitted(e); ok {
+		if m, st, ok := ParseMoreOmitted(e); ok {
 			more, stopped, cut = more+m, stopped || st, true
 			continue
 		}

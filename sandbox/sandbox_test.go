@@ -104,15 +104,15 @@ func TestMoreOmitted(t *testing.T) {
 	for _, n := range []int64{0, 1, 12345} {
 		for _, stopped := range []bool{false, true} {
 			s := MoreOmitted(n, stopped)
-			if m, st, ok := parseMoreOmitted(s); !ok || m != n || st != stopped {
-				t.Errorf("parseMoreOmitted(%q) = %d, %v, %v", s, m, st, ok)
+			if m, st, ok := ParseMoreOmitted(s); !ok || m != n || st != stopped {
+				t.Errorf("ParseMoreOmitted(%q) = %d, %v, %v", s, m, st, ok)
 			}
 		}
 	}
 	for _, s := range []string{"… and 12 more not listed (not a regular file)", "… and 012 more not listed",
 		"… and -1 more not listed", "… and x more not listed", "… and 3", "x"} {
-		if _, _, ok := parseMoreOmitted(s); ok {
-			t.Errorf("parseMoreOmitted(%q) ok", s)
+		if _, _, ok := ParseMoreOmitted(s); ok {
+			t.Errorf("ParseMoreOmitted(%q) ok", s)
 		}
 	}
 }

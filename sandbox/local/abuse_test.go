@@ -99,7 +99,7 @@ print(5000)`, 8 << 20, 5000, true, func(t *testing.T, res *sandbox.Result) {
 			if res.FilesOmitted[0] != "f0064 (too many files)" {
 				t.Errorf("first omitted %q, want f0064 (too many files)", res.FilesOmitted[0])
 			}
-			if n, stopped, _ := parseMore(res.FilesOmitted[len(res.FilesOmitted)-1]); n != 5000-64-sandbox.MaxOmitted || stopped {
+			if n, stopped, _ := sandbox.ParseMoreOmitted(res.FilesOmitted[len(res.FilesOmitted)-1]); n != 5000-64-sandbox.MaxOmitted || stopped {
 				t.Errorf("last omitted entry %q, want %d more, not stopped", res.FilesOmitted[len(res.FilesOmitted)-1], 5000-64-sandbox.MaxOmitted)
 			}
 		}},
@@ -192,7 +192,7 @@ func checkListing(t *testing.T, res *sandbox.Result, more bool) (size int) {
 		t.Fatalf("%d omitted entries, want 1 to %d", len(res.FilesOmitted), sandbox.MaxOmitted+1)
 	}
 	list, last := res.FilesOmitted, ""
-	if _, _, ok := parseMore(list[len(list)-1]); ok {
+	if _, _, ok := sandbox.ParseMoreOmitted(list[len(list)-1]); ok {
 		list, last = list[:len(list)-1], list[len(list)-1]
 	} else if more {
 		t.Errorf("last omitted entry %q does not say how many more", list[len(list)-1])
@@ -201,7 +201,7 @@ func checkListing(t *testing.T, res *sandbox.Result, more bool) (size int) {
 		t.Errorf("%d omitted entries before the last, want at most %d", len(list), sandbox.MaxOmitted)
 	}
 	for _, e := range list {
-		if _, _, ok := parseMore(e); ok {
+		if _, _, ok := sandbox.ParseMoreOmitted(e); ok {
 			t.Errorf("%q before the last entry", e)
 		}
 		size += len(e)
@@ -213,20 +213,4 @@ func checkListing(t *testing.T, res *sandbox.Result, more bool) (size int) {
 		t.Errorf("omitted entries hold %d bytes, want at most %d", size, sandbox.MaxOmittedBytes)
 	}
 	return size + len(last)
-}
-
-// parseMore reads a sandbox.MoreOmitted entry.
-func parseMore(s string) (n int64, stopped, ok bool) {
-	for _, stopped := range []bool{false, true} {
-		rest, ok := strings.CutPrefix(s, "… and ")
-		if !ok {
-			return 0, false, false
-		}
-		digits, _, _ := strings.Cut(rest, " ")
-		n, err := strconv.ParseInt(digits, 10, 64)
-		if err == nil && s == sandbox.MoreOmitted(n, stopped) {
-			return n, stopped, true
-		}
-	}
-	return 0, false, false
 }

@@ -190,7 +190,7 @@ func checkDecoded(t *testing.T, res initResult) {
 	}
 	list := res.Omitted
 	if len(list) > 0 {
-		if _, _, ok := parseMore(list[len(list)-1]); ok {
+		if _, _, ok := sandbox.ParseMoreOmitted(list[len(list)-1]); ok {
 			list = list[:len(list)-1]
 			if !res.Capped {
 				t.Error("a count of entries left out, but not capped")
