@@ -319,29 +319,34 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // moreOmitted* make the last entry of a FilesOmitted list that was cut.
 const (
-	moreOmittedPrefix = "… and "
-	moreOmittedSuffix = " more not listed"
+	moreOmittedPrefix  = "… and "
+	moreOmittedSuffix  = " more not listed"
+	moreOmittedPartial = "others not looked at"
 )
 
-var moreOmittedStopped = "; the listing stopped after " + strconv.Itoa(MaxListed) + " entries, so there may be others"
-
 // MoreOmitted is the last entry of a FilesOmitted list that was cut: n
-// entries were left out of it, and when stopped is set the listing stopped
-// at [MaxListed] entries, so there may be more.
-func MoreOmitted(n int64, stopped bool) string {
-	s := moreOmittedPrefix + strconv.FormatInt(max(n, 0), 10) + moreOmittedSuffix
-	if stopped {
-		s += moreOmittedStopped
+// entries were left out of it. partial says that some entries were not
+// even looked at: the listing stopped at [MaxListed] entries, or left out
+// a directory too deep or whose path was too long.
+func MoreOmitted(n int64, partial bool) string {
+	switch {
+	case n <= 0 && partial:
+		return moreOmittedPrefix + moreOmittedPartial
+	case partial:
+		return moreOmittedPrefix + strconv.FormatInt(n, 10) + moreOmittedSuffix + ", and " + moreOmittedPartial
 	}
-	return s
+	return moreOmittedPrefix + strconv.FormatInt(max(n, 0), 10) + moreOmittedSuffix
 }
 
 // ParseMoreOmitted reads an entry made by [MoreOmitted]: ok is false for
 // any other.
-func ParseMoreOmitted(s string) (n int64, stopped, ok bool) {
+func ParseMoreOmitted(s string) (n int64, partial, ok bool) {
 	rest, ok := strings.CutPrefix(s, moreOmittedPrefix)
 	if !ok {
 		return 0, false, false
+	}
+	if rest == moreOmittedPartial {
+		return 0, true, true
 	}
 	digits, rest, ok := strings.Cut(rest, " ")
 	if !ok {
@@ -354,7 +359,7 @@ func ParseMoreOmitted(s string) (n int64, stopped, ok bool) {
 	switch " " + rest {
 	case moreOmittedSuffix:
 		return n, false, true
-	case moreOmittedSuffix + moreOmittedStopped:
+	case moreOmittedSuffix + ", and " + moreOmittedPartial:
 		return n, true, true
 	}
 	return 0, false, false
@@ -374,9 +379,9 @@ func CutName(s string, limit int) string {
 	return s[:k] + "…"
 }
 
-// cutOmitted bounds one entry of FilesOmitted, "name (why)": the name to
-// MaxOmittedName bytes and a reason to MaxOmittedWhy; an entry with no
-// reason it can tell is cut as a name.
+// cutOmitted bounds one entry of FilesOmitted, "name (why)": it keeps a
+// reason of at most MaxOmittedWhy bytes and cuts the name before it to
+// MaxOmittedName; an entry without such a reason is cut whole, as a name.
 func cutOmitted(e string) string {
 	if strings.HasSuffix(e, ")") {
 		if i := strings.LastIndex(e, " ("); i >= 0 && len(e)-i-3 <= MaxOmittedWhy {
@@ -391,10 +396,11 @@ func cutOmitted(e string) string {
 //
 //   - Files: at most lim.Files, of lim.DiskSize bytes in all, each named
 //     by a [ValidName]; the others move to FilesOmitted.
-//   - FilesOmitted: each entry's name cut to MaxOmittedName bytes (and a
-//     reason to MaxOmittedWhy); at most MaxOmitted entries of
-//     MaxOmittedBytes in all, then one [MoreOmitted] entry counting the rest
-//     (and those a backend's own such entries counted).
+//   - FilesOmitted: each entry's name cut to MaxOmittedName bytes (a
+//     reason after it of at most MaxOmittedWhy bytes is kept); at most
+//     MaxOmitted entries of MaxOmittedBytes in all, then one [MoreOmitted]
+//     entry counting the rest (and what a backend's own such entry
+//     counted).
 //   - Stdout and Stderr: at most lim.Output bytes each, with their
 //     Truncated flags set.
 //
@@ -431,14 +437,14 @@ func (r *Result) Bound(lim Limits) {
 
 	var (
 		more    int64
-		stopped bool
+		partial bool
 		full    bool
 		n       int
 		list    []string
 	)
 	for _, e := range slices.Concat(r.FilesOmitted, moved) {
-		if m, st, ok := ParseMoreOmitted(e); ok {
-			more, stopped, cut = more+m, stopped || st, true
+		if m, p, ok := ParseMoreOmitted(e); ok {
+			more, partial, cut = more+m, partial || p, true
 			continue
 		}
 		c := cutOmitted(e)
@@ -453,8 +459,8 @@ func (r *Result) Bound(lim Limits) {
 		list = append(list, c)
 		n += len(c)
 	}
-	if more > 0 || stopped {
-		list, cut = append(list, MoreOmitted(more, stopped)), true
+	if more > 0 || partial {
+		list, cut = append(list, MoreOmitted(more, partial)), true
 	}
 	if len(r.FilesOmitted) > 0 || len(list) > 0 {
 		r.FilesOmitted = list

@@ -101,12 +101,22 @@ func TestCutName(t *testing.T) {
 }
 
 func TestMoreOmitted(t *testing.T) {
-	for _, n := range []int64{0, 1, 12345} {
-		for _, stopped := range []bool{false, true} {
-			s := MoreOmitted(n, stopped)
-			if m, st, ok := ParseMoreOmitted(s); !ok || m != n || st != stopped {
-				t.Errorf("ParseMoreOmitted(%q) = %d, %v, %v", s, m, st, ok)
-			}
+	for _, tc := range []struct {
+		n       int64
+		partial bool
+		want    string
+	}{
+		{0, false, "… and 0 more not listed"},
+		{12345, false, "… and 12345 more not listed"},
+		{12345, true, "… and 12345 more not listed, and others not looked at"},
+		{0, true, "… and others not looked at"},
+	} {
+		s := MoreOmitted(tc.n, tc.partial)
+		if s != tc.want {
+			t.Errorf("MoreOmitted(%d, %v) = %q, want %q", tc.n, tc.partial, s, tc.want)
+		}
+		if m, p, ok := ParseMoreOmitted(s); !ok || m != tc.n || p != tc.partial {
+			t.Errorf("ParseMoreOmitted(%q) = %d, %v, %v", s, m, p, ok)
 		}
 	}
 	for _, s := range []string{"… and 12 more not listed (not a regular file)", "… and 012 more not listed",

@@ -295,6 +295,7 @@ static struct {
 	uint64_t omits, omit_bytes; // R_OMIT messages sent, and their bytes
 	uint64_t unlisted;          // entries left out without an R_OMIT
 	int stopped;                // the walk stopped at run.lim.list_entries
+	int skipped;                // a directory was not looked into
 	int cut;                    // a cap cut the listing
 } ls;
 
@@ -423,10 +424,10 @@ static void walk(int dirfd, size_t len, uint64_t depth) {
 			continue;
 		if (S_ISDIR(st.st_mode)) {
 			if (plen > ls.path_max) {
-				ls.cut = 1;
+				ls.cut = ls.skipped = 1;
 				omit(path, "path too long; not looked into");
 			} else if (depth >= run.lim.list_depth) {
-				ls.cut = 1;
+				ls.cut = ls.skipped = 1;
 				omit(path, "too deep");
 			} else {
 				int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -539,7 +540,7 @@ static void collect(void) {
 	}
 	close(root);
 	if (ls.cut || ls.unlisted) {
-		struct cut_msg cm = {.unlisted = ls.unlisted, .stopped = (uint32_t)ls.stopped};
+		struct cut_msg cm = {.unlisted = ls.unlisted, .stopped = (uint32_t)ls.stopped, .skipped = (uint32_t)ls.skipped};
 		send_msg(R_CUT, &cm, sizeof cm);
 	}
 }

@@ -208,7 +208,8 @@ func decodeResult(r io.Reader, lim sandbox.Limits) (initResult, error) {
 		budget    = lim.DiskSize
 		omitBytes int
 		unlisted  int64
-		stopped   bool
+		stopped   bool // init's walk stopped short
+		skipped   bool // init did not look into a directory
 	)
 	for {
 		if _, err := io.ReadFull(br, h[:]); err != nil {
@@ -276,7 +277,7 @@ func decodeResult(r io.Reader, lim sandbox.Limits) (initResult, error) {
 				return res, err
 			}
 			unlisted += int64(min(uint64(cm.unlisted), 1<<62))
-			stopped, cut = stopped || cm.stopped != 0, true
+			stopped, skipped, cut = stopped || cm.stopped != 0, skipped || cm.skipped != 0, true
 		case C.R_TIMES:
 			var ns uint64
 			if err := readStruct(br, typ, n, &ns); err != nil {
@@ -291,7 +292,7 @@ func decodeResult(r io.Reader, lim sandbox.Limits) (initResult, error) {
 				return res, errors.New("result without a status")
 			}
 			if unlisted > 0 || stopped {
-				res.Omitted = append(res.Omitted, sandbox.MoreOmitted(unlisted, stopped))
+				res.Omitted = append(res.Omitted, sandbox.MoreOmitted(unlisted, stopped || skipped))
 			}
 			res.Capped = cut
 			return res, nil

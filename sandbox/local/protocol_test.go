@@ -42,11 +42,14 @@ func (s *stream) file(name, data string) *stream {
 }
 func (s *stream) end() *stream { return s.msg(rEnd) }
 
-func (s *stream) cut(unlisted uint64, stopped bool) *stream {
+func (s *stream) cut(unlisted uint64, stopped, skipped bool) *stream {
 	b := make([]byte, cutSize)
 	binary.NativeEndian.PutUint64(b, unlisted)
 	if stopped {
 		b[8] = 1
+	}
+	if skipped {
+		b[12] = 1
 	}
 	return s.msg(rCut, string(b))
 }
@@ -90,9 +93,15 @@ func TestDecodeResult(t *testing.T) {
 			}
 			return s.end()
 		}(), omitted: append(slices.Repeat([]string{"p (not a regular file)"}, sandbox.MaxOmitted), sandbox.MoreOmitted(5, false)), capped: true},
-		{name: "init's count", in: new(stream).status().msg(rOmit, "p (not a regular file)").cut(12345, true).end(),
-			omitted: []string{"p (not a regular file)", sandbox.MoreOmitted(12345, true)}, capped: true},
-		{name: "names cut by init", in: new(stream).status().cut(0, false).end(), capped: true},
+		{name: "init's count", in: new(stream).status().msg(rOmit, "p (not a regular file)").cut(12345, false, false).end(),
+			omitted: []string{"p (not a regular file)", sandbox.MoreOmitted(12345, false)}, capped: true},
+		{name: "init's walk stopped", in: new(stream).status().cut(12345, true, false).end(),
+			omitted: []string{sandbox.MoreOmitted(12345, true)}, capped: true},
+		{name: "init's count, a directory skipped", in: new(stream).status().cut(3, false, true).end(),
+			omitted: []string{sandbox.MoreOmitted(3, true)}, capped: true},
+		{name: "a directory skipped, listed", in: new(stream).status().msg(rOmit, "d (too deep)").cut(0, false, true).end(),
+			omitted: []string{"d (too deep)"}, capped: true},
+		{name: "names cut by init", in: new(stream).status().cut(0, false, false).end(), capped: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := decodeResult(bytes.NewReader(tc.in.Bytes()), fuzzLimits)
@@ -142,7 +151,7 @@ func FuzzDecodeResult(f *testing.F) {
 	f.Add(new(stream).status().msgN(rFile, 1<<60, "a\x00").Bytes())
 	f.Add(new(stream).status().msgN(rFile, 1<<20-1, "a\x00xxxx").Bytes())
 	f.Add(new(stream).status().msgN(rOmit, 1<<62, "x").Bytes())
-	f.Add(new(stream).status().file("a", "").file("b", "").file("c", "").file("d", "").file("e", "x").cut(3, true).end().Bytes())
+	f.Add(new(stream).status().file("a", "").file("b", "").file("c", "").file("d", "").file("e", "x").cut(3, true, true).end().Bytes())
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)

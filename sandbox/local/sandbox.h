@@ -82,7 +82,7 @@ struct status_msg {
 struct cut_msg {
 	uint64_t unlisted; // entries left out without an R_OMIT of their own
 	uint32_t stopped;  // the walk stopped at list_entries: there may be more
-	uint32_t pad;
+	uint32_t skipped;  // a directory was not looked into (too deep, path too long)
 };
 
 #endif

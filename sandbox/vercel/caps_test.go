@@ -31,7 +31,7 @@ for level in range(3):
     os.chdir(("d%02d" % level) * 50)
     for i in range(4000):
         os.mkfifo("p%05d" % (level * 4000 + i) + "f" * 194)`, func(t *testing.T, res *sandbox.Result) {
-			if n, stopped := more(res); !stopped || n < sandbox.MaxListed-sandbox.MaxOmitted-2 {
+			if n, partial := more(res); !partial || n < sandbox.MaxListed-sandbox.MaxOmitted-2 {
 				t.Errorf("last entry %q, want the listing stopped and most entries counted", res.FilesOmitted[len(res.FilesOmitted)-1])
 			}
 		}},
@@ -40,7 +40,7 @@ for level in range(3):
 			if len(res.Files) != sandbox.DefaultFileCount || res.Files[0].Name != "f0000" || res.Files[len(res.Files)-1].Name != "f0063" {
 				t.Errorf("%d files, want f0000 to f0063", len(res.Files))
 			}
-			if n, stopped := more(res); n != 600-64-sandbox.MaxOmitted || stopped {
+			if n, partial := more(res); n != 600-64-sandbox.MaxOmitted || partial {
 				t.Errorf("last entry %q, want %d more", res.FilesOmitted[len(res.FilesOmitted)-1], 600-64-sandbox.MaxOmitted)
 			}
 		}},
@@ -169,11 +169,11 @@ func checkCapped(t *testing.T, res *sandbox.Result) {
 }
 
 // more reads the last omitted entry, which says how many more were left
-// out and whether the listing stopped.
-func more(res *sandbox.Result) (n int64, stopped bool) {
-	n, stopped, ok := sandbox.ParseMoreOmitted(res.FilesOmitted[len(res.FilesOmitted)-1])
+// out and whether others were not looked at.
+func more(res *sandbox.Result) (n int64, partial bool) {
+	n, partial, ok := sandbox.ParseMoreOmitted(res.FilesOmitted[len(res.FilesOmitted)-1])
 	if !ok {
 		return -1, false
 	}
-	return n, stopped
+	return n, partial
 }

@@ -43,13 +43,14 @@ os.execv(sys.executable, [sys.executable, "-c", code])
 // collector lists the files the program created or changed in the working
 // directory, within the count and size limits and the caps on the listing
 // (sandbox.Max*), as JSON on stdout: {"files": [{"name", "size"}],
-// "omitted": ["name (why)"], "unlisted": n, "stopped": bool, "cut": bool}.
+// "omitted": ["name (why)"], "unlisted": n, "stopped": bool, "skipped": bool,
+// "cut": bool}.
 // It looks at max-entries directory entries at most, max-depth levels deep,
 // keeps the first max-names regular files in lexical order to choose from,
 // omits paths longer than path-max bytes, and lists at most max-omitted
 // entries of omit-bytes in all, each name cut to omit-name bytes; unlisted
-// counts what the caps left out, stopped says the walk stopped early, and
-// cut that a cap fired. It never follows symbolic links. Inputs that are
+// counts what the caps left out, stopped says the walk stopped early,
+// skipped that a directory was not looked into, and cut that a cap fired. It never follows symbolic links. Inputs that are
 // unchanged (same SHA-256) are not listed.
 //
 // argv: work-dir max-files max-bytes inputs-json ({name: sha256})
@@ -59,7 +60,7 @@ work, max_files, budget, inputs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]
 max_entries, max_depth, max_names, path_max, max_omitted, omit_bytes, omit_name = map(int, sys.argv[5:12])
 names, omitted = [], []
 entries = unlisted = omit_used = 0
-stopped = full = cut = False
+stopped = skipped = full = cut = False
 
 def size(s):
     return len(s.encode("utf-8", "surrogateescape"))
@@ -118,10 +119,10 @@ while stack and not stopped:
                 continue
             if stat.S_ISDIR(st.st_mode):
                 if size(p) > path_max:
-                    cut = True
+                    cut = skipped = True
                     omit(p, "path too long; not looked into")
                 elif depth >= max_depth:
-                    cut = True
+                    cut = skipped = True
                     omit(p, "too deep")
                 else:
                     stack.append((p, depth + 1))
@@ -155,7 +156,7 @@ for rel, st_size in names:
         continue
     budget -= st_size
     out.append({"name": rel, "size": st_size})
-json.dump({"files": out, "omitted": omitted, "unlisted": unlisted, "stopped": stopped, "cut": cut}, sys.stdout)
+json.dump({"files": out, "omitted": omitted, "unlisted": unlisted, "stopped": stopped, "skipped": skipped, "cut": cut}, sys.stdout)
 `
 
 // manifest is the collector's output.
@@ -167,6 +168,7 @@ type manifest struct {
 	Omitted  []string `json:"omitted"`
 	Unlisted int64    `json:"unlisted"`
 	Stopped  bool     `json:"stopped"`
+	Skipped  bool     `json:"skipped"`
 	Cut      bool     `json:"cut"`
 }
 

@@ -451,7 +451,7 @@ func (s *Sandbox) collect(ctx context.Context, id string, inputs []sandbox.File,
 	}
 	omitted = m.Omitted
 	if m.Unlisted > 0 || m.Stopped {
-		omitted = append(omitted, sandbox.MoreOmitted(m.Unlisted, m.Stopped))
+		omitted = append(omitted, sandbox.MoreOmitted(m.Unlisted, m.Stopped || m.Skipped))
 	}
 	capped = m.Cut || m.Unlisted > 0 || m.Stopped
 	budget, reads := lim.DiskSize, 0
