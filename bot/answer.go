@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
 // workingReaction marks a question the bot is working on.
@@ -125,9 +127,9 @@ func failureText(ctx context.Context, err error, timedOut bool, ans Answer, limi
 }
 
 // userError is an error's text without anything that could be a secret:
-// only its outermost message's first line. For a model API's error, what
-// to do about it comes before the server's own (often long) explanation,
-// which is cut.
+// only its outermost message's first line, neutralised
+// ([safetext.Line]). For a model API's error, what to do about it comes
+// before the server's own (often long) explanation, which is cut.
 func userError(err error) string {
 	s := err.Error()
 	var ae *agent.APIError
@@ -154,12 +156,15 @@ func userError(err error) string {
 			s = strings.ReplaceAll(s, w, "[redacted]")
 		}
 	}
-	return s
+	return safetext.Line(s)
 }
 
 // postAnswer posts the answer in the thread, in parts if long, with a
-// debug footer when the channel has debug on.
+// debug footer when the channel has debug on. The answer is neutralised
+// first ([safetext.Text]): a model can be led by a file or a program's
+// output to write escape sequences or bidi overrides.
 func (b *Bot) postAnswer(ctx context.Context, m message, ans Answer, debug bool, took time.Duration) {
+	ans.Text = safetext.Text(ans.Text)
 	text := markdownToMrkdwn(ans.Text)
 	parts := splitMrkdwn(text, answerMessageChars)
 	var rest []string
@@ -177,7 +182,7 @@ func (b *Bot) postAnswer(ctx context.Context, m message, ans Answer, debug bool,
 		}
 		if last && debug {
 			blocks = append(blocks, contextBlock(fmt.Sprintf(":lady_beetle: model %s · %d steps · %s tokens in, %s out · %s total",
-				escape(cmp(ans.Model, "unknown")), ans.Steps, thousands(ans.InputTokens), thousands(ans.OutputTokens), formatDuration(took))))
+				escape(safetext.Line(cmp(ans.Model, "unknown"))), ans.Steps, thousands(ans.InputTokens), thousands(ans.OutputTokens), formatDuration(took))))
 		}
 		opts := []slack.MsgOption{
 			slack.MsgOptionTS(m.ThreadTS),
@@ -197,7 +202,7 @@ func (b *Bot) postAnswer(ctx context.Context, m message, ans Answer, debug bool,
 			if _, refused := errors.AsType[slack.SlackErrorResponse](err); refused {
 				// Slack refused the blocks: the answer still reaches the
 				// user, as a file, with a word on why.
-				b.notice(ctx, m, fmt.Sprintf(":warning: Slack refused to show my answer (%s); it is attached as `answer.md`.", escape(truncate(explain(err).Error(), 200))))
+				b.notice(ctx, m, fmt.Sprintf(":warning: Slack refused to show my answer (%s); it is attached as `answer.md`.", escape(truncate(safetext.Line(explain(err).Error()), 200))))
 				b.upload(ctx, m, attachment{Name: "answer.md", Title: "Answer", Content: ans.Text})
 			}
 			return
@@ -212,8 +217,11 @@ func contextBlock(text string) slack.Block {
 	return slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, text, false, false))
 }
 
-// notice posts a short message from the bot in the thread.
+// notice posts a short message from the bot in the thread. Its text is
+// neutralised ([safetext.Text]) as a last guard: notices name files and
+// quote errors.
 func (b *Bot) notice(ctx context.Context, m message, text string) {
+	text = safetext.Text(text)
 	_, _, err := b.api.PostMessageContext(ctx, m.Channel,
 		slack.MsgOptionTS(m.ThreadTS),
 		slack.MsgOptionText(text, false),
@@ -225,8 +233,11 @@ func (b *Bot) notice(ctx context.Context, m message, text string) {
 	}
 }
 
-// upload attaches a file to the thread.
+// upload attaches a text file to the thread: code, output or an answer
+// that did not fit in a message. Its name, title and text are neutralised
+// ([safetext]) as a last guard, since Slack shows a text file's content.
 func (b *Bot) upload(ctx context.Context, m message, a attachment) {
+	a.Name, a.Title, a.Content = safetext.Line(a.Name), safetext.Line(a.Title), safetext.Text(a.Content)
 	_, err := b.api.UploadFileContext(ctx, slack.UploadFileParameters{
 		Filename: a.Name, Title: a.Title, Content: a.Content, FileSize: len(a.Content),
 		Channel: m.Channel, ThreadTimestamp: m.ThreadTS,
@@ -234,7 +245,7 @@ func (b *Bot) upload(ctx context.Context, m message, a attachment) {
 	if err != nil {
 		b.log.Error("uploading file failed", "file", a.Name, "err", explain(err))
 		b.metrics.errors.inc("slack")
-		b.notice(ctx, m, fmt.Sprintf(":warning: I couldn't attach `%s` to this thread (%s).", a.Name, escape(explain(err).Error())))
+		b.notice(ctx, m, fmt.Sprintf(":warning: I couldn't attach `%s` to this thread (%s).", escape(a.Name), escape(safetext.Line(explain(err).Error()))))
 	}
 }
 
@@ -320,6 +331,12 @@ func (p *cardPoster) RunFinished(ctx context.Context, id string, res *sandbox.Re
 	b := p.b
 	b.metrics.toolRuns.inc(runResult(res, runErr))
 	b.metrics.runSeconds.observe(d.Seconds())
+	if caps := firedCaps(res); len(caps) > 0 {
+		for _, c := range caps {
+			b.metrics.caps.inc(string(c))
+		}
+		p.log.Warn("caps fired during a run", "run", c.N, "caps", caps)
+	}
 	if p.debug {
 		p.log.Info("execution", "run", c.N, "code", c.Code, "output", runOutput(res, runErr), "duration", d)
 	}
@@ -386,6 +403,42 @@ func (p *cardPoster) finishOpen(ctx context.Context) {
 // but not a stuck Slack.
 func slackContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), slackCallTimeout)
+}
+
+// CapFired counts a cap that fired for the answer outside its runs (a
+// file preview cut to its budget while the question was put together),
+// and logs it with the thread. It makes a cardPoster a [CapReporter].
+func (p *cardPoster) CapFired(c sandbox.Cap) {
+	p.b.metrics.caps.inc(string(c))
+	p.log.Warn("a cap fired while preparing the question", "cap", c)
+}
+
+// firedCaps lists the caps and limits that fired during a run, each once:
+// the sandbox's [sandbox.Result.Caps], "output" when the sandbox cut
+// stdout or stderr (also from a backend that does not report it in Caps),
+// "memory" when the run ran out of memory, and the [sandbox.Limit] that
+// ended the run or was hit during it ("timeout", "cpu", "processes",
+// "disk").
+func firedCaps(res *sandbox.Result) []sandbox.Cap {
+	if res == nil {
+		return nil
+	}
+	caps := slices.Clone(res.Caps)
+	add := func(c sandbox.Cap) {
+		if !slices.Contains(caps, c) {
+			caps = append(caps, c)
+		}
+	}
+	if res.Truncated() {
+		add(sandbox.CapOutput)
+	}
+	if res.OutOfMemory {
+		add(sandbox.CapMemory)
+	}
+	if res.Limit != sandbox.LimitNone {
+		add(sandbox.Cap(res.Limit)) // "memory" is both a limit and a cap
+	}
+	return caps
 }
 
 func runResult(res *sandbox.Result, err error) string {

@@ -43,6 +43,15 @@ type Progress interface {
 	RunFinished(ctx context.Context, id string, res *sandbox.Result, err error, d time.Duration)
 }
 
+// CapReporter is implemented by a [Progress] that counts caps firing
+// outside a run, such as a file preview cut to its budget while the
+// question is put together ([sandbox.CapPreview]). The bot's Progress
+// implements it: each cap is counted in sandpiper_caps_total and logged
+// with the thread. Caps that fire in a run come in its [sandbox.Result].
+type CapReporter interface {
+	CapFired(c sandbox.Cap)
+}
+
 // Answer is an Answerer's final answer and what it cost.
 type Answer struct {
 	Text         string // Markdown

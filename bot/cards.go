@@ -9,6 +9,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
 // Message metadata event types; they let a restarted bot recognise its own
@@ -94,7 +95,9 @@ func (c *card) fallback() string {
 }
 
 // render returns the card's blocks and the files to attach for what did
-// not fit.
+// not fit. Everything the model or the program wrote (the code, its
+// output, file names, the sandbox's notes) is neutralised with
+// [safetext] before it is cut, so the cuts count what Slack receives.
 func (c *card) render() ([]slack.Block, []attachment) {
 	var blocks []slack.Block
 	var files []attachment
@@ -107,24 +110,25 @@ func (c *card) render() ([]slack.Block, []attachment) {
 	blocks = append(blocks, slack.NewContextBlock("", mrkdwn(c.status())))
 
 	// Limits count the text Slack gets, after escaping: "<td>" is 10.
-	code, cut := headShown(c.Code, cardCodeChars)
+	fullCode := safetext.Text(c.Code)
+	code, cut := headShown(fullCode, cardCodeChars)
 	if cut {
 		notes = append(notes, fmt.Sprintf(":scissors: Showing the first %s of %s characters of code; the full code is attached as `%s`.",
-			thousands(int64(utf8.RuneCountInString(code))), thousands(int64(utf8.RuneCountInString(c.Code))), c.codeFile()))
+			thousands(int64(utf8.RuneCountInString(code))), thousands(int64(utf8.RuneCountInString(fullCode))), c.codeFile()))
 		if !c.Running {
-			files = append(files, attachment{Name: c.codeFile(), Title: fmt.Sprintf("Code of run %d", c.N), Content: c.Code})
+			files = append(files, attachment{Name: c.codeFile(), Title: fmt.Sprintf("Code of run %d", c.N), Content: fullCode})
 		}
 	}
 	section(codeBlock(code))
 
 	if c.Err != nil {
-		section("*Why*\n" + codeBlock(truncate(c.Err.Error(), 500)))
+		section("*Why*\n" + codeBlock(truncate(safetext.Text(c.Err.Error()), 500)))
 	}
 	if r := c.Result; r != nil {
-		stdout, stderr := string(r.Stdout), string(r.Stderr)
+		stdout, stderr := safetext.Text(string(r.Stdout)), safetext.Text(string(r.Stderr))
 		failed := c.failed()
 		if stdout != "" || !failed {
-			shown, note, file := c.clip("Output", stdout, cardOutputChars, false, r.StdoutTruncated, r.StdoutSize, c.outputFile())
+			shown, note, file := c.clip("Output", stdout, cardOutputChars, false, r.StdoutTruncated, r.StdoutSize, len(r.Stdout), c.outputFile())
 			if strings.TrimSpace(shown) == "" {
 				section("*Output*\n_No output. The program printed nothing._")
 			} else {
@@ -141,7 +145,7 @@ func (c *card) render() ([]slack.Block, []attachment) {
 				if !failed {
 					limit, label = cardStderrChars, "*stderr*"
 				}
-				shown, note, file := c.clip("error output", stderr, limit, true, r.StderrTruncated, r.StderrSize, c.stderrFile())
+				shown, note, file := c.clip("error output", stderr, limit, true, r.StderrTruncated, r.StderrSize, len(r.Stderr), c.stderrFile())
 				section(label + "\n" + codeBlock(shown))
 				notes = append(notes, note...)
 				if file != nil {
@@ -174,26 +178,28 @@ func (c *card) plain(why string) ([]slack.Block, []attachment) {
 	mrkdwn := func(s string) *slack.TextBlockObject {
 		return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
 	}
-	files := []attachment{{Name: c.codeFile(), Title: fmt.Sprintf("Code of run %d", c.N), Content: c.Code}}
+	files := []attachment{{Name: c.codeFile(), Title: fmt.Sprintf("Code of run %d", c.N), Content: safetext.Text(c.Code)}}
 	if r := c.Result; r != nil && !c.Running {
 		if len(r.Stdout) > 0 {
-			files = append(files, attachment{Name: c.outputFile(), Title: fmt.Sprintf("Output of run %d", c.N), Content: string(r.Stdout)})
+			files = append(files, attachment{Name: c.outputFile(), Title: fmt.Sprintf("Output of run %d", c.N), Content: safetext.Text(string(r.Stdout))})
 		}
 		if len(r.Stderr) > 0 {
-			files = append(files, attachment{Name: c.stderrFile(), Title: fmt.Sprintf("Error output of run %d", c.N), Content: string(r.Stderr)})
+			files = append(files, attachment{Name: c.stderrFile(), Title: fmt.Sprintf("Error output of run %d", c.N), Content: safetext.Text(string(r.Stderr))})
 		}
 	}
-	note := fmt.Sprintf(":warning: Slack refused to show this card (%s); the code and what it printed are attached.", escape(truncate(why, 200)))
+	note := fmt.Sprintf(":warning: Slack refused to show this card (%s); the code and what it printed are attached.", escape(truncate(safetext.Line(why), 200)))
 	return []slack.Block{
 		slack.NewContextBlock("", mrkdwn(c.status())),
 		slack.NewSectionBlock(mrkdwn(note), nil, nil),
 	}, files
 }
 
-// clip fits one stream into limit characters: the head of output, or the
-// tail of an error (where the traceback's last line is). It returns the
-// notes that say what was left out, and the file to attach when it cut.
-func (c *card) clip(what, s string, limit int, tail, sandboxCut bool, size int64, name string) (string, []string, *attachment) {
+// clip fits one stream, s (already neutralised), into limit characters:
+// the head of output, or the tail of an error (where the traceback's last
+// line is). size is how many bytes the program wrote and kept how many
+// the sandbox kept. It returns the notes that say what was left out, and
+// the file to attach when it cut.
+func (c *card) clip(what, s string, limit int, tail, sandboxCut bool, size int64, kept int, name string) (string, []string, *attachment) {
 	var notes []string
 	var file *attachment
 	n := utf8.RuneCountInString(s)
@@ -204,21 +210,21 @@ func (c *card) clip(what, s string, limit int, tail, sandboxCut bool, size int64
 		shown, cut = headShown(s, limit)
 	}
 	if cut {
-		kept := thousands(int64(utf8.RuneCountInString(shown)))
+		count := thousands(int64(utf8.RuneCountInString(shown)))
 		if tail {
 			shown = "…\n" + shown
 			notes = append(notes, fmt.Sprintf(":scissors: Showing the last %s of %s characters of %s; the full text is attached as `%s`.",
-				kept, thousands(int64(n)), strings.ToLower(what), name))
+				count, thousands(int64(n)), strings.ToLower(what), name))
 		} else {
 			shown += "\n…"
 			notes = append(notes, fmt.Sprintf(":scissors: Showing the first %s of %s characters of %s; the full text is attached as `%s`.",
-				kept, thousands(int64(n)), strings.ToLower(what), name))
+				count, thousands(int64(n)), strings.ToLower(what), name))
 		}
 		file = &attachment{Name: name, Title: fmt.Sprintf("%s of run %d", what, c.N), Content: s}
 	}
-	if sandboxCut && size > int64(len(s)) {
+	if sandboxCut && size > int64(kept) {
 		notes = append(notes, fmt.Sprintf(":scissors: The program wrote %s of %s; the sandbox kept the first %s.",
-			formatBytes(size), strings.ToLower(what), formatBytes(int64(len(s)))))
+			formatBytes(size), strings.ToLower(what), formatBytes(int64(kept))))
 	}
 	return shown, notes, file
 }
@@ -246,7 +252,8 @@ func (c *card) debugLine() string {
 }
 
 // filesLine lists the files the run wrote: posted below the card, or
-// why not.
+// why not. Names and notes are shown on one line each, neutralised and
+// escaped here: a name may hold anything a program chose.
 func (c *card) filesLine() string {
 	if len(c.Files) == 0 {
 		return ""
@@ -257,16 +264,17 @@ func (c *card) filesLine() string {
 			lines = append(lines, moreFiles(c.Files[i:]))
 			break
 		}
-		name := "`" + escape(strings.ReplaceAll(truncate(f.Name, 120), "`", "'")) + "`"
+		name := "`" + escape(strings.ReplaceAll(truncate(safetext.Line(f.Name), 120), "`", "'")) + "`"
+		note := escape(safetext.Line(f.Note))
 		switch {
 		case f.Posted && f.Image:
 			lines = append(lines, fmt.Sprintf("%s (%s) · image posted below", name, formatBytes(f.Size)))
 		case f.Posted:
 			lines = append(lines, fmt.Sprintf("%s (%s) · posted below", name, formatBytes(f.Size)))
 		case f.Size > 0:
-			lines = append(lines, fmt.Sprintf("%s (%s) · %s", name, formatBytes(f.Size), f.Note))
+			lines = append(lines, fmt.Sprintf("%s (%s) · %s", name, formatBytes(f.Size), note))
 		default:
-			lines = append(lines, fmt.Sprintf("%s · %s", name, f.Note))
+			lines = append(lines, fmt.Sprintf("%s · %s", name, note))
 		}
 	}
 	label := "*File written*"
@@ -282,7 +290,7 @@ func moreFiles(fs []producedFile) string {
 	counts := map[string]int{}
 	var order []string
 	for _, f := range fs {
-		what := f.Note
+		what := escape(safetext.Line(f.Note))
 		if f.Posted {
 			what = "posted below"
 		}

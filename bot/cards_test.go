@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
@@ -46,6 +47,15 @@ func TestCardGolden(t *testing.T) {
 		{"escape_heavy", card{N: 1, Code: strings.Repeat("x = '<&>' if a < b and c > d else '&'\n", 120), Result: &sandbox.Result{Stdout: []byte(strings.Repeat("<td>", 500)), StdoutSize: 2000, Duration: time.Second}}},
 		{"escape_heavy_error", card{N: 1, Code: "f()", Result: &sandbox.Result{ExitCode: 1, Stderr: []byte("Traceback (most recent call last):\n" + strings.Repeat("  File \"<string>\", line 1, in <lambda>\n", 150) + "RecursionError: maximum recursion depth exceeded\n"), Duration: time.Second}}},
 		{"backticks", card{N: 1, Code: "print('`' * 3000)", Result: &sandbox.Result{Stdout: []byte(strings.Repeat("`", 3000)), StdoutSize: 3000, Duration: time.Second}}},
+		// Text from the sandbox is neutralised: escape sequences, BEL,
+		// C1 controls and bidi overrides in the code, the output, the
+		// error, file names and the sandbox's notes.
+		{"hostile", card{N: 1, Code: hostileCode, Result: &sandbox.Result{ExitCode: 1, Stdout: []byte(hostileStdout), StdoutSize: int64(len(hostileStdout)),
+			Stderr: []byte(hostileStderr), StderrSize: int64(len(hostileStderr)), Duration: time.Second}, Files: hostileFiles}},
+		{"hostile_debug", card{N: 2, Debug: true, Code: "print('ok')", Result: &sandbox.Result{Stdout: []byte("ok\r\n"), StdoutSize: 4,
+			Stderr: []byte("\x1b[1A\x1b[2Kwarning\x07\x9b\u2067\n"), StderrSize: 16, Duration: time.Second}}},
+		{"hostile_long", card{N: 3, Code: "print(...)", Result: &sandbox.Result{Stdout: []byte(strings.Repeat("\x1b[31m<td>\u202e", 400)),
+			StdoutSize: 1 << 20, StdoutTruncated: true, Duration: time.Second}}},
 		{"debug_ok", card{N: 1, Debug: true, Code: "import warnings\nwarnings.warn('careful')\nprint(2)", Result: &sandbox.Result{Stdout: []byte("2\n"), StdoutSize: 2, Stderr: []byte("<string>:2: UserWarning: careful\n"), StderrSize: 33, Duration: 300 * time.Millisecond}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,6 +95,72 @@ func TestCardGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Text a hostile program (or a model led by one) writes: an OSC 52
+// clipboard write, a screen clear, BEL, 8-bit CSI (as a raw byte and as
+// U+009B), carriage returns and bidi overrides and isolates.
+const (
+	hostileCode   = "print('\x1b]52;c;cm0gLXJmIC8=\x07')  # \u202eevil\n\x1b[2J"
+	hostileStdout = "\x1b]52;c;cm0gLXJmIC8=\x07\x1b[2J\x1b[Hcleared\r\nraw \x9b31m c1 \u009b31m\n\u202eexe.gnp\u202c \u2066iso\u2069\rover\n"
+	hostileStderr = "Traceback (most recent call last):\nValueError: \x1b]0;pwned\x07 \x1b[8mhidden\n"
+)
+
+var hostileFiles = []producedFile{
+	{Name: "evil\u202egnp.exe", Size: 10, Posted: true, ID: "F1"},
+	{Name: "\x1b[31mred\x1b[0m.csv", Size: 3, Note: "unchanged, posted before"},
+	{Name: "bell\x07\x9b.txt", Size: 5 << 20, Note: "not posted: Slack refused the upload (<!channel> \x1b[2J\u202e)"},
+	{Name: "line\nbreak\ttab.txt", Note: "not returned by the sandbox: not a regular\x1b[5m file"},
+}
+
+// TestCardNeutralisesSandboxText renders cards full of control text, as
+// posted, as plain after Slack refused them and as remembered, and checks
+// that nothing Slack shows holds a control character (other than line
+// feed and tab), a C1 control, a bidi control or invalid UTF-8: not the
+// blocks, the fallback text, nor the attached files' names, titles and
+// text.
+func TestCardNeutralisesSandboxText(t *testing.T) {
+	for _, c := range []card{
+		{N: 1, Code: hostileCode, Running: true},
+		{N: 1, Code: hostileCode, Result: &sandbox.Result{ExitCode: 1, Stdout: []byte(hostileStdout), Stderr: []byte(hostileStderr)}, Files: hostileFiles},
+		{N: 2, Code: strings.Repeat(hostileCode+"\n", 200), Debug: true, Result: &sandbox.Result{
+			Stdout: []byte(strings.Repeat(hostileStdout, 100)), StdoutSize: 9 << 20, StdoutTruncated: true,
+			Stderr: []byte(strings.Repeat(hostileStderr, 100)), StderrSize: 9 << 20, StderrTruncated: true}, Files: append(manyFiles(10), hostileFiles...)},
+		{N: 3, Code: hostileCode, Err: errors.New("setup: \x1b]0;bad\x07 \u202efile")},
+		{N: 4, Code: hostileCode, Result: &sandbox.Result{ExitCode: 1, Stderr: []byte(strings.Repeat(hostileStderr, 200))}},
+	} {
+		blocks, files := c.render()
+		plainBlocks, plainFiles := c.plain("invalid_blocks \x1b[2J\u202e")
+		raw, _ := json.Marshal([]any{blocks, plainBlocks})
+		var v any
+		json.Unmarshal(raw, &v)
+		texts := append(collect(v), c.fallback())
+		for _, f := range append(files, plainFiles...) {
+			texts = append(texts, f.Name, f.Title, f.Content)
+		}
+		for _, s := range texts {
+			if bad := unsafeRune(s); bad >= 0 {
+				t.Errorf("card %d shows %U in %q", c.N, bad, s)
+			}
+		}
+		checkLimits(t, blocks)
+	}
+}
+
+// unsafeRune returns the first rune of s a terminal or Slack must not be
+// given raw, or -1: C0 controls but line feed and tab, DEL, C1 controls,
+// bidi embeddings, overrides and isolates, and invalid UTF-8.
+func unsafeRune(s string) rune {
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\ufffd"):
+			return r
+		case r < 0x20 && r != '\n' && r != '\t', r == 0x7f, r >= 0x80 && r <= 0x9f,
+			r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			return r
+		}
+	}
+	return -1
 }
 
 func manyFiles(n int) []producedFile {

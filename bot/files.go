@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
 // fileRef is a file in Slack that the bot may read into a run: a human's
@@ -220,7 +222,9 @@ func isImage(name string) bool {
 
 // altText describes an image for people who cannot see it: the title or
 // description the program saved in it (matplotlib's savefig metadata), or
-// what it is and what it was made for.
+// what it is and what it was made for. It is one line of plain text,
+// neutralised ([safetext.Line]): the program chose the metadata and the
+// name.
 func altText(name string, data []byte, run int, question string) string {
 	var t string
 	switch strings.ToLower(path.Ext(name)) {
@@ -234,7 +238,7 @@ func altText(name string, data []byte, run int, question string) string {
 		q := strings.Join(strings.Fields(question), " ")
 		t = fmt.Sprintf("Image %s, made by Python run %d for the question: %s", path.Base(name), run, q)
 	}
-	return truncate(t, altTextChars)
+	return truncate(safetext.Line(t), altTextChars)
 }
 
 // pngText returns the first of keys found in a PNG's tEXt or iTXt chunks.

@@ -121,6 +121,31 @@ func TestAltText(t *testing.T) {
 	if got := altText("c.png", pngWith("Title", strings.Repeat("x", 5000)), 1, "q"); len([]rune(got)) > altTextChars {
 		t.Errorf("alt text of %d characters", len([]rune(got)))
 	}
+	// The program chose the title and the name: neutralised.
+	if got := altText("chart.png", pngWith("Title", "\x1b]0;pwned\x07Revenue\x9b\x7f"), 1, "q"); got != "␛]0;pwned␇Revenue\ufffd␡" {
+		t.Errorf("PNG title with controls: %q", got)
+	}
+	if got := altText("evil\u202egnp.png", pngWith("Software", "x"), 3, "why \x1b[2J?"); got != "Image evil\ufffdgnp.png, made by Python run 3 for the question: why ␛[2J?" {
+		t.Errorf("fallback with controls: %q", got)
+	}
+}
+
+func TestSplitOmitted(t *testing.T) {
+	for _, tt := range []struct {
+		in, name, why string
+		ok            bool
+	}{
+		{"link (not a regular file)", "link", "not a regular file", true},
+		{"a (1) (not a regular file)", "a (1)", "not a regular file", true},
+		{"x (<!channel> (not kept for later runs: the working directory is full)", "x (<!channel>", "not kept for later runs: the working directory is full", true},
+		{"plain", "plain", "", false},
+		{"open (paren", "open (paren", "", false},
+	} {
+		name, why, ok := splitOmitted(tt.in)
+		if name != tt.name || why != tt.why || ok != tt.ok {
+			t.Errorf("splitOmitted(%q) = %q, %q, %v; want %q, %q, %v", tt.in, name, why, ok, tt.name, tt.why, tt.ok)
+		}
+	}
 }
 
 func TestWorkspaceStore(t *testing.T) {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
 // filesOnlyQuestion stands for the question of a message that shares
@@ -107,7 +109,7 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 			if c.entry != nil {
 				name = c.entry.Name
 			}
-			in.notes = append(in.notes, fmt.Sprintf("%s: %s", name, problem))
+			in.notes = append(in.notes, fmt.Sprintf("%s: %s", safetext.Line(name), problem))
 			// Say so in the thread: for the question's own files, and once
 			// for a file attached earlier in the thread.
 			if c.current || (c.entry == nil && c.ref.ID != "" && b.seen.Add("refused:"+c.ref.ID, true, b.cfg.ThreadTTL) == nil) {
@@ -208,9 +210,10 @@ func (b *Bot) place(ctx context.Context, tf *threadFiles, c candidate, lim FileL
 	return File{Name: entry.Name, Data: data, Source: source}, ""
 }
 
-// fileLabel shows a file name from Slack in mrkdwn.
+// fileLabel shows a file name from Slack, or one a run wrote, in mrkdwn,
+// on one line and neutralised ([safetext.Line]).
 func fileLabel(name string) string {
-	name = strings.ReplaceAll(name, "`", "'")
+	name = strings.ReplaceAll(safetext.Line(name), "`", "'")
 	if name == "" {
 		name = "a file"
 	}

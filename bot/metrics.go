@@ -18,6 +18,7 @@ type metrics struct {
 	toolRuns      *labeled
 	files         *labeled
 	errors        *labeled
+	caps          *labeled // caps and limits that fired, by sandbox.Cap
 	ackSeconds    *histogram
 	answerSeconds *histogram
 	runSeconds    *histogram
@@ -28,6 +29,7 @@ func newMetrics() *metrics {
 		toolRuns:      &labeled{label: "result"},
 		files:         &labeled{label: "event"},
 		errors:        &labeled{label: "kind"},
+		caps:          &labeled{label: "cap"},
 		ackSeconds:    newHistogram(0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1),
 		answerSeconds: newHistogram(1, 2, 5, 10, 20, 30, 60, 120, 300),
 		runSeconds:    newHistogram(0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60),
@@ -118,6 +120,7 @@ func (m *metrics) write(w io.Writer, connected bool, busy int) {
 	lab("sandpiper_tool_runs_total", "executeCode runs by result.", m.toolRuns)
 	lab("sandpiper_files_total", "Files downloaded from Slack, refused, posted to Slack, or not posted.", m.files)
 	lab("sandpiper_errors_total", "Failures by kind.", m.errors)
+	lab("sandpiper_caps_total", "Caps and limits that fired, by name: once per run each (output, result_list, memory, cpu_quota, socket_family, tool_result, timeout, cpu, processes, disk), and preview once per question put together.", m.caps)
 	hist("sandpiper_ack_seconds", "Time from reading an envelope to writing its ack.", m.ackSeconds)
 	hist("sandpiper_answer_seconds", "Time from taking a question to posting its answer.", m.answerSeconds)
 	hist("sandpiper_tool_run_seconds", "Duration of executeCode runs.", m.runSeconds)

@@ -13,9 +13,12 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
-// producedFile is a file a run wrote, as its card shows it.
+// producedFile is a file a run wrote, as its card shows it. Name and
+// Note are plain text, as the program and the sandbox gave them: the card
+// neutralises and escapes them when it shows them.
 type producedFile struct {
 	Name   string // path relative to /mnt/data
 	Size   int64
@@ -102,9 +105,8 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 	}
 	for _, o := range res.FilesOmitted {
 		pf := producedFile{Name: o, Note: "not returned by the sandbox"}
-		// The sandbox says why in parentheses: "link (not a regular file)".
-		if name, why, ok := strings.Cut(o, " ("); ok && strings.HasSuffix(why, ")") {
-			pf.Name, pf.Note = name, "not returned by the sandbox: "+strings.TrimSuffix(why, ")")
+		if name, why, ok := splitOmitted(o); ok {
+			pf.Name, pf.Note = name, "not returned by the sandbox: "+why
 		}
 		if !hiddenPath(pf.Name) {
 			out = append(out, pf)
@@ -127,7 +129,7 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 		p.log.Error("posting a run's files failed", "run", run, "err", err)
 		p.b.metrics.errors.inc("slack")
 		for _, u := range ups {
-			out[u.i].Note = "not posted: Slack refused the upload (" + escape(truncate(userError(err), 120)) + ")"
+			out[u.i].Note = "not posted: Slack refused the upload (" + truncate(userError(err), 120) + ")"
 		}
 		return out
 	}
@@ -141,16 +143,30 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 	return out
 }
 
+// splitOmitted splits an entry of [sandbox.Result.FilesOmitted] into the
+// file's name and why it was left out: the sandbox says why in
+// parentheses at the end, "link (not a regular file)". The last " (" is
+// the sandbox's, since a name may hold one too.
+func splitOmitted(o string) (name, why string, ok bool) {
+	i := strings.LastIndex(o, " (")
+	if i < 0 || !strings.HasSuffix(o, ")") {
+		return o, "", false
+	}
+	return o[:i], strings.TrimSuffix(o[i+len(" ("):], ")"), true
+}
+
 // uploadFiles posts files into the thread as one message (files upload
 // v2: an upload URL per file, the uploads, then one completion naming the
-// thread). It returns the files' ids, in order.
+// thread). It returns the files' ids, in order. The names and titles Slack
+// shows are neutralised ([safetext.Line]); the files' bytes are sent as
+// the program wrote them.
 func (b *Bot) uploadFiles(ctx context.Context, m message, comment string, files []outgoing) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, fileTransferTimeout)
 	defer cancel()
 	var sums []slack.FileSummary
 	for _, f := range files {
-		name := path.Base(f.name)
-		u, err := b.fileAPI.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: name, FileSize: len(f.data), AltTxt: f.alt})
+		name := safetext.Line(path.Base(f.name))
+		u, err := b.fileAPI.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: name, FileSize: len(f.data), AltTxt: safetext.Line(f.alt)})
 		if err != nil {
 			return nil, fmt.Errorf("files.getUploadURLExternal %s: %w", name, explain(err))
 		}
@@ -158,10 +174,10 @@ func (b *Bot) uploadFiles(ctx context.Context, m message, comment string, files 
 			return nil, fmt.Errorf("uploading %s: %w", name, explain(err))
 		}
 		// The title keeps the folder: out/a/x.csv and out/b/x.csv differ.
-		sums = append(sums, slack.FileSummary{ID: u.FileID, Title: f.name})
+		sums = append(sums, slack.FileSummary{ID: u.FileID, Title: safetext.Line(f.name)})
 	}
 	_, err := b.fileAPI.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{
-		Files: sums, Channel: m.Channel, ThreadTimestamp: m.ThreadTS, InitialComment: comment,
+		Files: sums, Channel: m.Channel, ThreadTimestamp: m.ThreadTS, InitialComment: safetext.Text(comment),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("files.completeUploadExternal: %w", explain(err))

@@ -33,7 +33,8 @@ type wireModel struct {
 	script func(question string) (code string, ok bool)
 	bodies []chatRequest
 	fault  fault
-	faults int // requests left to fail with fault; < 0 means all
+	faults int    // requests left to fail with fault; < 0 means all
+	say    string // added to every answer, as a model led astray would
 }
 
 // fault is a way for the fake to fail a request.
@@ -155,6 +156,13 @@ func (m *wireModel) fail(n int, f fault) {
 	m.fault, m.faults = f, n
 }
 
+// setSay makes the model add s to every answer it gives.
+func (m *wireModel) setSay(s string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.say = s
+}
+
 // heal makes the model behave normally from now on.
 func (m *wireModel) heal() { m.fail(0, fault{}) }
 
@@ -200,7 +208,7 @@ func (m *wireModel) serve(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	m.bodies = append(m.bodies, req)
 	n := len(m.bodies)
-	script, f := m.script, fault{}
+	script, f, say := m.script, fault{}, m.say
 	if m.faults != 0 {
 		f = m.fault
 		if m.faults > 0 {
@@ -231,6 +239,7 @@ func (m *wireModel) serve(w http.ResponseWriter, r *http.Request) {
 		w.(http.Flusher).Flush()
 	}
 	answer := func(s string) {
+		s += say
 		send(map[string]any{"role": "assistant", "content": ""}, nil)
 		// Two chunks, as a streaming model would send them.
 		half := len(s) / 2

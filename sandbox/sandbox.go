@@ -15,8 +15,10 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // WorkDir is the program's working directory inside every sandbox. Input
@@ -37,6 +39,44 @@ const (
 	DefaultInputFiles  = 64       // input files accepted
 	DefaultFileNameLen = 255
 )
+
+// Caps on the listing of a run's output files, the same for every backend:
+// whatever a program leaves in WorkDir, what comes back of it stays small.
+// Backends apply them where they list the files; [Result.Bound] applies
+// them again to any Result.
+const (
+	// MaxListed is how many directory entries under WorkDir a backend
+	// looks at; the listing stops there.
+	MaxListed = 10000
+	// MaxDepth is how many directory levels below WorkDir are looked
+	// into; deeper ones are omitted as "too deep".
+	MaxDepth = 32
+	// MaxCandidates bounds how many regular files a backend keeps, the
+	// first in lexical order, to choose the returned files from; see
+	// [Candidates].
+	MaxCandidates = 1024
+	// MaxPathLen bounds a file's name (a slash-separated path), in
+	// bytes; a longer output file is omitted.
+	MaxPathLen = 1024
+	// MaxOmitted bounds the entries of FilesOmitted, and MaxOmittedBytes
+	// their bytes in all, not counting a last entry (see [MoreOmitted])
+	// that says how many more were left out.
+	MaxOmitted      = 100
+	MaxOmittedBytes = 16 << 10
+	// MaxOmittedName bounds the file name in an entry of FilesOmitted, in
+	// bytes; a longer name is cut, ending in "…". MaxOmittedWhy bounds
+	// the reason that follows it, in parentheses.
+	MaxOmittedName = 255
+	MaxOmittedWhy  = 96
+)
+
+// Candidates is how many regular files a backend keeps, the first in
+// lexical order, to choose the returned files from: four times lim.Files
+// (some may be too large), plus the inputs (not returned when unchanged),
+// at most [MaxCandidates].
+func Candidates(lim Limits, inputs int) int {
+	return min(4*lim.WithDefaults().Files+inputs, MaxCandidates)
+}
 
 // Limits bound one run. A zero field takes its default.
 type Limits struct {
@@ -128,8 +168,7 @@ func CheckFiles(files []File, lim Limits) error {
 	var size int64
 	for _, f := range files {
 		n := f.Name
-		if n == "" || strings.HasPrefix(n, "/") || path.Clean(n) != n || n == "." ||
-			strings.HasPrefix(n, "../") || n == ".." || strings.ContainsRune(n, 0) || len(n) > 1024 {
+		if !ValidName(n) {
 			return fmt.Errorf("sandbox: input file name %q is not a clean relative path", n)
 		}
 		if seen[n] {
@@ -142,6 +181,14 @@ func CheckFiles(files []File, lim Limits) error {
 		return fmt.Errorf("sandbox: input files hold %d bytes, more than the disk limit of %d", size, lim.DiskSize)
 	}
 	return nil
+}
+
+// ValidName reports whether n may name a file in [WorkDir]: a clean
+// relative path (not absolute, no empty, "." or ".." element) without a NUL
+// byte, of at most [MaxPathLen] bytes.
+func ValidName(n string) bool {
+	return n != "" && len(n) <= MaxPathLen && !strings.HasPrefix(n, "/") && path.Clean(n) == n &&
+		n != "." && n != ".." && !strings.HasPrefix(n, "../") && strings.IndexByte(n, 0) < 0
 }
 
 // CapBuffer keeps the first Max bytes written to it and counts them all,
@@ -269,3 +316,171 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("sandbox: %s: %v", e.Op, e.Err) }
 func (e *Error) Unwrap() error { return e.Err }
+
+// moreOmitted* make the last entry of a FilesOmitted list that was cut.
+const (
+	moreOmittedPrefix  = "… and "
+	moreOmittedSuffix  = " more not listed"
+	moreOmittedPartial = "others not looked at"
+)
+
+// MoreOmitted is the last entry of a FilesOmitted list that was cut: n
+// entries were left out of it. partial says that some entries were not
+// even looked at: the listing stopped at [MaxListed] entries, or left out
+// a directory too deep or whose path was too long.
+func MoreOmitted(n int64, partial bool) string {
+	switch {
+	case n <= 0 && partial:
+		return moreOmittedPrefix + moreOmittedPartial
+	case partial:
+		return moreOmittedPrefix + strconv.FormatInt(n, 10) + moreOmittedSuffix + ", and " + moreOmittedPartial
+	}
+	return moreOmittedPrefix + strconv.FormatInt(max(n, 0), 10) + moreOmittedSuffix
+}
+
+// ParseMoreOmitted reads an entry made by [MoreOmitted]: ok is false for
+// any other.
+func ParseMoreOmitted(s string) (n int64, partial, ok bool) {
+	rest, ok := strings.CutPrefix(s, moreOmittedPrefix)
+	if !ok {
+		return 0, false, false
+	}
+	if rest == moreOmittedPartial {
+		return 0, true, true
+	}
+	digits, rest, ok := strings.Cut(rest, " ")
+	if !ok {
+		return 0, false, false
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || n < 0 || strconv.FormatInt(n, 10) != digits {
+		return 0, false, false
+	}
+	switch " " + rest {
+	case moreOmittedSuffix:
+		return n, false, true
+	case moreOmittedSuffix + ", and " + moreOmittedPartial:
+		return n, true, true
+	}
+	return 0, false, false
+}
+
+// CutName returns s cut to at most limit bytes (limit ≥ 3), ending in "…"
+// when it was longer. It does not split a UTF-8 sequence, backing off at
+// most three bytes to find where one starts.
+func CutName(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	k := limit - len("…")
+	for i := 0; i < utf8.UTFMax-1 && k > 0 && !utf8.RuneStart(s[k]); i++ {
+		k--
+	}
+	return s[:k] + "…"
+}
+
+// cutOmitted bounds one entry of FilesOmitted, "name (why)": it keeps a
+// reason of at most MaxOmittedWhy bytes and cuts the name before it to
+// MaxOmittedName; an entry without such a reason is cut whole, as a name.
+func cutOmitted(e string) string {
+	if strings.HasSuffix(e, ")") {
+		if i := strings.LastIndex(e, " ("); i >= 0 && len(e)-i-3 <= MaxOmittedWhy {
+			return CutName(e[:i], MaxOmittedName) + e[i:]
+		}
+	}
+	return CutName(e, MaxOmittedName)
+}
+
+// Bound holds r to the caps every backend's result keeps to, whatever the
+// backend did (lim's zero fields take the defaults):
+//
+//   - Files: at most lim.Files, of lim.DiskSize bytes in all, each named
+//     by a [ValidName]; the others move to FilesOmitted.
+//   - FilesOmitted: each entry's name cut to MaxOmittedName bytes (a
+//     reason after it of at most MaxOmittedWhy bytes is kept); at most
+//     MaxOmitted entries of MaxOmittedBytes in all, then one [MoreOmitted]
+//     entry counting the rest (and what a backend's own such entry
+//     counted).
+//   - Stdout and Stderr: at most lim.Output bytes each, with their
+//     Truncated flags set.
+//
+// It records [CapResultList] when the list of files was cut (here or, as a
+// MoreOmitted entry shows, by the backend) and [CapOutput] when output was.
+// Bound is idempotent.
+func (r *Result) Bound(lim Limits) {
+	lim = lim.WithDefaults()
+	cut := false
+	var moved []string
+	kept := r.Files[:0]
+	var size int64
+	for _, f := range r.Files {
+		why := ""
+		switch {
+		case len(f.Name) > MaxPathLen:
+			why, cut = "path too long", true
+		case !ValidName(f.Name):
+			why = "not a clean relative path"
+		case len(kept) >= lim.Files:
+			why = "too many files"
+		case size+int64(len(f.Data)) > lim.DiskSize:
+			why = "too large"
+		}
+		if why != "" {
+			moved = append(moved, f.Name+" ("+why+")")
+			continue
+		}
+		size += int64(len(f.Data))
+		kept = append(kept, f)
+	}
+	clear(r.Files[len(kept):])
+	r.Files = kept
+
+	var (
+		more    int64
+		partial bool
+		full    bool
+		n       int
+		list    []string
+	)
+	for _, e := range slices.Concat(r.FilesOmitted, moved) {
+		if m, p, ok := ParseMoreOmitted(e); ok {
+			more, partial, cut = more+m, partial || p, true
+			continue
+		}
+		c := cutOmitted(e)
+		if c != e {
+			cut = true
+		}
+		if full || len(list) >= MaxOmitted || n+len(c) > MaxOmittedBytes {
+			full = true
+			more++
+			continue
+		}
+		list = append(list, c)
+		n += len(c)
+	}
+	if more > 0 || partial {
+		list, cut = append(list, MoreOmitted(more, partial)), true
+	}
+	if len(r.FilesOmitted) > 0 || len(list) > 0 {
+		r.FilesOmitted = list
+	}
+	if cut {
+		r.AddCap(CapResultList)
+	}
+
+	r.Stdout, r.StdoutSize, r.StdoutTruncated = capOutput(r.Stdout, r.StdoutSize, r.StdoutTruncated, lim.Output)
+	r.Stderr, r.StderrSize, r.StderrTruncated = capOutput(r.Stderr, r.StderrSize, r.StderrTruncated, lim.Output)
+	if r.Truncated() {
+		r.AddCap(CapOutput)
+	}
+}
+
+// capOutput keeps at most max bytes of b; size counts every byte written.
+func capOutput(b []byte, size int64, truncated bool, limit int64) ([]byte, int64, bool) {
+	size = max(size, int64(len(b)))
+	if int64(len(b)) > limit {
+		b, truncated = b[:limit:limit], true
+	}
+	return b, size, truncated
+}

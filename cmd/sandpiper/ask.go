@@ -19,6 +19,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
 // Terminal output limits.
@@ -164,7 +165,7 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			fmt.Fprintln(stderr, "sandpiper: interrupted")
 			return 130
 		case err != nil:
-			fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+			fmt.Fprintf(stderr, "sandpiper: %s\n", safetext.Text(err.Error())) // a model API's error quotes its server
 			return 1
 		case out.Stop == agent.StopStepLimit:
 			return 1
@@ -229,7 +230,7 @@ func byteSizeString(n int64) string {
 func chat(ctx context.Context, a *agent.Agent, rt agent.Runtime, stdin io.Reader, ui *termUI) int {
 	interactive := isTerminal(stdin)
 	if interactive {
-		ui.printf("%s  %s\n", ui.bold("Sandpiper")+ui.dim(" · "+a.Model.ID()+" · "+rt.String()),
+		ui.printf("%s  %s\n", ui.bold("Sandpiper")+ui.dim(" · "+safetext.Line(a.Model.ID()+" · "+rt.String())),
 			ui.dim("Enter sends · Ctrl+D or Ctrl+C leaves"))
 	}
 	lines := make(chan string)
@@ -277,7 +278,7 @@ func chat(ctx context.Context, a *agent.Agent, rt agent.Runtime, stdin io.Reader
 			return 0
 		}
 		if !interactive {
-			ui.printf("\n%s %s\n", ui.cyan("›"), line) // a transcript reads better with the questions
+			ui.printf("\n%s %s\n", ui.cyan("›"), safetext.Line(line)) // a transcript reads better with the questions
 		}
 		text := line
 		if ws := agent.WorkspaceFrom(ctx); ws != nil {
@@ -309,6 +310,12 @@ func chat(ctx context.Context, a *agent.Agent, rt agent.Runtime, stdin io.Reader
 // termUI shows a run in the terminal: streamed text, a card per Python
 // run, and a spinner on stderr while the model or the sandbox works. It is
 // an agent.Observer. Colour and the spinner appear only on a terminal.
+//
+// Nothing the model or the program wrote reaches the terminal as it is:
+// the answer, the code, the output, file names and error texts pass
+// through [safetext], so no escape sequence, BEL, C1 control or bidi
+// override in them is obeyed; the only escape sequences written are the
+// UI's own colours and spinner.
 type termUI struct {
 	mu       sync.Mutex
 	out, err io.Writer
@@ -316,6 +323,7 @@ type termUI struct {
 	errColor bool // on stderr
 	spinner  bool
 	midLine  bool // the last text written to out did not end a line
+	answer   streamText
 	start    time.Time
 
 	spinStop chan struct{}
@@ -348,6 +356,7 @@ func (u *termUI) StepStarted(e agent.StepEvent) {
 	if e.Retry > 0 {
 		u.stopSpinner()
 		u.mu.Lock()
+		u.answer.reset() // the text held back is discarded with the rest
 		u.endLine()
 		fmt.Fprintln(u.out, u.yellow("[the connection broke off; asking again — the text above is discarded]"))
 		u.mu.Unlock()
@@ -359,15 +368,58 @@ func (u *termUI) AnswerDelta(e agent.DeltaEvent) {
 	u.stopSpinner()
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	io.WriteString(u.out, e.Text)
-	u.midLine = !strings.HasSuffix(e.Text, "\n")
+	u.writeAnswer(u.answer.next(e.Text))
 }
+
+// writeAnswer writes neutralised answer text.
+func (u *termUI) writeAnswer(s string) {
+	if s == "" {
+		return
+	}
+	io.WriteString(u.out, s)
+	u.midLine = !strings.HasSuffix(s, "\n")
+}
+
+// streamText neutralises streamed text ([safetext.Text]) a delta at a
+// time. A delta may end inside a UTF-8 sequence, or between the CR and
+// the LF of a line end: that tail is held back for the next delta, so
+// that it becomes neither replacement characters nor two line feeds.
+type streamText struct{ held string }
+
+// next returns what of the text so far can be shown, neutralised.
+func (st *streamText) next(s string) string {
+	s = st.held + s
+	cut := len(s)
+	for i := len(s) - 1; i >= 0 && i > len(s)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			if !utf8.FullRuneInString(s[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	if cut == len(s) && strings.HasSuffix(s, "\r") {
+		cut--
+	}
+	st.held = s[cut:]
+	return safetext.Text(s[:cut])
+}
+
+// flush returns the text held back, neutralised, and forgets it.
+func (st *streamText) flush() string {
+	s := safetext.Text(st.held)
+	st.held = ""
+	return s
+}
+
+// reset forgets the text held back.
+func (st *streamText) reset() { st.held = "" }
 
 func (u *termUI) ToolCallStarted(e agent.ToolCallEvent) {
 	u.stopSpinner()
 	u.mu.Lock()
 	u.endLine()
-	title := e.Call.Name
+	title := safetext.Line(e.Call.Name)
 	body := e.Code
 	if e.Call.Name == agent.ExecuteCodeName {
 		title = "Python"
@@ -380,7 +432,7 @@ func (u *termUI) ToolCallStarted(e agent.ToolCallEvent) {
 	if e.Call.Name == agent.ExecuteCodeName {
 		u.spin("Running Python")
 	} else {
-		u.spin("Running " + e.Call.Name)
+		u.spin("Running " + safetext.Line(e.Call.Name))
 	}
 }
 
@@ -422,18 +474,18 @@ func (u *termUI) ToolCallFinished(e agent.ToolResultEvent) {
 				continue
 			}
 			if u.outDir == "" {
-				fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("file %s (%s)", f.Name, byteSizeString(int64(len(f.Data))))))
+				fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("file %s (%s)", safetext.Line(f.Name), byteSizeString(int64(len(f.Data))))))
 				continue
 			}
 			p, err := saveOutput(u.outDir, f)
 			if err != nil {
-				fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.red(fmt.Sprintf("could not save %s: %v", f.Name, err)))
+				fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.red(safetext.Line(fmt.Sprintf("could not save %s: %v", f.Name, err))))
 				continue
 			}
-			fmt.Fprintf(u.out, "%s saved %s %s\n", u.dim("│"), p, u.dim("("+byteSizeString(int64(len(f.Data)))+")"))
+			fmt.Fprintf(u.out, "%s saved %s %s\n", u.dim("│"), safetext.Line(p), u.dim("("+byteSizeString(int64(len(f.Data)))+")"))
 		}
 		for _, o := range res.FilesOmitted {
-			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.yellow("not saved: "+o))
+			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.yellow("not saved: "+safetext.Line(o)))
 		}
 	}
 	fmt.Fprintf(u.out, "%s\n", u.dim("╰"+strings.Repeat("─", cardWidth-1)))
@@ -441,10 +493,14 @@ func (u *termUI) ToolCallFinished(e agent.ToolResultEvent) {
 }
 
 // saveOutput writes a file the program wrote under dir, through an
-// os.Root so that no name leaves it, and returns its path.
+// os.Root so that no name leaves it, and returns its path. The name is
+// neutralised first ([safetext.Line]): a control character or a bidi
+// override in it becomes a visible stand-in, so the file is named on
+// disk as the card shows it, and no later listing of dir is disguised.
 func saveOutput(dir string, f sandbox.File) (string, error) {
-	if !filepath.IsLocal(f.Name) {
-		return "", fmt.Errorf("bad name %q", f.Name)
+	name := safetext.Line(f.Name)
+	if !filepath.IsLocal(name) {
+		return "", fmt.Errorf("bad name %q", name)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -454,15 +510,15 @@ func saveOutput(dir string, f sandbox.File) (string, error) {
 		return "", err
 	}
 	defer root.Close()
-	if d := filepath.Dir(f.Name); d != "." {
+	if d := filepath.Dir(name); d != "." {
 		if err := root.MkdirAll(d, 0o755); err != nil {
 			return "", err
 		}
 	}
-	if err := root.WriteFile(f.Name, f.Data, 0o644); err != nil {
+	if err := root.WriteFile(name, f.Data, 0o644); err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, f.Name), nil
+	return filepath.Join(dir, name), nil
 }
 
 // status is a card's verdict on a sandbox run.
@@ -514,17 +570,18 @@ func (u *termUI) Finished(e agent.FinishEvent) {
 	if e.Usage.Total() > 0 { // some servers do not report usage
 		parts = append(parts, fmt.Sprintf("%d tokens in, %d out", e.Usage.InputTokens, e.Usage.OutputTokens))
 	}
-	parts = append(parts, time.Since(u.start).Round(100*time.Millisecond).String(), e.Model)
+	parts = append(parts, time.Since(u.start).Round(100*time.Millisecond).String(), safetext.Line(e.Model))
 	fmt.Fprintln(u.err, u.errPaint("2", strings.Join(parts, " · ")))
 }
 
-// errorf reports an error without ending the chat.
+// errorf reports an error without ending the chat. The error is
+// neutralised: a model API's error quotes its server.
 func (u *termUI) errorf(format string, args ...any) {
 	u.stopSpinner()
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.endLine()
-	fmt.Fprintln(u.err, u.errPaint("31", "error: "+fmt.Sprintf(format, args...)))
+	fmt.Fprintln(u.err, u.errPaint("31", "error: "+safetext.Text(fmt.Sprintf(format, args...))))
 }
 
 func (u *termUI) printf(format string, args ...any) {
@@ -534,9 +591,10 @@ func (u *termUI) printf(format string, args ...any) {
 	u.midLine = false
 }
 
-// block writes text inside a card, at most max lines of it.
+// block writes text inside a card, at most max lines of it, neutralised
+// ([safetext.Text]: a carriage return ends a line too).
 func (u *termUI) block(text, color string, max int) {
-	text = strings.TrimRight(text, "\n")
+	text = strings.TrimRight(safetext.Text(text), "\n")
 	if text == "" {
 		return
 	}
@@ -546,7 +604,6 @@ func (u *termUI) block(text, color string, max int) {
 		lines, more = lines[:max], len(lines)-max
 	}
 	for _, l := range lines {
-		l = strings.ToValidUTF8(strings.TrimRight(l, "\r"), "�")
 		if color == "red" {
 			l = u.red(l)
 		}
@@ -579,8 +636,10 @@ func visibleLen(s string) int {
 	return n
 }
 
-// endLine ends a line of streamed text before something else is shown.
+// endLine ends a line of streamed text before something else is shown,
+// after the text held back from it.
 func (u *termUI) endLine() {
+	u.writeAnswer(u.answer.flush())
 	if u.midLine {
 		io.WriteString(u.out, "\n")
 		u.midLine = false

@@ -50,6 +50,7 @@ var (
 type fakeModel struct {
 	*httptest.Server
 	code string // the program the model writes
+	say  string // streamed after the answer, in a chunk of its own (OpenAI)
 
 	mu     sync.Mutex
 	bodies []map[string]any
@@ -112,6 +113,9 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 			chunk(map[string]any{}, "tool_calls")
 		} else {
 			chunk(map[string]any{"content": answer}, nil)
+			if f.say != "" {
+				chunk(map[string]any{"content": f.say}, nil)
+			}
 			chunk(map[string]any{}, "stop")
 		}
 		send("", map[string]any{"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": []any{},

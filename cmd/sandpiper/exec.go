@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
 // runExec is `sandpiper exec`: run Python once in the configured sandbox,
@@ -79,9 +80,11 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	res, err := sb.Run(ctx, sandbox.Request{Code: *code})
 	if err != nil {
-		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
+		fmt.Fprintf(stderr, "sandpiper: %s\n", safetext.Text(err.Error()))
 		return 1
 	}
+	// The program's own output is passed through untouched, as python3
+	// would; the lines exec adds hold no text of the program's.
 	stdout.Write(res.Stdout)
 	stderr.Write(res.Stderr)
 	if res.StdoutTruncated {
@@ -103,7 +106,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	case sandbox.LimitDisk:
 		fmt.Fprintf(stderr, "sandpiper: a write reached the %s limit on files\n", formatSize(int64(cfg.Disk)))
 	default:
-		fmt.Fprintf(stderr, "sandpiper: %s limit reached\n", res.Limit)
+		fmt.Fprintf(stderr, "sandpiper: %s limit reached\n", safetext.Line(string(res.Limit)))
 	}
 	if *verbose {
 		fmt.Fprintf(stderr, "sandpiper: exit %d in %s\n", res.ExitCode, res.Duration.Round(time.Millisecond))

@@ -27,6 +27,9 @@ func TestExecLocal(t *testing.T) {
 		{"timeout", []string{"exec", "-c", "print('start', flush=True)\nwhile True: pass"}, "", map[string]string{"SANDPIPER_SANDBOX_TIMEOUT": "1s"}, 124, "start\n", []string{"timed out after 1s"}},
 		{"memory", []string{"exec", "-c", "x = bytearray(1 << 30)"}, "", map[string]string{"SANDPIPER_SANDBOX_MEMORY": "64MiB"}, 137, "", []string{"memory limit of 64 MiB"}},
 		{"truncated", []string{"exec", "-c", "print('x' * 5000)"}, "", map[string]string{"SANDPIPER_SANDBOX_OUTPUT": "1KiB"}, 0, strings.Repeat("x", 1024), []string{"stdout truncated: 1024 of 5001 bytes shown"}},
+		// exec passes the program's own output through untouched, like
+		// python3: control text included.
+		{"raw output", []string{"exec", "-c", `import sys; print('\x1b[31mred\x1b[0m\x07\u202e'); sys.stderr.write('\x1b]0;t\x07')`}, "", nil, 0, "\x1b[31mred\x1b[0m\a\u202e\n", []string{"\x1b]0;t\a"}},
 		{"bad limit", []string{"exec", "-c", "print(1)"}, "", map[string]string{"SANDPIPER_SANDBOX_MEMORY": "lots"}, 2, "", []string{"SANDPIPER_SANDBOX_MEMORY"}},
 		{"stray argument", []string{"exec", "print(1)"}, "", nil, 2, "", []string{"usage: sandpiper exec"}},
 	} {

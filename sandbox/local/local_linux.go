@@ -387,7 +387,11 @@ func (s *Sandbox) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result
 		return nil, fmt.Errorf("sandbox: waiting for a free slot: %w", context.Cause(ctx))
 	}
 	defer func() { <-s.sem }()
-	return s.run(ctx, req)
+	res, err := s.run(ctx, req)
+	if res != nil {
+		res.Bound(req.Limits.Or(s.cfg.Limits))
+	}
+	return res, err
 }
 
 func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Result, err error) {
@@ -422,7 +426,7 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	readers.Go(func() { io.Copy(stderr, w.stderrR) })
 	resultc := make(chan initResultOrErr, 1)
 	go func() {
-		r, err := decodeResult(w.resultR)
+		r, err := decodeResult(w.resultR, lim)
 		io.Copy(io.Discard, w.resultR)
 		resultc <- initResultOrErr{r, err}
 	}()
@@ -471,6 +475,9 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		"sent", sent.Sub(start), "exited", exited.Sub(start), "total", time.Since(start))
 	res.ExitCode = r.ExitCode
 	res.Files, res.FilesOmitted = r.Files, r.Omitted
+	if r.Capped {
+		res.AddCap(sandbox.CapResultList)
+	}
 	switch {
 	case r.TimedOut:
 		res.TimedOut, res.Limit = true, sandbox.LimitTimeout

@@ -816,3 +816,23 @@ func TestSweep(t *testing.T) {
 	}
 	stillWorks(t, s)
 }
+
+// TestFailClosed checks that a limit the sandbox cannot set ends the run
+// with an error naming the call, instead of running the program without
+// it. No process may raise RLIMIT_NOFILE above the kernel's nr_open.
+func TestFailClosed(t *testing.T) {
+	s := newTestSandbox(t)
+	_, err := s.Run(t.Context(), sandbox.Request{Code: "print('ran')", Limits: sandbox.Limits{OpenFiles: 1 << 30}})
+	if err == nil || !strings.Contains(err.Error(), "setrlimit(RLIMIT_NOFILE)") {
+		t.Fatalf("err = %v, want one naming setrlimit(RLIMIT_NOFILE)", err)
+	}
+	stillWorks(t, s)
+}
+
+func TestNULInCodeRefused(t *testing.T) {
+	s := newTestSandbox(t)
+	_, err := s.Run(t.Context(), sandbox.Request{Code: "print('shown')\x00import os; os.system('x')"})
+	if !errors.Is(err, sandbox.ErrNULInCode) {
+		t.Fatalf("err = %v, want ErrNULInCode", err)
+	}
+}

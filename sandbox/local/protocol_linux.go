@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -130,6 +131,14 @@ func encodeRun(code string, files []sandbox.File, l sandbox.Limits) []byte {
 		disk:       C.uint64_t(l.DiskSize),
 		output:     C.uint64_t(l.Output),
 		files:      C.uint64_t(l.Files),
+
+		list_entries: sandbox.MaxListed,
+		list_depth:   sandbox.MaxDepth,
+		list_names:   C.uint64_t(sandbox.Candidates(l, len(files))),
+		path_max:     sandbox.MaxPathLen,
+		omits:        sandbox.MaxOmitted,
+		omit_bytes:   sandbox.MaxOmittedBytes,
+		omit_name:    sandbox.MaxOmittedName,
 	}
 	e.msg(C.M_LIMITS, unsafe.Slice((*byte)(unsafe.Pointer(&lim)), unsafe.Sizeof(lim)))
 	e.msg(C.M_RUN_END)
@@ -151,63 +160,208 @@ type initResult struct {
 	Ended    time.Duration // from the run's arrival to the program's end
 	Reported time.Duration // from the run's arrival to this result
 	Files    []sandbox.File
-	Omitted  []string
+	// Omitted holds at most sandbox.MaxOmitted entries of
+	// sandbox.MaxOmittedBytes, then a sandbox.MoreOmitted entry when any
+	// were left out.
+	Omitted []string
+	// Capped is set when the listing of the files was cut, by init or
+	// here: the run's result gets sandbox.CapResultList.
+	Capped bool
 }
 
-// maxResultMessage bounds one message from init (a file is at most the
-// disk limit; this only guards the host against a broken stream).
-const maxResultMessage = 1 << 34
+// The result's message types and fixed sizes, for the tests (which cannot
+// use cgo).
+const (
+	rErr       = C.R_ERR
+	rStatus    = C.R_STATUS
+	rFile      = C.R_FILE
+	rOmit      = C.R_OMIT
+	rTimes     = C.R_TIMES
+	rEnd       = C.R_END
+	rCut       = C.R_CUT
+	statusSize = C.sizeof_struct_status_msg
+	cutSize    = C.sizeof_struct_cut_msg
+)
 
-// decodeResult reads init's report to its end.
-func decodeResult(r io.Reader) (initResult, error) {
+// Bounds on the messages init sends, checked whatever init does: init.c
+// keeps well within them, so a message past its bound means a broken
+// stream and is an error. Nothing is allocated for what a length merely
+// claims: a file's data is allocated as it arrives.
+const (
+	maxTextMessage = 4 << 10 // R_ERR (fail's text) and R_OMIT ("name (why)")
+	maxFileName    = sandbox.MaxPathLen
+	firstChunk     = 64 << 10 // a file's first allocation; then it doubles
+)
+
+// decodeResult reads init's report to its end. lim is the run's (with its
+// defaults): the files may hold lim.DiskSize bytes in all, and a stream
+// with more is an error; more than lim.Files files, or more omitted
+// entries than the sandbox.MaxOmitted* caps allow, are cut and counted.
+func decodeResult(r io.Reader, lim sandbox.Limits) (initResult, error) {
+	lim = lim.WithDefaults()
 	var res initResult
 	br := bufio.NewReaderSize(r, 64<<10)
-	var h [12]byte
-	status := false
+	var (
+		h         [12]byte
+		status    bool
+		cut       bool
+		budget    = lim.DiskSize
+		omitBytes int
+		unlisted  int64
+		stopped   bool // init's walk stopped short
+		skipped   bool // init did not look into a directory
+	)
 	for {
 		if _, err := io.ReadFull(br, h[:]); err != nil {
 			return res, fmt.Errorf("read result: %w", err)
 		}
 		typ, n := binary.NativeEndian.Uint32(h[:4]), binary.NativeEndian.Uint64(h[4:])
-		if n > maxResultMessage {
-			return res, fmt.Errorf("result message of %d bytes", n)
-		}
-		data := make([]byte, n)
-		if _, err := io.ReadFull(br, data); err != nil {
-			return res, fmt.Errorf("read result: %w", err)
-		}
 		switch typ {
 		case C.R_ERR:
+			data, err := readMessage(br, typ, n, maxTextMessage)
+			if err != nil {
+				return res, err
+			}
 			res.Err = string(data)
 		case C.R_STATUS:
 			var sm C.struct_status_msg
-			if uintptr(len(data)) != unsafe.Sizeof(sm) {
-				return res, errors.New("bad status message")
+			if err := readStruct(br, typ, n, &sm); err != nil {
+				return res, err
 			}
-			sm = *(*C.struct_status_msg)(unsafe.Pointer(&data[0]))
+			if status {
+				return res, errors.New("a second status message")
+			}
 			res.Exited, res.ExitCode, res.Signal = sm.exited != 0, int(sm.exit_code), int(sm.signal)
 			res.TimedOut, res.DiskFull = sm.timed_out != 0, sm.disk_full != 0
 			res.Started, res.Ended = time.Duration(sm.started_ns), time.Duration(sm.ended_ns)
 			status = true
 		case C.R_FILE:
-			name, body, ok := bytes.Cut(data, []byte{0})
-			if !ok {
-				return res, errors.New("bad file message")
+			if n > maxFileName+1+uint64(budget) {
+				return res, fmt.Errorf("file message of %d bytes with %d left of the disk limit", n, budget)
 			}
-			res.Files = append(res.Files, sandbox.File{Name: string(name), Data: body})
+			name, size, err := readFileName(br, n)
+			if err != nil {
+				return res, err
+			}
+			if size > uint64(budget) {
+				return res, fmt.Errorf("file message of %d bytes with %d left of the disk limit", size, budget)
+			}
+			if len(res.Files) >= lim.Files {
+				// init sends at most lim.Files: cut the rest.
+				if _, err := br.Discard(int(size)); err != nil {
+					return res, fmt.Errorf("read result: %w", err)
+				}
+				unlisted, cut = unlisted+1, true
+				continue
+			}
+			data, err := readN(br, size)
+			if err != nil {
+				return res, fmt.Errorf("read result: %w", err)
+			}
+			budget -= int64(size)
+			res.Files = append(res.Files, sandbox.File{Name: name, Data: data})
 		case C.R_OMIT:
-			res.Omitted = append(res.Omitted, string(data))
-		case C.R_TIMES:
-			if len(data) == 8 {
-				res.Reported = time.Duration(binary.NativeEndian.Uint64(data))
+			data, err := readMessage(br, typ, n, maxTextMessage)
+			if err != nil {
+				return res, err
 			}
+			if len(res.Omitted) >= sandbox.MaxOmitted || omitBytes+len(data) > sandbox.MaxOmittedBytes {
+				unlisted, cut = unlisted+1, true
+				continue
+			}
+			res.Omitted = append(res.Omitted, string(data))
+			omitBytes += len(data)
+		case C.R_CUT:
+			var cm C.struct_cut_msg
+			if err := readStruct(br, typ, n, &cm); err != nil {
+				return res, err
+			}
+			unlisted += int64(min(uint64(cm.unlisted), 1<<62))
+			stopped, skipped, cut = stopped || cm.stopped != 0, skipped || cm.skipped != 0, true
+		case C.R_TIMES:
+			var ns uint64
+			if err := readStruct(br, typ, n, &ns); err != nil {
+				return res, err
+			}
+			res.Reported = time.Duration(ns)
 		case C.R_END:
+			if n != 0 {
+				return res, fmt.Errorf("end message of %d bytes", n)
+			}
 			if !status && res.Err == "" {
 				return res, errors.New("result without a status")
 			}
+			if unlisted > 0 || stopped {
+				res.Omitted = append(res.Omitted, sandbox.MoreOmitted(unlisted, stopped || skipped))
+			}
+			res.Capped = cut
 			return res, nil
 		default:
 			return res, fmt.Errorf("unknown result message %d", typ)
 		}
 	}
+}
+
+// readMessage reads a message of n bytes, at most limit.
+func readMessage(r io.Reader, typ uint32, n, limit uint64) ([]byte, error) {
+	if n > limit {
+		return nil, fmt.Errorf("result message %d of %d bytes, more than %d", typ, n, limit)
+	}
+	data := make([]byte, n)
+	if _, err := io.ReadFull(r, data); err != nil {
+		return nil, fmt.Errorf("read result: %w", err)
+	}
+	return data, nil
+}
+
+// readStruct reads a fixed-size message into v, which must be exactly n
+// bytes.
+func readStruct[T any](r io.Reader, typ uint32, n uint64, v *T) error {
+	size := unsafe.Sizeof(*v)
+	if n != uint64(size) {
+		return fmt.Errorf("result message %d of %d bytes, want %d", typ, n, size)
+	}
+	if _, err := io.ReadFull(r, unsafe.Slice((*byte)(unsafe.Pointer(v)), size)); err != nil {
+		return fmt.Errorf("read result: %w", err)
+	}
+	return nil
+}
+
+// readFileName reads the "name\0" that starts a file message of n bytes
+// and returns the name and the size of the data that follows.
+func readFileName(br *bufio.Reader, n uint64) (string, uint64, error) {
+	head, err := br.Peek(int(min(n, maxFileName+1)))
+	if err != nil {
+		return "", 0, fmt.Errorf("read result: %w", err)
+	}
+	i := bytes.IndexByte(head, 0)
+	if i < 0 {
+		return "", 0, fmt.Errorf("file message without a name of at most %d bytes", maxFileName)
+	}
+	name := string(head[:i])
+	if !sandbox.ValidName(name) {
+		return "", 0, fmt.Errorf("file message for %q, not a clean relative path", name)
+	}
+	br.Discard(i + 1)
+	return name, n - uint64(i) - 1, nil
+}
+
+// readN reads n bytes, allocating as they arrive rather than all that n
+// claims: a stream that breaks off costs at most about twice what it held.
+func readN(r io.Reader, n uint64) ([]byte, error) {
+	buf := make([]byte, 0, min(n, firstChunk))
+	for uint64(len(buf)) < n {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, int(min(n-uint64(len(buf)), uint64(cap(buf)))))
+		}
+		m, err := r.Read(buf[len(buf):min(uint64(cap(buf)), n)])
+		buf = buf[:len(buf)+m]
+		if err == io.EOF && uint64(len(buf)) < n {
+			return nil, io.ErrUnexpectedEOF
+		}
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+	}
+	return buf, nil
 }

@@ -38,6 +38,7 @@ enum {
 	R_OMIT,     // text: "name (why)", a file left out
 	R_TIMES,    // u64: nanoseconds from the run's arrival to the report
 	R_END,
+	R_CUT,      // struct cut_msg: the listing of the files was cut (sent before R_TIMES)
 };
 
 enum {
@@ -56,6 +57,14 @@ struct limits {
 	uint64_t disk;
 	uint64_t output;
 	uint64_t files;
+	// Caps on the listing of the output files (sandbox.go's Max*).
+	uint64_t list_entries; // directory entries looked at; the walk stops there
+	uint64_t list_depth;   // directory levels below /mnt/data looked into
+	uint64_t list_names;   // regular files kept, the first in lexical order, to pick the files from
+	uint64_t path_max;     // bytes of an output file's path; a longer one is omitted
+	uint64_t omits;        // R_OMIT messages
+	uint64_t omit_bytes;   // bytes of all R_OMIT messages
+	uint64_t omit_name;    // bytes of the name in an R_OMIT; a longer one is cut, ending in "…"
 };
 
 struct status_msg {
@@ -67,6 +76,13 @@ struct status_msg {
 	int32_t pad;
 	uint64_t started_ns;
 	uint64_t ended_ns;
+};
+
+// What the caps on the listing left out.
+struct cut_msg {
+	uint64_t unlisted; // entries left out without an R_OMIT of their own
+	uint32_t stopped;  // the walk stopped at list_entries: there may be more
+	uint32_t skipped;  // a directory was not looked into (too deep, path too long)
 };
 
 #endif

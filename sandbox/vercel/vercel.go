@@ -273,7 +273,7 @@ func (s *Sandbox) run(parent context.Context, req sandbox.Request, lim sandbox.L
 	if err != nil {
 		return nil, s.fail(parent, "run", err)
 	}
-	files, omitted, err := s.collect(ctx, sb.ID, req.Files, lim)
+	files, omitted, capped, err := s.collect(ctx, sb.ID, req.Files, lim)
 	if err != nil {
 		if parent.Err() != nil {
 			return nil, fmt.Errorf("sandbox: collect files: %w", context.Cause(parent))
@@ -283,6 +283,10 @@ func (s *Sandbox) run(parent context.Context, req sandbox.Request, lim sandbox.L
 		omitted = append(omitted, fmt.Sprintf("%s (output files could not be read: %v)", sandbox.WorkDir, err))
 	}
 	res.Files, res.FilesOmitted = files, omitted
+	if capped {
+		res.AddCap(sandbox.CapResultList)
+	}
+	res.Bound(lim)
 	res.Duration = time.Since(start)
 	log.DebugContext(ctx, "sandbox: ran", "exit", res.ExitCode, "limit", res.Limit, "took", res.Duration.Round(time.Millisecond))
 	return res, nil
@@ -411,8 +415,11 @@ func (s *Sandbox) exec(ctx context.Context, id, code string, lim sandbox.Limits)
 // sigxcpu is the signal RLIMIT_CPU sends.
 const sigxcpu = 24
 
-// collect reads back the files the program created or changed.
-func (s *Sandbox) collect(ctx context.Context, id string, inputs []sandbox.File, lim sandbox.Limits) ([]sandbox.File, []string, error) {
+// collect reads back the files the program created or changed. What the
+// collector lists comes from the VM, where the program ran: it is checked
+// before any file is read (names, count), and capped reports whether the
+// listing was cut.
+func (s *Sandbox) collect(ctx context.Context, id string, inputs []sandbox.File, lim sandbox.Limits) (files []sandbox.File, omitted []string, capped bool, err error) {
 	out := &sandbox.CapBuffer{Max: maxManifest}
 	errOut := &sandbox.CapBuffer{Max: 4 << 10}
 	cmd, stream, err := s.api.startCommand(ctx, id, commandRequest{
@@ -422,27 +429,42 @@ func (s *Sandbox) collect(ctx context.Context, id string, inputs []sandbox.File,
 		Env:     map[string]string{},
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	defer stream.Close()
 	if err := s.api.streamLogs(ctx, id, cmd.ID, out, errOut); err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	code, err := stream.wait()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	if code != 0 || out.Truncated() {
-		return nil, nil, fmt.Errorf("listing the files failed (exit %d): %s", code, clip(string(lastLine(errOut.Bytes())), 200))
+	if out.Truncated() {
+		return nil, nil, true, fmt.Errorf("the listing of the files passed %d bytes", maxManifest)
+	}
+	if code != 0 {
+		return nil, nil, false, fmt.Errorf("listing the files failed (exit %d): %s", code, clip(string(lastLine(errOut.Bytes())), 200))
 	}
 	var m manifest
 	if err := jsonUnmarshal(out.Bytes(), &m); err != nil {
-		return nil, nil, fmt.Errorf("listing the files: %w", err)
+		return nil, nil, false, fmt.Errorf("listing the files: %w", err)
 	}
-	omitted := m.Omitted
-	var files []sandbox.File
-	budget := lim.DiskSize
+	omitted = m.Omitted
+	if m.Unlisted > 0 || m.Stopped {
+		omitted = append(omitted, sandbox.MoreOmitted(m.Unlisted, m.Stopped || m.Skipped))
+	}
+	capped = m.Cut || m.Unlisted > 0 || m.Stopped
+	budget, reads := lim.DiskSize, 0
 	for _, f := range m.Files {
+		switch {
+		case !sandbox.ValidName(f.Name):
+			omitted = append(omitted, f.Name+" (not a clean relative path)")
+			continue
+		case reads >= lim.Files: // the collector lists no more
+			omitted = append(omitted, f.Name+" (too many files)")
+			continue
+		}
+		reads++
 		data, err := s.api.readFile(ctx, id, path.Join(WorkDir, f.Name), budget)
 		switch {
 		case errors.Is(err, errNotFound):
@@ -452,12 +474,12 @@ func (s *Sandbox) collect(ctx context.Context, id string, inputs []sandbox.File,
 			omitted = append(omitted, f.Name+" (too large)")
 			continue
 		case err != nil:
-			return files, omitted, err
+			return files, omitted, capped, err
 		}
 		budget -= int64(len(data))
 		files = append(files, sandbox.File{Name: f.Name, Data: data})
 	}
-	return files, omitted, nil
+	return files, omitted, capped, nil
 }
 
 var errTooBig = errors.New("too large")

@@ -1,0 +1,221 @@
+//go:build linux && cgo && (amd64 || arm64)
+
+package local
+
+import (
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// TestListingAbuse leaves in /mnt/data what would make the listing of the
+// output files huge: thousands of FIFOs, sockets or symbolic links under
+// long names, tens of thousands of files, names of escape characters, a
+// tree deeper than the walk goes. What comes back must stay within the
+// caps, cost the host little memory and time, and say it was cut.
+//
+// The work tmpfs holds 16,384 inodes, so each program makes as many as it
+// can. Before the caps, the FIFO bomb's result listed 16,353 entries of
+// 35 MB and cost the host 73 MB of allocations.
+func TestListingAbuse(t *testing.T) {
+	s := newTestSandbox(t)
+	for _, tc := range []struct {
+		name string
+		code string
+		// heap bounds what the host allocates in all during the run, and
+		// made is the least the program must have made.
+		heap int64
+		made int
+		// more: a last entry must say how many more were left out.
+		more bool
+		// also checks the result further.
+		also func(t *testing.T, res *sandbox.Result)
+	}{
+		{"fifo bomb", `import os
+made = 0
+try:
+    for level in range(30):
+        os.mkdir(("d%02d" % level) * 50)
+        os.chdir(("d%02d" % level) * 50)
+        for i in range(667):
+            os.mkfifo("p%05d" % made + "f" * 194)
+            made += 1
+except OSError as e:
+    pass
+print(made)`, 8 << 20, 15000, true, func(t *testing.T, res *sandbox.Result) {
+			// The directories past sandbox.MaxPathLen were not looked into.
+			if _, partial, _ := sandbox.ParseMoreOmitted(res.FilesOmitted[len(res.FilesOmitted)-1]); !partial {
+				t.Errorf("last entry %q does not say others were not looked at", res.FilesOmitted[len(res.FilesOmitted)-1])
+			}
+		}},
+		{"sockets", `import socket
+made = 0
+try:
+    for i in range(20000):
+        s = socket.socket(socket.AF_UNIX)
+        s.bind("s%05d" % i + "x" * 100)
+        s.close()
+        made += 1
+except OSError as e:
+    pass
+print(made)`, 8 << 20, 15000, true, nil},
+		{"symlinks", `import os
+made = 0
+try:
+    for i in range(20000):
+        os.symlink("/etc/passwd", "l%05d" % i + "y" * 200)
+        made += 1
+except OSError:
+    pass
+print(made)`, 8 << 20, 15000, true, nil},
+		{"empty files", `import os
+made = 0
+try:
+    for i in range(100000):
+        os.close(os.open("e%06d" % i, os.O_CREAT | os.O_WRONLY))
+        made += 1
+except OSError:
+    pass
+print(made)`, 8 << 20, 15000, true, func(t *testing.T, res *sandbox.Result) {
+			// The walk stopped: the files are the first, in lexical
+			// order, of those it looked at.
+			if len(res.Files) != sandbox.DefaultFileCount || !slices.IsSortedFunc(res.Files, func(a, b sandbox.File) int { return strings.Compare(a.Name, b.Name) }) {
+				t.Errorf("%d files, want %d in lexical order", len(res.Files), sandbox.DefaultFileCount)
+			}
+		}},
+		{"more files than kept", `import os
+for i in range(5000):
+    open("f%04d" % i, "w").write(str(i))
+print(5000)`, 8 << 20, 5000, true, func(t *testing.T, res *sandbox.Result) {
+			// Fewer entries than the walk looks at: the files are the
+			// first in lexical order, as without the caps.
+			var names []string
+			for _, f := range res.Files {
+				names = append(names, f.Name)
+			}
+			if len(names) != sandbox.DefaultFileCount || names[0] != "f0000" || names[len(names)-1] != "f0063" {
+				t.Errorf("files %q, want f0000 to f0063", names)
+			}
+			if res.FilesOmitted[0] != "f0064 (too many files)" {
+				t.Errorf("first omitted %q, want f0064 (too many files)", res.FilesOmitted[0])
+			}
+			if n, partial, _ := sandbox.ParseMoreOmitted(res.FilesOmitted[len(res.FilesOmitted)-1]); n != 5000-64-sandbox.MaxOmitted || partial {
+				t.Errorf("last omitted entry %q, want %d more, all looked at", res.FilesOmitted[len(res.FilesOmitted)-1], 5000-64-sandbox.MaxOmitted)
+			}
+		}},
+		{"escape names", `import os
+made = 0
+try:
+    for i in range(8000):
+        os.close(os.open(b"\x1b[2J\x1b]0;x\x07" + b"\x1b" * 235 + b"%05d" % i, os.O_CREAT | os.O_WRONLY))
+        os.mkfifo(b"\x1b" * 249 + b"%05d" % i + b"p")
+        made += 2
+except OSError:
+    pass
+print(made)`, 8 << 20, 15000, true, nil},
+		{"long nested names", `import os
+made = 0
+for level in range(300):
+    d = ("%03d" % level) * 85
+    os.mkdir(d)
+    os.chdir(d)
+    open("f", "w").close()
+    os.mkfifo("p")
+    made += 1
+print(made)`, 8 << 20, 300, false, func(t *testing.T, res *sandbox.Result) {
+			if !slices.ContainsFunc(res.FilesOmitted, func(e string) bool { return strings.HasSuffix(e, "… (path too long; not looked into)") }) {
+				t.Errorf("no directory omitted for its path's length: %q", res.FilesOmitted)
+			}
+		}},
+		{"deep tree", `import os
+made = 0
+for level in range(2000):
+    os.mkdir("d")
+    os.chdir("d")
+    os.mkfifo("p")
+    made += 1
+print(made)`, 8 << 20, 2000, false, func(t *testing.T, res *sandbox.Result) {
+			deep := strings.Repeat("d/", sandbox.MaxDepth) + "d (too deep)"
+			if !slices.Contains(res.FilesOmitted, deep) {
+				t.Errorf("no %q in %q", deep, res.FilesOmitted)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			start := time.Now()
+			res := run(t, s, tc.code, sandbox.Limits{Timeout: time.Minute})
+			took := time.Since(start)
+			runtime.ReadMemStats(&after)
+			alloc := int64(after.TotalAlloc - before.TotalAlloc)
+			made, _ := strconv.Atoi(strings.TrimSpace(string(res.Stdout)))
+			if made < tc.made || res.ExitCode != 0 {
+				t.Fatalf("the program made %d entries, want at least %d: exit %d, stdout %q, stderr %q", made, tc.made, res.ExitCode, res.Stdout, res.Stderr)
+			}
+			size := checkListing(t, res, tc.more)
+			t.Logf("%d made: %d files, %d omitted entries of %d bytes (last %q); host allocated %.1f MB; took %v",
+				made, len(res.Files), len(res.FilesOmitted), size, res.FilesOmitted[len(res.FilesOmitted)-1], float64(alloc)/(1<<20), took.Round(time.Millisecond))
+			if alloc > tc.heap {
+				t.Errorf("the host allocated %d bytes during the run, want at most %d", alloc, tc.heap)
+			}
+			if took > 20*time.Second {
+				t.Errorf("the run took %v", took)
+			}
+			if tc.also != nil {
+				tc.also(t, res)
+			}
+			assertNoLeftovers(t)
+			stillWorks(t, s)
+		})
+	}
+}
+
+// checkListing checks that res's files and omitted entries are within the
+// caps, that the cut is recorded and, with more, that the last entry says
+// how many more were left out; it returns the omitted entries' bytes.
+func checkListing(t *testing.T, res *sandbox.Result, more bool) (size int) {
+	t.Helper()
+	if !slices.Contains(res.Caps, sandbox.CapResultList) {
+		t.Errorf("caps %q, want %q", res.Caps, sandbox.CapResultList)
+	}
+	if len(res.Files) > sandbox.DefaultFileCount {
+		t.Errorf("%d files", len(res.Files))
+	}
+	for _, f := range res.Files {
+		if !sandbox.ValidName(f.Name) {
+			t.Errorf("file name %q", f.Name)
+		}
+	}
+	if len(res.FilesOmitted) > sandbox.MaxOmitted+1 || len(res.FilesOmitted) == 0 {
+		t.Fatalf("%d omitted entries, want 1 to %d", len(res.FilesOmitted), sandbox.MaxOmitted+1)
+	}
+	list, last := res.FilesOmitted, ""
+	if _, _, ok := sandbox.ParseMoreOmitted(list[len(list)-1]); ok {
+		list, last = list[:len(list)-1], list[len(list)-1]
+	} else if more {
+		t.Errorf("last omitted entry %q does not say how many more", list[len(list)-1])
+	}
+	if len(list) > sandbox.MaxOmitted {
+		t.Errorf("%d omitted entries before the last, want at most %d", len(list), sandbox.MaxOmitted)
+	}
+	for _, e := range list {
+		if _, _, ok := sandbox.ParseMoreOmitted(e); ok {
+			t.Errorf("%q before the last entry", e)
+		}
+		size += len(e)
+		if len(e) > sandbox.MaxOmittedName+sandbox.MaxOmittedWhy+3 {
+			t.Errorf("omitted entry of %d bytes: %q", len(e), e)
+		}
+	}
+	if size > sandbox.MaxOmittedBytes {
+		t.Errorf("omitted entries hold %d bytes, want at most %d", size, sandbox.MaxOmittedBytes)
+	}
+	return size + len(last)
+}

@@ -1,0 +1,170 @@
+// Small helpers shared by the zygote and init: framing messages to the
+// host, reading the request, making files, and failing closed.
+
+#include "internal.h"
+
+int result_fd = 3;
+
+void write_all(int fd, const void *p, size_t n) {
+	const char *c = p;
+	while (n > 0) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			_exit(3);
+		c += w;
+		n -= (size_t)w;
+	}
+}
+
+void send_header(uint32_t type, uint64_t len) {
+	char h[12];
+	memcpy(h, &type, 4);
+	memcpy(h + 4, &len, 8);
+	write_all(result_fd, h, sizeof h);
+}
+
+void send_msg(uint32_t type, const void *p, uint64_t len) {
+	send_header(type, len);
+	if (len > 0)
+		write_all(result_fd, p, len);
+}
+
+void fail(const char *fmt, ...) {
+	char buf[1024];
+	int err = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n >= sizeof buf)
+		n = sizeof buf - 1;
+	if (err)
+		n += snprintf(buf + n, sizeof buf - (size_t)n, ": %s", strerror(err));
+	if ((size_t)n >= sizeof buf)
+		n = sizeof buf - 1;
+	send_msg(R_ERR, buf, (uint64_t)n);
+	send_msg(R_END, NULL, 0);
+	_exit(0);
+}
+
+
+int read_full(int fd, void *p, size_t n) {
+	char *c = p;
+	while (n > 0) {
+		ssize_t r = read(fd, c, n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		c += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+void read_msg(struct msg *m) {
+	char h[12];
+	errno = 0;
+	if (read_full(0, h, sizeof h) < 0)
+		fail("read request");
+	memcpy(&m->type, h, 4);
+	memcpy(&m->len, h + 4, 8);
+	if (m->len > (1ULL << 34))
+		failx("request message too large");
+	m->data = malloc(m->len + 1);
+	if (!m->data)
+		fail("read request");
+	if (m->len > 0 && read_full(0, m->data, m->len) < 0)
+		fail("read request");
+	m->data[m->len] = 0;
+}
+
+uint64_t now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int mkdir_p(const char *path, mode_t mode) {
+	char tmp[4096];
+	size_t n = strlen(path);
+	if (n >= sizeof tmp) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(tmp, path, n + 1);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+int mkdir_parent(const char *path) {
+	char tmp[4096];
+	size_t n = strlen(path);
+	if (n >= sizeof tmp) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(tmp, path, n + 1);
+	char *slash = strrchr(tmp, '/');
+	if (!slash || slash == tmp)
+		return 0;
+	*slash = 0;
+	return mkdir_p(tmp, 0755);
+}
+
+void write_file(const char *path, const char *data, uint64_t len, mode_t mode) {
+	if (mkdir_parent(path) < 0)
+		fail("mkdir for %s", path);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0)
+		fail("create %s", path);
+	const char *c = data;
+	while (len > 0) {
+		ssize_t w = write(fd, c, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			fail("write %s", path);
+		c += w;
+		len -= (uint64_t)w;
+	}
+	close(fd);
+}
+
+// safe_name reports whether name is a clean relative path (the host checks
+// this too).
+int safe_name(const char *name) {
+	if (!*name || name[0] == '/')
+		return 0;
+	const char *p = name;
+	while (*p) {
+		const char *e = strchr(p, '/');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		p += n;
+		if (*p == '/')
+			p++;
+	}
+	return 1;
+}
+
+void *grow(void *p, size_t n, size_t size) {
+	void *q = realloc(p, n * size);
+	if (!q)
+		fail("out of memory");
+	return q;
+}

@@ -1,0 +1,687 @@
+// The sandbox's init: PID 1 of the sandbox's namespaces. It reads the
+// setup, builds the root file system and pivots into it, waits for its one
+// run, starts the program (lockdown.c), supervises it until it ends or a
+// limit ends it, collects the files it wrote, reports, and exits, which
+// takes the namespaces with it.
+
+#include "internal.h"
+
+struct setup setup;
+struct run run;
+
+// ---------- the request ----------
+
+// split_file parses "name\0data".
+static struct file_spec split_file(struct msg *m) {
+	struct file_spec f;
+	size_t n = strnlen(m->data, m->len);
+	if (n == m->len)
+		failx("file message without a name");
+	f.name = m->data;
+	f.data = m->data + n + 1;
+	f.len = m->len - n - 1;
+	return f;
+}
+
+static void read_setup(void) {
+	for (;;) {
+		struct msg m;
+		read_msg(&m);
+		switch (m.type) {
+		case M_PYTHON:
+			setup.python = m.data;
+			break;
+		case M_ENV:
+			setup.env = grow(setup.env, setup.nenv + 2, sizeof(char *));
+			setup.env[setup.nenv++] = m.data;
+			setup.env[setup.nenv] = NULL;
+			break;
+		case M_MOUNT: {
+			struct mount_spec s;
+			if (m.len < 16)
+				failx("short mount message");
+			memcpy(&s.kind, m.data, 4);
+			memcpy(&s.is_file, m.data + 4, 4);
+			memcpy(&s.attr, m.data + 8, 8);
+			char *p = m.data + 16, *end = m.data + m.len;
+			char **fields[3] = {&s.target, &s.link, &s.source};
+			for (int i = 0; i < 3; i++) {
+				if (p > end)
+					failx("short mount message");
+				*fields[i] = p;
+				p += strnlen(p, (size_t)(end - p)) + 1;
+			}
+			setup.mounts = grow(setup.mounts, setup.nmounts + 1, sizeof s);
+			setup.mounts[setup.nmounts++] = s;
+			break;
+		}
+		case M_ETC:
+			setup.etc = grow(setup.etc, setup.netc + 1, sizeof(struct file_spec));
+			setup.etc[setup.netc++] = split_file(&m);
+			break;
+		case M_TMP:
+			setup.tmp = grow(setup.tmp, setup.ntmp + 1, sizeof(struct file_spec));
+			setup.tmp[setup.ntmp++] = split_file(&m);
+			break;
+		case M_DISK:
+			if (m.len != 8)
+				failx("bad disk message");
+			memcpy(&setup.disk, m.data, 8);
+			break;
+		case M_CGROUPS:
+			if (m.len != 4)
+				failx("bad cgroups message");
+			memcpy(&setup.ncgroups, m.data, 4);
+			break;
+		case M_SECCOMP:
+			if (m.len == 0 || m.len % sizeof(struct sock_filter) != 0)
+				failx("bad seccomp program");
+			setup.filter = (struct sock_filter *)m.data;
+			setup.nfilter = m.len / sizeof(struct sock_filter);
+			break;
+		case M_SETUP_END:
+			if (!setup.python || !setup.filter || setup.disk == 0)
+				failx("incomplete setup");
+			return;
+		default:
+			failx("unexpected message %u in setup", m.type);
+		}
+	}
+}
+
+static void read_run(void) {
+	for (;;) {
+		struct msg m;
+		read_msg(&m);
+		switch (m.type) {
+		case M_CODE:
+			run.code = m.data;
+			break;
+		case M_FILE:
+			run.files = grow(run.files, run.nfiles + 1, sizeof(struct file_spec));
+			run.files[run.nfiles++] = split_file(&m);
+			break;
+		case M_LIMITS:
+			if (m.len != sizeof run.lim)
+				failx("bad limits message");
+			memcpy(&run.lim, m.data, sizeof run.lim);
+			break;
+		case M_RUN_END:
+			if (!run.code || run.lim.timeout_ns == 0)
+				failx("incomplete run");
+			return;
+		default:
+			failx("unexpected message %u in run", m.type);
+		}
+	}
+}
+
+// ---------- building the root ----------
+
+#define NEWROOT "/tmp" // a tmpfs in init's own mount namespace covers it
+#define WORK "/mnt"    // after the pivot: /mnt/data, /tmp and /dev/shm live here
+
+static int sys_move_mount(int from_dfd, const char *from, int to_dfd, const char *to, unsigned flags) {
+	return (int)syscall(SYS_move_mount, from_dfd, from, to_dfd, to, flags);
+}
+
+static int sys_mount_setattr(int dfd, const char *path, unsigned flags, struct mount_attr *attr) {
+	return (int)syscall(SYS_mount_setattr, dfd, path, flags, attr, sizeof *attr);
+}
+
+static void path_in_root(char *buf, size_t size, const char *p) {
+	if ((size_t)snprintf(buf, size, "%s%s", NEWROOT, p) >= size) {
+		errno = ENAMETOOLONG;
+		fail("path %s", p);
+	}
+}
+
+static void build_root(void) {
+	char target[4096], src[4096];
+	if (mount("", "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		fail("make mounts private");
+	if (mount("sandbox", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=4096,mode=0755") < 0)
+		fail("mount root tmpfs");
+	int fd = FIRST_MOUNT_FD;
+	for (size_t i = 0; i < setup.nmounts; i++) {
+		struct mount_spec *m = &setup.mounts[i];
+		path_in_root(target, sizeof target, m->target);
+		switch (m->kind) {
+		case MOUNT_DIR:
+			if (mkdir_p(target, 0755) < 0)
+				fail("mkdir %s", m->target);
+			break;
+		case MOUNT_SYMLINK:
+			if (mkdir_parent(target) < 0 || symlink(m->link, target) < 0)
+				fail("symlink %s", m->target);
+			break;
+		case MOUNT_TREE:
+		case MOUNT_BIND:
+			if (mkdir_parent(target) < 0)
+				fail("mkdir for %s", m->target);
+			if (m->is_file) {
+				int f = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+				if (f < 0)
+					fail("create %s", m->target);
+				close(f);
+			} else if (mkdir(target, 0755) < 0 && errno != EEXIST) {
+				fail("mkdir %s", m->target);
+			}
+			if (m->kind == MOUNT_TREE) {
+				if (sys_move_mount(fd, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+					fail("mount %s", m->target);
+				close(fd);
+				fd++;
+			} else {
+				if (mount(m->source, target, NULL, MS_BIND | MS_REC, NULL) < 0)
+					fail("bind %s", m->source);
+				struct mount_attr attr = {.attr_set = m->attr};
+				if (sys_mount_setattr(AT_FDCWD, target, AT_RECURSIVE, &attr) < 0)
+					fail("lock %s", m->target);
+			}
+			break;
+		default:
+			failx("unknown mount kind %u", m->kind);
+		}
+	}
+	// The cgroup.procs files follow the trees: init joins the run's
+	// cgroup now, off the run's path (a migration costs RCU grace
+	// periods), and the program inherits it at the fork.
+	for (uint32_t i = 0; i < setup.ncgroups; i++, fd++) {
+		if (write(fd, "0", 1) != 1)
+			fail("join cgroup");
+		close(fd);
+	}
+	for (size_t i = 0; i < setup.netc; i++) {
+		if (!safe_name(setup.etc[i].name))
+			failx("bad /etc file name");
+		snprintf(src, sizeof src, "/etc/%s", setup.etc[i].name);
+		path_in_root(target, sizeof target, src);
+		write_file(target, setup.etc[i].data, setup.etc[i].len, 0644);
+	}
+
+	// The writable part: one tmpfs for /mnt/data, /tmp and /dev/shm, so
+	// that the disk limit bounds them all together.
+	path_in_root(target, sizeof target, WORK);
+	if (mkdir_p(target, 0755) < 0)
+		fail("mkdir %s", WORK);
+	char opts[128];
+	snprintf(opts, sizeof opts, "size=%llu,nr_inodes=16384,mode=0755", (unsigned long long)setup.disk);
+	if (mount("sandbox-work", target, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+		fail("mount work tmpfs");
+	static const struct {
+		const char *name;
+		mode_t mode;
+		const char *bind;
+	} dirs[] = {{"data", 0755, NULL}, {"tmp", 01777, "/tmp"}, {"shm", 01777, "/dev/shm"}};
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		snprintf(src, sizeof src, "%s%s/%s", NEWROOT, WORK, dirs[i].name);
+		if (mkdir(src, dirs[i].mode) < 0 || chmod(src, dirs[i].mode) < 0)
+			fail("mkdir %s", src);
+		if (!dirs[i].bind)
+			continue;
+		path_in_root(target, sizeof target, dirs[i].bind);
+		if (mkdir_p(target, 0755) < 0)
+			fail("mkdir %s", dirs[i].bind);
+		if (mount(src, target, NULL, MS_BIND, NULL) < 0)
+			fail("bind %s", dirs[i].bind);
+	}
+	for (size_t i = 0; i < setup.ntmp; i++) {
+		if (!safe_name(setup.tmp[i].name))
+			failx("bad /tmp file name");
+		snprintf(src, sizeof src, "%s%s/tmp/%s", NEWROOT, WORK, setup.tmp[i].name);
+		write_file(src, setup.tmp[i].data, setup.tmp[i].len, 0644);
+	}
+
+	// A fresh /proc for the new PID namespace.
+	path_in_root(target, sizeof target, "/proc");
+	if (mkdir_p(target, 0555) < 0)
+		fail("mkdir /proc");
+	if (mount("proc", target, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+		fail("mount /proc");
+	// No user namespaces inside: creating one needs no privilege and would
+	// hand the program a fresh set of capabilities to probe the kernel with.
+	path_in_root(target, sizeof target, "/proc/sys/user/max_user_namespaces");
+	int f = open(target, O_WRONLY | O_CLOEXEC);
+	if (f < 0 || write(f, "0", 1) != 1)
+		fail("disable nested user namespaces");
+	close(f);
+	static const char *links[][2] = {
+		{"/proc/self/fd", "/dev/fd"}, {"/proc/self/fd/0", "/dev/stdin"},
+		{"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
+	};
+	for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) {
+		path_in_root(target, sizeof target, links[i][1]);
+		if (symlink(links[i][0], target) < 0)
+			fail("symlink %s", links[i][1]);
+	}
+	if (sethostname("sandbox", 7) < 0)
+		fail("sethostname");
+	// pivot_root(".", ".") stacks the old root under the new one; the
+	// detached unmount then drops every host mount from this namespace.
+	if (chdir(NEWROOT) < 0)
+		fail("chdir");
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		fail("pivot_root");
+	if (umount2(".", MNT_DETACH) < 0)
+		fail("unmount old root");
+	if (chdir("/") < 0)
+		fail("chdir /");
+	if (mount("", "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+		fail("make root read-only");
+}
+
+// ---------- collecting the output files ----------
+//
+// What collect reports of /mnt/data stays small whatever the program left
+// there. run.lim's list_*, path_max and omit_* fields (sandbox.go's Max*,
+// set by the host) bound the directory entries looked at, the depth, the
+// names kept, the length of a reported path and the R_OMIT messages; what
+// they leave out is counted and reported in one R_CUT. A cut listing is a
+// result, not a failure.
+
+#define ELLIPSIS "\xe2\x80\xa6" // "…", which ends a cut name
+#define OMIT_NAME_MAX 1024        // bound on run.lim.omit_name (omit's buffer)
+
+// path is the entry being looked at, relative to /mnt/data: at most
+// path_max bytes of its directory, a slash and a name.
+static char path[PATH_MAX + 1 + NAME_MAX + 1];
+
+static struct {
+	uint64_t path_max, omit_name; // run.lim's, clamped to the buffers
+	char **names;                 // max-heap (by strcmp) of the regular files kept
+	size_t n;
+	uint64_t entries;           // directory entries looked at
+	uint64_t omits, omit_bytes; // R_OMIT messages sent, and their bytes
+	uint64_t unlisted;          // entries left out without an R_OMIT
+	int stopped;                // the walk stopped at run.lim.list_entries
+	int skipped;                // a directory was not looked into
+	int cut;                    // a cap cut the listing
+} ls;
+
+// cut_name copies name to buf (at least max + 1 bytes, max >= 3), cut to
+// at most max bytes and ending in "…" when longer, without splitting a
+// UTF-8 sequence (it backs off at most three bytes to where one starts);
+// it returns the length.
+static size_t cut_name(char *buf, const char *name, size_t max) {
+	size_t n = strlen(name);
+	if (n <= max) {
+		memcpy(buf, name, n + 1);
+		return n;
+	}
+	ls.cut = 1;
+	size_t k = max - (sizeof ELLIPSIS - 1);
+	for (int i = 0; i < 3 && k > 0 && ((unsigned char)name[k] & 0xC0) == 0x80; i++)
+		k--;
+	memcpy(buf, name, k);
+	memcpy(buf + k, ELLIPSIS, sizeof ELLIPSIS);
+	return k + sizeof ELLIPSIS - 1;
+}
+
+// omit reports a file left out, and why, as "name (why)" with the name
+// cut to omit_name bytes, while the R_OMIT messages are within their caps;
+// past them it only counts it.
+static void omit(const char *name, const char *why) {
+	if (ls.omits >= run.lim.omits) {
+		ls.unlisted++;
+		ls.cut = 1;
+		return;
+	}
+	char buf[OMIT_NAME_MAX + 128];
+	size_t n = cut_name(buf, name, ls.omit_name);
+	int w = snprintf(buf + n, sizeof buf - n, " (%s)", why);
+	if (w < 0)
+		w = 0;
+	n += (size_t)w < sizeof buf - n ? (size_t)w : sizeof buf - n - 1;
+	if (ls.omit_bytes + n > run.lim.omit_bytes) {
+		ls.omits = run.lim.omits; // full: the rest are only counted
+		ls.unlisted++;
+		ls.cut = 1;
+		return;
+	}
+	ls.omits++;
+	ls.omit_bytes += n;
+	send_msg(R_OMIT, buf, (uint64_t)n);
+}
+
+// sift_down moves the name at i down the heap of names kept to its place.
+static void sift_down(size_t i) {
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, top = i;
+		if (l < ls.n && strcmp(ls.names[l], ls.names[top]) > 0)
+			top = l;
+		if (r < ls.n && strcmp(ls.names[r], ls.names[top]) > 0)
+			top = r;
+		if (top == i)
+			return;
+		char *t = ls.names[i];
+		ls.names[i] = ls.names[top];
+		ls.names[top] = t;
+		i = top;
+	}
+}
+
+// keep adds the regular file at path to the names kept: the first
+// run.lim.list_names in lexical order. Past that, the greatest is dropped
+// and counted.
+static void keep(void) {
+	size_t max = (size_t)run.lim.list_names;
+	if (ls.n < max) {
+		if (!ls.names)
+			ls.names = grow(NULL, max, sizeof *ls.names);
+		size_t i = ls.n++;
+		if (!(ls.names[i] = strdup(path)))
+			fail("out of memory");
+		while (i > 0 && strcmp(ls.names[(i - 1) / 2], ls.names[i]) < 0) {
+			char *t = ls.names[i];
+			ls.names[i] = ls.names[(i - 1) / 2];
+			ls.names[(i - 1) / 2] = t;
+			i = (i - 1) / 2;
+		}
+		return;
+	}
+	ls.unlisted++;
+	ls.cut = 1;
+	if (max == 0 || strcmp(path, ls.names[0]) >= 0)
+		return;
+	char *s = strdup(path);
+	if (!s)
+		fail("out of memory");
+	free(ls.names[0]);
+	ls.names[0] = s;
+	sift_down(0);
+}
+
+// walk looks at the entries of the directory dirfd, which is path[:len]
+// ("" for /mnt/data) at depth levels below it, depth-first and within the
+// caps: it keeps regular files, omits the rest, and never follows a
+// symbolic link.
+static void walk(int dirfd, size_t len, uint64_t depth) {
+	DIR *d = fdopendir(dirfd);
+	if (!d) {
+		close(dirfd);
+		return;
+	}
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (ls.entries >= run.lim.list_entries) {
+			ls.stopped = 1;
+			ls.cut = 1;
+			break;
+		}
+		ls.entries++;
+		size_t nlen = strlen(e->d_name);
+		if (nlen > NAME_MAX) // no file system Linux mounts here has them
+			continue;
+		size_t plen = len + (len > 0) + nlen;
+		if (len > 0)
+			path[len] = '/';
+		memcpy(path + len + (len > 0), e->d_name, nlen + 1);
+		struct stat st;
+		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			if (plen > ls.path_max) {
+				ls.cut = ls.skipped = 1;
+				omit(path, "path too long; not looked into");
+			} else if (depth >= run.lim.list_depth) {
+				ls.cut = ls.skipped = 1;
+				omit(path, "too deep");
+			} else {
+				int sub = openat(dirfd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				if (sub >= 0)
+					walk(sub, plen, depth + 1);
+			}
+		} else if (S_ISREG(st.st_mode)) {
+			if (plen > ls.path_max) {
+				ls.cut = 1;
+				omit(path, "path too long");
+			} else {
+				keep();
+			}
+		} else {
+			omit(path, "not a regular file");
+		}
+	}
+	closedir(d);
+}
+
+static int by_name(const void *a, const void *b) {
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+// same_as_input reports whether the file at fd holds exactly the input
+// file of that name.
+static int same_as_input(const char *name, int fd, uint64_t size) {
+	for (size_t i = 0; i < run.nfiles; i++) {
+		if (strcmp(run.files[i].name, name) != 0)
+			continue;
+		if (run.files[i].len != size)
+			return 0;
+		char buf[65536];
+		uint64_t off = 0;
+		while (off < size) {
+			ssize_t r = pread(fd, buf, sizeof buf, (off_t)off);
+			if (r <= 0)
+				return 0;
+			if (memcmp(buf, run.files[i].data + off, (size_t)r) != 0)
+				return 0;
+			off += (uint64_t)r;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+static void collect(void) {
+	int root = open("/mnt/data", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (root < 0)
+		return;
+	int dup_root = fcntl(root, F_DUPFD_CLOEXEC, 0);
+	if (dup_root < 0)
+		return;
+	ls.path_max = run.lim.path_max < PATH_MAX ? run.lim.path_max : PATH_MAX;
+	ls.omit_name = run.lim.omit_name < 3 ? 3 : run.lim.omit_name > OMIT_NAME_MAX ? OMIT_NAME_MAX : run.lim.omit_name;
+	walk(dup_root, 0, 0);
+	if (ls.n > 1)
+		qsort(ls.names, ls.n, sizeof *ls.names, by_name);
+	uint64_t budget = run.lim.disk, sent = 0;
+	for (size_t i = 0; i < ls.n; i++) {
+		const char *name = ls.names[i];
+		int fd = openat(root, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0) {
+			omit(name, strerror(errno));
+			continue;
+		}
+		struct stat st;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			omit(name, "not a regular file");
+			close(fd);
+			continue;
+		}
+		uint64_t size = (uint64_t)st.st_size;
+		if (size > budget) {
+			omit(name, "too large");
+			close(fd);
+			continue;
+		}
+		if (same_as_input(name, fd, size)) {
+			close(fd);
+			continue;
+		}
+		if (sent >= run.lim.files) {
+			omit(name, "too many files");
+			close(fd);
+			continue;
+		}
+		budget -= size;
+		sent++;
+		size_t nlen = strlen(name);
+		send_header(R_FILE, nlen + 1 + size);
+		write_all(result_fd, name, nlen + 1);
+		char buf[65536];
+		uint64_t off = 0;
+		while (off < size) {
+			ssize_t r = pread(fd, buf, sizeof buf, (off_t)off);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0) { // cannot happen with every process gone; keep the framing
+				memset(buf, 0, sizeof buf);
+				r = (ssize_t)((size - off) < sizeof buf ? (size - off) : sizeof buf);
+			}
+			if ((uint64_t)r > size - off)
+				r = (ssize_t)(size - off);
+			write_all(result_fd, buf, (size_t)r);
+			off += (uint64_t)r;
+		}
+		close(fd);
+	}
+	close(root);
+	if (ls.cut || ls.unlisted) {
+		struct cut_msg cm = {.unlisted = ls.unlisted, .stopped = (uint32_t)ls.stopped, .skipped = (uint32_t)ls.skipped};
+		send_msg(R_CUT, &cm, sizeof cm);
+	}
+}
+
+// ---------- init ----------
+
+// supervise waits for the program (pid) to end, reaping orphans on the
+// way, and kills every process of the sandbox at the deadline. It returns
+// the program's wait status. SIGCHLD is blocked and read from sigfd.
+static int supervise(pid_t pid, int sigfd, uint64_t deadline, int *timed_out) {
+	struct pollfd pfd[1] = {{.fd = sigfd, .events = POLLIN}};
+	for (;;) {
+		int st;
+		pid_t w;
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+			if (w == pid)
+				return st;
+		if (w < 0 && errno != EINTR && errno != ECHILD)
+			fail("wait");
+		struct timespec ts = {0, 50 * 1000 * 1000};
+		if (!*timed_out) {
+			uint64_t now = now_ns();
+			if (now >= deadline) {
+				*timed_out = 1;
+				kill(-1, SIGKILL);
+				continue;
+			}
+			uint64_t left = deadline - now;
+			ts.tv_sec = (time_t)(left / 1000000000ULL);
+			ts.tv_nsec = (long)(left % 1000000000ULL);
+		}
+		if (ppoll(pfd, 1, &ts, NULL) < 0 && errno != EINTR)
+			fail("poll");
+		struct signalfd_siginfo si;
+		while (read(sigfd, &si, sizeof si) > 0) {
+		}
+	}
+}
+
+void init_main(void) {
+	// As the PID namespace's init, it gets no signal from inside that it
+	// has no handler for; SIGCHLD is blocked and read from a signalfd
+	// (the zygote's SIGCHLD handler is not init's).
+	if (signal(SIGCHLD, SIG_DFL) == SIG_ERR)
+		fail("reset SIGCHLD");
+	sigset_t chld;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0)
+		fail("block SIGCHLD");
+	// Only 0, 1, 2 may reach the program: every other descriptor init
+	// was given (the result pipe, mount trees, cgroup files) stays init's.
+	if (syscall(SYS_close_range, 3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		fail("close_range");
+	// /proc/1 must not be readable by the program, which has the same uid.
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+		fail("prctl(PR_SET_DUMPABLE)");
+	int sigfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sigfd < 0)
+		fail("signalfd");
+
+	read_setup();
+	build_root();
+	read_run(); // ready: this waits for the one run
+	close(0);
+	uint64_t start = now_ns();
+	struct limits *l = &run.lim;
+	if (l->disk != setup.disk) {
+		char opts[64];
+		snprintf(opts, sizeof opts, "size=%llu", (unsigned long long)l->disk);
+		if (mount("", WORK, NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV, opts) < 0)
+			fail("resize %s", WORK);
+	}
+	for (size_t i = 0; i < run.nfiles; i++) {
+		if (!safe_name(run.files[i].name))
+			failx("input file name %s is not a clean relative path", run.files[i].name);
+		char path[4096];
+		if ((size_t)snprintf(path, sizeof path, "/mnt/data/%s", run.files[i].name) >= sizeof path) {
+			errno = ENAMETOOLONG;
+			fail("input %s", run.files[i].name);
+		}
+		write_file(path, run.files[i].data, run.files[i].len, 0644);
+	}
+
+	int errp[2];
+	if (pipe2(errp, O_CLOEXEC) < 0)
+		fail("pipe");
+	pid_t pid = fork();
+	if (pid < 0)
+		fail("fork");
+	if (pid == 0) {
+		close(errp[0]);
+		if (sigprocmask(SIG_UNBLOCK, &chld, NULL) < 0)
+			child_fail(errp[1], "unblock SIGCHLD");
+		child(errp[1]);
+	}
+	close(errp[1]);
+	char ebuf[129];
+	ssize_t en = read(errp[0], ebuf, sizeof ebuf - 1);
+	close(errp[0]);
+	if (en >= 4) {
+		int e;
+		memcpy(&e, ebuf, 4);
+		ebuf[en] = 0;
+		// Reap it before reporting.
+		waitpid(pid, NULL, 0);
+		errno = e;
+		fail("start %s (%.*s)", setup.python, (int)(en - 4), ebuf + 4);
+	}
+	uint64_t started = now_ns() - start;
+
+	int timed_out = 0;
+	int status = supervise(pid, sigfd, start + l->timeout_ns, &timed_out);
+	uint64_t ended = now_ns() - start;
+	// Whatever the program left behind goes with it.
+	kill(-1, SIGKILL);
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {
+	}
+	// Every process that held the program's stdout and stderr is gone;
+	// with init's own copies closed, the host reads them to the end now.
+	close(1);
+	close(2);
+
+	struct status_msg sm = {0};
+	if (WIFEXITED(status)) {
+		sm.exited = 1;
+		sm.exit_code = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		sm.signal = WTERMSIG(status);
+		sm.exit_code = 128 + sm.signal;
+	}
+	sm.timed_out = timed_out;
+	struct statfs sf;
+	if (statfs(WORK, &sf) == 0 && (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize < (64 << 10))
+		sm.disk_full = 1;
+	sm.started_ns = started;
+	sm.ended_ns = ended;
+	send_msg(R_STATUS, &sm, sizeof sm);
+	collect();
+	uint64_t reported = now_ns() - start;
+	send_msg(R_TIMES, &reported, sizeof reported);
+	send_msg(R_END, NULL, 0);
+	_exit(0);
+}

@@ -1,0 +1,145 @@
+// The program's lock-down, in the process forked by init to become
+// Python: limits, no privileges, Landlock, seccomp, then exec.
+
+#include "internal.h"
+
+static int landlock_abi(void) {
+	long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	return v < 0 ? 0 : (int)v;
+}
+
+#define FS_READ (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define FS_WRITE                                                                                     \
+	(LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE | \
+	 LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK |        \
+	 LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_SYM | (1ULL << 13) /* REFER */ |          \
+	 (1ULL << 14) /* TRUNCATE */)
+#define FS_ALL (FS_READ | FS_WRITE | LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_BLOCK | (1ULL << 15) /* IOCTL_DEV */)
+
+// Landlock: read and execute anything in the (read-only) root, write only
+// under the writable directories, no TCP, no abstract UNIX sockets or
+// signals outside the sandbox. As far as the kernel's ABI allows.
+static int restrict_landlock(void) {
+	int abi = landlock_abi();
+	if (abi <= 0)
+		return 0; // not in this kernel: the mount namespace still holds
+	uint64_t handled = FS_ALL;
+	if (abi < 5)
+		handled &= ~(1ULL << 15);
+	if (abi < 3)
+		handled &= ~(1ULL << 14);
+	if (abi < 2)
+		handled &= ~(1ULL << 13);
+	struct {
+		uint64_t fs, net, scoped;
+	} attr = {handled, 0, 0};
+	size_t size = 8;
+	if (abi >= 4) {
+		attr.net = 1 /* BIND_TCP */ | 2 /* CONNECT_TCP */;
+		size = 16;
+	}
+	if (abi >= 6) {
+		attr.scoped = 1 /* ABSTRACT_UNIX_SOCKET */ | 2 /* SIGNAL */;
+		size = 24;
+	}
+	int rfd = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+	if (rfd < 0)
+		return -1;
+	static const struct {
+		const char *path;
+		uint64_t access;
+	} rules[] = {
+		{"/", FS_READ},
+		{"/mnt/data", FS_READ | FS_WRITE},
+		{"/tmp", FS_READ | FS_WRITE},
+		{"/dev/shm", FS_READ | FS_WRITE},
+		{"/dev/null", LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE},
+		{"/dev/zero", LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE},
+		{"/dev/random", LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE},
+		{"/dev/urandom", LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE},
+	};
+	for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+		int fd = open(rules[i].path, O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		struct landlock_path_beneath_attr pb = {.allowed_access = rules[i].access & handled, .parent_fd = fd};
+		if (syscall(SYS_landlock_add_rule, rfd, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+			return -1;
+		close(fd);
+	}
+	if (syscall(SYS_landlock_restrict_self, rfd, 0) < 0)
+		return -1;
+	close(rfd);
+	return 0;
+}
+
+void child_fail(int errfd, const char *what) {
+	int e = errno;
+	char buf[128];
+	memcpy(buf, &e, 4);
+	size_t n = strlen(what);
+	if (n > sizeof buf - 4)
+		n = sizeof buf - 4;
+	memcpy(buf + 4, what, n);
+	if (write(errfd, buf, 4 + n) < 0) {
+	}
+	_exit(127);
+}
+
+// set_limit sets one rlimit, or ends the child naming it.
+static void set_limit(int errfd, int res, const char *name, uint64_t soft, uint64_t hard) {
+	struct rlimit r = {.rlim_cur = soft, .rlim_max = hard};
+	if (setrlimit(res, &r) < 0)
+		child_fail(errfd, name);
+}
+
+void child(int errfd) {
+	struct limits *l = &run.lim;
+	uint64_t cpu = (l->cputime_ns + 999999999ULL) / 1000000000ULL;
+	set_limit(errfd, RLIMIT_CPU, "setrlimit(RLIMIT_CPU)", cpu, cpu + 1);
+	set_limit(errfd, RLIMIT_FSIZE, "setrlimit(RLIMIT_FSIZE)", l->disk, l->disk);
+	set_limit(errfd, RLIMIT_NOFILE, "setrlimit(RLIMIT_NOFILE)", l->open_files, l->open_files);
+	// init runs as the same user and counts here too. With a pids cgroup
+	// that is the limit (and says it was hit); this one backs it up.
+	uint64_t nproc = l->processes + (setup.ncgroups ? 8 : 1);
+	set_limit(errfd, RLIMIT_NPROC, "setrlimit(RLIMIT_NPROC)", nproc, nproc);
+	set_limit(errfd, RLIMIT_CORE, "setrlimit(RLIMIT_CORE)", 0, 0);
+	set_limit(errfd, RLIMIT_MEMLOCK, "setrlimit(RLIMIT_MEMLOCK)", 64 << 10, 64 << 10);
+	// Without a memory cgroup, bound the program's private memory (heap,
+	// anonymous mappings, thread stacks). Not RLIMIT_AS: the address space
+	// also counts shared libraries and reservations (numpy, pandas and
+	// scipy reserve 300 MB of it), and OpenBLAS spins forever when a
+	// thread's buffer cannot be mapped.
+	if (setup.ncgroups == 0)
+		set_limit(errfd, RLIMIT_DATA, "setrlimit(RLIMIT_DATA)", l->memory, l->memory);
+
+	if (setsid() < 0)
+		child_fail(errfd, "setsid");
+	// init closed its stdin (the request pipe), so /dev/null may well land
+	// on descriptor 0 already.
+	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (devnull < 0 || (devnull == 0 ? fcntl(0, F_SETFD, 0) : dup2(devnull, 0)) < 0)
+		child_fail(errfd, "stdin");
+	if (chdir("/mnt/data") < 0)
+		child_fail(errfd, "chdir /mnt/data");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		child_fail(errfd, "prctl(PR_SET_NO_NEW_PRIVS)");
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		child_fail(errfd, "prctl(PR_CAP_AMBIENT_CLEAR_ALL)");
+	for (int c = 0; c < 64; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+			child_fail(errfd, "prctl(PR_CAPBSET_DROP)");
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2];
+	memset(data, 0, sizeof data);
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		child_fail(errfd, "capset");
+	if (restrict_landlock() < 0)
+		child_fail(errfd, "landlock");
+	struct sock_fprog prog = {.len = (unsigned short)setup.nfilter, .filter = setup.filter};
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+		child_fail(errfd, "seccomp");
+	char *argv[] = {"python3", "-c", run.code, NULL};
+	execve(setup.python, argv, setup.env);
+	child_fail(errfd, "exec");
+}
