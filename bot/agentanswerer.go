@@ -41,10 +41,15 @@ func (aa *agentAnswerer) Answer(ctx context.Context, q Question, p Progress) (An
 	}
 	ctx = agent.WithWorkspace(ctx, agent.NewWorkspace(files, q.FilesSize))
 	msgs, caps := historyMessages(ctx, q)
+	if r, ok := p.(CapReporter); ok {
+		for _, c := range caps {
+			r.CapFired(c)
+		}
+	}
 	out, err := aa.agent.Run(ctx, msgs, obs)
-	ans := Answer{Caps: caps}
+	var ans Answer
 	if out != nil {
-		ans = Answer{Text: out.Answer, Model: out.Model, Steps: out.Steps, InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens, Caps: caps}
+		ans = Answer{Text: out.Answer, Model: out.Model, Steps: out.Steps, InputTokens: out.Usage.InputTokens, OutputTokens: out.Usage.OutputTokens}
 		switch out.Stop {
 		case agent.StopStepLimit:
 			ans.Text = ""

@@ -74,9 +74,6 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	}, p)
 	timedOut := errors.Is(actx.Err(), context.DeadlineExceeded)
 	cancel()
-	if len(ans.Caps) > 0 {
-		log.Warn("caps fired preparing the answer", "caps", ans.Caps)
-	}
 	status.stop()
 
 	// Post even when ctx was cancelled (shutdown): the user is owed a word.

@@ -62,11 +62,6 @@ type Answer struct {
 	// Incomplete says why the answer is not a complete one (e.g. the
 	// step limit was reached); empty when the model finished.
 	Incomplete string
-	// Caps are the caps that fired while preparing the answer, outside
-	// its runs (sandbox.CapPreview: a file's preview stopped at its
-	// budget), each once; a run's own are in its sandbox.Result. Set
-	// even when Answer fails.
-	Caps []sandbox.Cap
 }
 
 // ErrStepLimit is returned (wrapped) by an Answerer that gave up after its

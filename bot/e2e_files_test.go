@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"fmt"
@@ -501,5 +502,38 @@ func TestFilesInAReplyToSomeoneElse(t *testing.T) {
 	msgs := h.waitReplies("C0DATA", d.TS, 2)
 	if a := botMessages(msgs, isAnswer); len(a) != 2 || !strings.Contains(a[1].Visible(), salesTotal) {
 		t.Errorf("want the file's total %s in the second answer:\n%s", salesTotal, dump(msgs))
+	}
+}
+
+// TestPreviewCapIsCounted: a workbook whose preview stops at a budget (its
+// sheet list nests deeper than a preview reads) is still answered; the
+// model is told, and the cap is counted and logged once with the thread.
+func TestPreviewCapIsCounted(t *testing.T) {
+	var book bytes.Buffer
+	zw := zip.NewWriter(&book)
+	w, _ := zw.Create("xl/workbook.xml")
+	fmt.Fprint(w, strings.Repeat("<a>", 1000))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t)
+	d, err := h.slack.UserPosts(slacktest.Post{Channel: "C0DATA", User: "U0ALICE", Text: mention + "what is 6 times 7?",
+		Files: []slacktest.File{{Name: "deep.xlsx", Data: book.Bytes()}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := h.waitReplies("C0DATA", d.TS, 1)
+	if answers := botMessages(msgs, isAnswer); len(answers) != 1 {
+		t.Fatalf("want an answer:\n%s", dump(msgs))
+	}
+	if first := h.wire.requests()[0].lastUser(); !strings.Contains(first, "(preview incomplete: XML nested deeper than 64 elements)") {
+		t.Errorf("the model was not told the preview is incomplete:\n%s", first)
+	}
+	if got := h.metric(t, `sandpiper_caps_total{cap="preview"}`); got != "1" {
+		t.Errorf(`sandpiper_caps_total{cap="preview"} = %q, want 1`, got)
+	}
+	re := regexp.MustCompile(`(?m)^.*level=WARN msg="a cap fired while preparing the question" channel=C0DATA thread=` + regexp.QuoteMeta(d.TS) + ` .*cap=preview$`)
+	if n := len(re.FindAllString(h.logs.String(), -1)); n != 1 {
+		t.Errorf("%d log lines for the preview cap, want 1:\n%s", n, h.logs.String())
 	}
 }

@@ -131,12 +131,14 @@ func TestHugeOutputFitsSlack(t *testing.T) {
 	if !strings.HasPrefix(string(file.Data), "00000xxx") {
 		t.Errorf("attached output starts %q", file.Data[:10])
 	}
-	// The sandbox's output cap fired: counted, and logged once with the
-	// run's thread.
-	if got := h.metric(t, `sandpiper_caps_total{cap="output"}`); got != "1" {
-		t.Errorf(`sandpiper_caps_total{cap="output"} = %q, want 1`, got)
+	// The sandbox's output cap fired, and the tool result the model read
+	// was cut to its size: counted, and logged once with the run's thread.
+	for _, c := range []string{"output", "tool_result"} {
+		if got := h.metric(t, `sandpiper_caps_total{cap="`+c+`"}`); got != "1" {
+			t.Errorf(`sandpiper_caps_total{cap="%s"} = %q, want 1`, c, got)
+		}
 	}
-	re := regexp.MustCompile(`(?m)^.*level=WARN msg="caps fired during a run" channel=C0MATH thread=` + regexp.QuoteMeta(d.TS) + ` .*run=1 caps=\[output\]$`)
+	re := regexp.MustCompile(`(?m)^.*level=WARN msg="caps fired during a run" channel=C0MATH thread=` + regexp.QuoteMeta(d.TS) + ` .*run=1 caps="\[output tool_result\]"$`)
 	if n := len(re.FindAllString(h.logs.String(), -1)); n != 1 {
 		t.Errorf("%d log lines for the run's caps, want 1:\n%s", n, h.logs.String())
 	}
