@@ -188,6 +188,21 @@ func TestDescribeFilesNeutralises(t *testing.T) {
 	}
 }
 
+// TestWorkbookStopsAtWhatItNeeds: what follows the list of sheets and the
+// rows of a short sheet is not read, so that a long tail does not make a
+// preview incomplete.
+func TestWorkbookStopsAtWhatItNeeds(t *testing.T) {
+	tail := seg{`<definedName name="x">Sheet1!A1</definedName>`, 100_000} // 4.4 MiB
+	book := makeZip(t,
+		part("xl/workbook.xml", once(`<workbook `+xlsxNS+`><sheets><sheet name="S" r:id="rId1"/></sheets><definedNames>`), tail, once(`</definedNames></workbook>`)),
+		part("xl/_rels/workbook.xml.rels", once(bombRels)),
+		part("xl/worksheets/sheet1.xml", once(sheetHead+lateRow+`</sheetData><mergeCells>`), seg{`<mergeCell ref="A1:B2"/>`, 200_000}, once(`</mergeCells></worksheet>`)))
+	desc, caps := DescribeFiles(t.Context(), []InputFile{{File: sandbox.File{Name: "b.xlsx", Data: book}}}, nil)
+	if !strings.Contains(desc, "sheets: \"S\"\n    first rows of \"S\" (cells as stored; dates are day numbers):\n    | late") || len(caps) != 0 {
+		t.Errorf("description (caps %v):\n%s", caps, desc)
+	}
+}
+
 // TestDescribeRealWorkbook previews a workbook written by openpyxl
 // (testdata/small.xlsx): inline strings, dates, booleans, a gap.
 func TestDescribeRealWorkbook(t *testing.T) {

@@ -282,6 +282,9 @@ func readSheetNames(p *xmlPart, wb *workbook) (rid string) {
 		if err != nil {
 			return rid
 		}
+		if t, ok := tok.(xml.EndElement); ok && t.Name.Local == "sheets" {
+			return rid // what follows (defined names…) may be long
+		}
 		t, ok := tok.(xml.StartElement)
 		if !ok || t.Name.Local != "sheet" {
 			continue
@@ -430,6 +433,8 @@ func readRows(p *xmlPart, maxRows int) [][]cell {
 				if len(rows) == maxRows {
 					return rows
 				}
+			case "sheetData":
+				return rows // what follows (merged cells, formats…) may be long
 			}
 		case xml.CharData:
 			if inVal && phonetic == 0 {
