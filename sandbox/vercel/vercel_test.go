@@ -190,7 +190,7 @@ func TestTimeout(t *testing.T) {
 	s, _ := newTestSandbox(t, f, Config{})
 	start := time.Now()
 	res, err := s.Run(t.Context(), sandbox.Request{
-		Code:   "import time\nprint('started')\nopen('partial.txt', 'w').write('p')\ntime.sleep(60)\nprint('never')",
+		Code: "import time\nprint('started')\nopen('partial.txt', 'w').write('p')\ntime.sleep(60)\nprint('never')",
 		// Long enough for Python to start on a loaded machine.
 		Limits: sandbox.Limits{Timeout: 3 * time.Second},
 	})
