@@ -495,6 +495,10 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	if cg != nil {
 		res.MemoryPeak = cg.memoryPeak()
 	}
+	if r.RefusedSockets > 0 {
+		res.AddCap(sandbox.CapSocketFamily)
+		s.log.Debug("sandbox: socket families refused", "calls", r.RefusedSockets)
+	}
 	return res, nil
 }
 
