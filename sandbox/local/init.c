@@ -136,6 +136,54 @@ static void path_in_root(char *buf, size_t size, const char *p) {
 	}
 }
 
+// mask_proc hides what the fresh /proc shows of the host rather than of
+// the sandbox, as Docker's masked paths do: /dev/null over files (they
+// read as empty) and an empty read-only tmpfs over directories. Paths this
+// kernel does not have are skipped, and so are the files only the host's
+// root may read (kcore, timer_list, ...). Nothing Python or its libraries
+// read is among them (/proc/cpuinfo, /proc/stat and /proc/meminfo stay);
+// the per-process files (mountinfo) cannot be covered this way.
+static void mask_proc(void) {
+	static const char *files[] = {
+		"/proc/cmdline",       // the host kernel's boot parameters
+		"/proc/config.gz",     // its build configuration
+		"/proc/kallsyms",      // its symbols and modules
+		"/proc/locks",         // every lock on the host, by device and inode
+		"/proc/sched_debug",   // the host's tasks (older kernels)
+		"/proc/latency_stats", // with CONFIG_LATENCYTOP
+	};
+	static const char *dirs[] = {
+		"/proc/sys/kernel", // boot_id, osrelease, core_pattern, tainted, ...
+		"/proc/sys/fs",     // binfmt_misc, host-wide file counts
+		"/proc/sys/dev",    // the host's devices
+		"/proc/acpi",       "/proc/asound", "/proc/scsi",
+	};
+	char target[4096], null[4096], first[4096] = "";
+	path_in_root(null, sizeof null, "/dev/null");
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		path_in_root(target, sizeof target, files[i]);
+		if (mount(null, target, NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
+			fail("mask %s", files[i]);
+	}
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		path_in_root(target, sizeof target, dirs[i]);
+		// One tmpfs; the other directories get binds of it, read-only
+		// as it is.
+		int r;
+		if (first[0])
+			r = mount(first, target, NULL, MS_BIND, NULL);
+		else
+			r = mount("masked", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			          "size=4k,nr_inodes=1,mode=0555");
+		if (r < 0 && errno == ENOENT)
+			continue;
+		if (r < 0)
+			fail("mask %s", dirs[i]);
+		if (!first[0])
+			memcpy(first, target, sizeof first);
+	}
+}
+
 static void build_root(void) {
 	char target[4096], src[4096];
 	if (mount("", "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -246,6 +294,7 @@ static void build_root(void) {
 	if (f < 0 || write(f, "0", 1) != 1)
 		fail("disable nested user namespaces");
 	close(f);
+	mask_proc();
 	static const char *links[][2] = {
 		{"/proc/self/fd", "/dev/fd"}, {"/proc/self/fd/0", "/dev/stdin"},
 		{"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
