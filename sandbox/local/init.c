@@ -136,6 +136,54 @@ static void path_in_root(char *buf, size_t size, const char *p) {
 	}
 }
 
+// mask_proc hides what the fresh /proc shows of the host rather than of
+// the sandbox, as Docker's masked paths do: /dev/null over files (they
+// read as empty) and an empty read-only tmpfs over directories. Paths this
+// kernel does not have are skipped, and so are the files only the host's
+// root may read (kcore, timer_list, ...). Nothing Python or its libraries
+// read is among them (/proc/cpuinfo, /proc/stat and /proc/meminfo stay);
+// the per-process files (mountinfo) cannot be covered this way.
+static void mask_proc(void) {
+	static const char *files[] = {
+		"/proc/cmdline",       // the host kernel's boot parameters
+		"/proc/config.gz",     // its build configuration
+		"/proc/kallsyms",      // its symbols and modules
+		"/proc/locks",         // every lock on the host, by device and inode
+		"/proc/sched_debug",   // the host's tasks (older kernels)
+		"/proc/latency_stats", // with CONFIG_LATENCYTOP
+	};
+	static const char *dirs[] = {
+		"/proc/sys/kernel", // boot_id, osrelease, core_pattern, tainted, ...
+		"/proc/sys/fs",     // binfmt_misc, host-wide file counts
+		"/proc/sys/dev",    // the host's devices
+		"/proc/acpi",       "/proc/asound", "/proc/scsi",
+	};
+	char target[4096], null[4096], first[4096] = "";
+	path_in_root(null, sizeof null, "/dev/null");
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		path_in_root(target, sizeof target, files[i]);
+		if (mount(null, target, NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
+			fail("mask %s", files[i]);
+	}
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		path_in_root(target, sizeof target, dirs[i]);
+		// One tmpfs; the other directories get binds of it, read-only
+		// as it is.
+		int r;
+		if (first[0])
+			r = mount(first, target, NULL, MS_BIND, NULL);
+		else
+			r = mount("masked", target, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+			          "size=4k,nr_inodes=1,mode=0555");
+		if (r < 0 && errno == ENOENT)
+			continue;
+		if (r < 0)
+			fail("mask %s", dirs[i]);
+		if (!first[0])
+			memcpy(first, target, sizeof first);
+	}
+}
+
 static void build_root(void) {
 	char target[4096], src[4096];
 	if (mount("", "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -246,6 +294,7 @@ static void build_root(void) {
 	if (f < 0 || write(f, "0", 1) != 1)
 		fail("disable nested user namespaces");
 	close(f);
+	mask_proc();
 	static const char *links[][2] = {
 		{"/proc/self/fd", "/dev/fd"}, {"/proc/self/fd/0", "/dev/stdin"},
 		{"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
@@ -547,11 +596,53 @@ static void collect(void) {
 
 // ---------- init ----------
 
+// answer_refusals answers the socket calls the seccomp filter handed to
+// init (families outside the allowlist, see seccomp_linux.go) with
+// EAFNOSUPPORT, and counts them. The caller sleeps in the kernel until
+// then. It answers at most 64 at a time, so that a program calling without
+// pause cannot hold off the deadline; the next poll brings it back. When no
+// process is left under the filter, it closes the listener and sets *lfd
+// to -1.
+static void answer_refusals(int *lfd, uint64_t *count) {
+	for (int i = 0; i < 64 && *lfd >= 0; i++) {
+		struct pollfd p = {.fd = *lfd, .events = POLLIN};
+		if (poll(&p, 1, 0) < 0) {
+			if (errno == EINTR)
+				continue;
+			fail("poll seccomp listener");
+		}
+		if (!(p.revents & POLLIN)) {
+			if (p.revents & (POLLHUP | POLLERR | POLLNVAL)) {
+				close(*lfd);
+				*lfd = -1;
+			}
+			return;
+		}
+		// Readable: a call is waiting (or was, and its caller was
+		// killed: ENOENT), so this does not block.
+		struct seccomp_notif req;
+		memset(&req, 0, sizeof req);
+		if (ioctl(*lfd, SECCOMP_IOCTL_NOTIF_RECV, &req) < 0) {
+			if (errno == EINTR || errno == ENOENT)
+				continue;
+			fail("receive seccomp notification");
+		}
+		(*count)++;
+		// Nothing of the caller's memory is read, so the id needs no
+		// re-validation: a caller gone meanwhile makes this ENOENT.
+		int err = (req.data.nr == SYS_socket || req.data.nr == SYS_socketpair) ? EAFNOSUPPORT : ENOSYS;
+		struct seccomp_notif_resp resp = {.id = req.id, .val = 0, .error = -err, .flags = 0};
+		if (ioctl(*lfd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
+			fail("answer seccomp notification");
+	}
+}
+
 // supervise waits for the program (pid) to end, reaping orphans on the
 // way, and kills every process of the sandbox at the deadline. It returns
-// the program's wait status. SIGCHLD is blocked and read from sigfd.
-static int supervise(pid_t pid, int sigfd, uint64_t deadline, int *timed_out) {
-	struct pollfd pfd[1] = {{.fd = sigfd, .events = POLLIN}};
+// the program's wait status. SIGCHLD is blocked and read from sigfd; the
+// seccomp listener *lfd is answered as it turns readable.
+static int supervise(pid_t pid, int sigfd, int *lfd, uint64_t *refused, uint64_t deadline, int *timed_out) {
+	struct pollfd pfd[2] = {{.fd = sigfd, .events = POLLIN}, {.fd = *lfd, .events = POLLIN}};
 	for (;;) {
 		int st;
 		pid_t w;
@@ -572,12 +663,69 @@ static int supervise(pid_t pid, int sigfd, uint64_t deadline, int *timed_out) {
 			ts.tv_sec = (time_t)(left / 1000000000ULL);
 			ts.tv_nsec = (long)(left % 1000000000ULL);
 		}
-		if (ppoll(pfd, 1, &ts, NULL) < 0 && errno != EINTR)
+		pfd[1].fd = *lfd; // ignored once negative
+		if (ppoll(pfd, 2, &ts, NULL) < 0 && errno != EINTR)
 			fail("poll");
+		if (pfd[1].revents)
+			answer_refusals(lfd, refused);
 		struct signalfd_siginfo si;
 		while (read(sigfd, &si, sizeof si) > 0) {
 		}
 	}
+}
+
+// await_start reads what the program's process (pid) reports on fd until
+// its exec closes it: the seccomp listener, passed as a descriptor, or
+// errno and the step that failed. It returns the listener; without one it
+// fails closed, as for any step that failed.
+static int await_start(int fd, pid_t pid) {
+	int listener = -1;
+	for (;;) {
+		char buf[129];
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} ctl;
+		struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf - 1};
+		struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+		ssize_t n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			fail("read from %s's process", setup.python);
+		if (n == 0)
+			break; // exec: the program runs
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len == CMSG_LEN(sizeof(int))) {
+			int got;
+			memcpy(&got, CMSG_DATA(c), sizeof got);
+			if (listener >= 0 || (mh.msg_flags & MSG_CTRUNC)) {
+				close(got);
+				kill(pid, SIGKILL);
+				waitpid(pid, NULL, 0);
+				failx("start %s: unexpected descriptors", setup.python);
+			}
+			listener = got;
+			continue;
+		}
+		if (c || n < 4 || (mh.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			failx("start %s: unexpected message", setup.python);
+		}
+		int e;
+		memcpy(&e, buf, 4);
+		// Reap it before reporting.
+		waitpid(pid, NULL, 0);
+		errno = e;
+		fail("start %s (%.*s)", setup.python, (int)(n - 4), buf + 4);
+	}
+	if (listener < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		failx("start %s: the seccomp listener was not passed", setup.python);
+	}
+	return listener;
 }
 
 void init_main(void) {
@@ -625,9 +773,11 @@ void init_main(void) {
 		write_file(path, run.files[i].data, run.files[i].len, 0644);
 	}
 
+	// The program's process reports on a socket (closed at its exec):
+	// the seccomp listener, and what failed if anything did.
 	int errp[2];
-	if (pipe2(errp, O_CLOEXEC) < 0)
-		fail("pipe");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, errp) < 0)
+		fail("socketpair");
 	pid_t pid = fork();
 	if (pid < 0)
 		fail("fork");
@@ -638,27 +788,22 @@ void init_main(void) {
 		child(errp[1]);
 	}
 	close(errp[1]);
-	char ebuf[129];
-	ssize_t en = read(errp[0], ebuf, sizeof ebuf - 1);
+	int listener = await_start(errp[0], pid);
 	close(errp[0]);
-	if (en >= 4) {
-		int e;
-		memcpy(&e, ebuf, 4);
-		ebuf[en] = 0;
-		// Reap it before reporting.
-		waitpid(pid, NULL, 0);
-		errno = e;
-		fail("start %s (%.*s)", setup.python, (int)(en - 4), ebuf + 4);
-	}
 	uint64_t started = now_ns() - start;
 
 	int timed_out = 0;
-	int status = supervise(pid, sigfd, start + l->timeout_ns, &timed_out);
+	uint64_t refused = 0;
+	int status = supervise(pid, sigfd, &listener, &refused, start + l->timeout_ns, &timed_out);
 	uint64_t ended = now_ns() - start;
-	// Whatever the program left behind goes with it.
+	// Calls waiting when the program ended are answered (and counted);
+	// whatever the program left behind goes with it.
+	answer_refusals(&listener, &refused);
 	kill(-1, SIGKILL);
 	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR) {
 	}
+	if (listener >= 0)
+		close(listener);
 	// Every process that held the program's stdout and stderr is gone;
 	// with init's own copies closed, the host reads them to the end now.
 	close(1);
@@ -678,6 +823,7 @@ void init_main(void) {
 		sm.disk_full = 1;
 	sm.started_ns = started;
 	sm.ended_ns = ended;
+	sm.refused_sockets = refused;
 	send_msg(R_STATUS, &sm, sizeof sm);
 	collect();
 	uint64_t reported = now_ns() - start;

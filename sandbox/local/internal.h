@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -115,8 +116,9 @@ void init_main(void) __attribute__((noreturn));
 // ---------- lockdown.c: the program's process ----------
 
 // child runs in the forked program process: it drops every privilege,
-// applies the limits, Landlock and seccomp, and execs Python. On failure
-// it reports errno and the step on errfd and exits 127.
+// applies the limits, Landlock and seccomp, passes the seccomp listener to
+// init on errfd (a SOCK_SEQPACKET socket, closed at exec), and execs
+// Python. On failure it reports errno and the step on errfd and exits 127.
 void child(int errfd) __attribute__((noreturn));
 
 // child_fail reports errno and what failed on errfd and exits 127.

@@ -303,8 +303,15 @@ func (s *Sandbox) plan() error {
 		}
 		return false
 	}
+	// Only the install: its prefixes, site and standard-library
+	// directories, and what of sys.path (in isolated mode) lies under them.
 	dirs := append([]string{filepath.Dir(s.python.Executable)}, s.python.Prefixes...)
+	dirs = append(dirs, s.python.Site...)
 	dirs = append(dirs, s.python.Path...)
+	if len(s.python.Outside) > 0 {
+		s.log.Warn("sandbox: sys.path entries outside the interpreter's install are not visible in the sandbox; install those packages into it",
+			"dirs", s.python.Outside)
+	}
 	for _, d := range dirs {
 		d = filepath.Clean(d)
 		if covered(d) {
@@ -494,6 +501,10 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	}
 	if cg != nil {
 		res.MemoryPeak = cg.memoryPeak()
+	}
+	if r.RefusedSockets > 0 {
+		res.AddCap(sandbox.CapSocketFamily)
+		s.log.Debug("sandbox: socket families refused", "calls", r.RefusedSockets)
 	}
 	return res, nil
 }

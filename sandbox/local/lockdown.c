@@ -86,6 +86,33 @@ void child_fail(int errfd, const char *what) {
 	_exit(127);
 }
 
+// send_listener passes the seccomp listener to init over errfd (a
+// SOCK_SEQPACKET socket): one byte with the descriptor attached.
+static int send_listener(int errfd, int listener) {
+	char byte = 'L';
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} ctl;
+	memset(&ctl, 0, sizeof ctl);
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof ctl.buf};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &listener, sizeof(int));
+	ssize_t n;
+	do
+		n = sendmsg(errfd, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n == 1)
+		return 0;
+	if (n >= 0)
+		errno = EIO;
+	return -1;
+}
+
 // set_limit sets one rlimit, or ends the child naming it.
 static void set_limit(int errfd, int res, const char *name, uint64_t soft, uint64_t hard) {
 	struct rlimit r = {.rlim_cur = soft, .rlim_max = hard};
@@ -136,9 +163,16 @@ void child(int errfd) {
 		child_fail(errfd, "capset");
 	if (restrict_landlock() < 0)
 		child_fail(errfd, "landlock");
+	// The filter hands refused socket families to init, over a listener
+	// that init must hold before the program starts: without it the
+	// refusals would go uncounted (the kernel then answers ENOSYS).
 	struct sock_fprog prog = {.len = (unsigned short)setup.nfilter, .filter = setup.filter};
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0)
+	int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	if (listener < 0)
 		child_fail(errfd, "seccomp");
+	if (send_listener(errfd, listener) < 0)
+		child_fail(errfd, "pass the seccomp listener");
+	close(listener);
 	char *argv[] = {"python3", "-c", run.code, NULL};
 	execve(setup.python, argv, setup.env);
 	child_fail(errfd, "exec");

@@ -167,6 +167,9 @@ type initResult struct {
 	// Capped is set when the listing of the files was cut, by init or
 	// here: the run's result gets sandbox.CapResultList.
 	Capped bool
+	// RefusedSockets counts the program's socket calls refused for their
+	// family.
+	RefusedSockets uint64
 }
 
 // The result's message types and fixed sizes, for the tests (which cannot
@@ -234,6 +237,7 @@ func decodeResult(r io.Reader, lim sandbox.Limits) (initResult, error) {
 			res.Exited, res.ExitCode, res.Signal = sm.exited != 0, int(sm.exit_code), int(sm.signal)
 			res.TimedOut, res.DiskFull = sm.timed_out != 0, sm.disk_full != 0
 			res.Started, res.Ended = time.Duration(sm.started_ns), time.Duration(sm.ended_ns)
+			res.RefusedSockets = uint64(sm.refused_sockets)
 			status = true
 		case C.R_FILE:
 			if n > maxFileName+1+uint64(budget) {

@@ -76,6 +76,7 @@ struct status_msg {
 	int32_t pad;
 	uint64_t started_ns;
 	uint64_t ended_ns;
+	uint64_t refused_sockets; // socket calls refused for their family
 };
 
 // What the caps on the listing left out.

@@ -13,3 +13,5 @@ var archDeniedSyscalls = []uintptr{
 	unix.SYS_IOPL, unix.SYS_IOPERM, unix.SYS_USELIB, unix.SYS_USTAT, unix.SYS_SYSFS,
 	unix.SYS_LOOKUP_DCOOKIE, unix.SYS_NFSSERVCTL, unix.SYS_CREATE_MODULE,
 }
+
+var archUnsupportedSyscalls = []uintptr{unix.SYS_INOTIFY_INIT}

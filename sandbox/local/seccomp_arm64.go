@@ -10,3 +10,6 @@ const (
 )
 
 var archDeniedSyscalls = []uintptr{unix.SYS_LOOKUP_DCOOKIE, unix.SYS_NFSSERVCTL}
+
+// arm64 has only inotify_init1.
+var archUnsupportedSyscalls []uintptr

@@ -9,6 +9,12 @@ import "golang.org/x/sys/unix"
 // and mounts, loading code into the kernel, io_uring (which other filters
 // cannot see into), clocks and reboot. A foreign architecture (32-bit
 // entry points) kills the process, so the list cannot be bypassed.
+//
+// Sockets are an allowlist of families: the network namespace isolates
+// AF_INET, AF_INET6 and route netlink, but not, for instance, AF_VSOCK
+// (a VM's host ports). Any other family is handed to init (as a seccomp
+// user notification), which counts the call and answers EAFNOSUPPORT, what
+// a kernel without the family says, so that libraries fall back.
 
 // deniedSyscalls is the list, filtered by what this architecture has.
 var deniedSyscalls = append([]uintptr{
@@ -32,12 +38,31 @@ var deniedSyscalls = append([]uintptr{
 	unix.SYS_SET_MEMPOLICY,
 }, archDeniedSyscalls...)
 
+// unsupportedSyscalls are refused with ENOSYS, as a kernel without them
+// would, so that callers fall back. clone3 passes its flags in memory the
+// filter cannot read (the C library falls back to clone, whose flags it
+// can); inotify would let a program watch the read-only files every
+// sandbox shares with the host and the other runs (which libraries they
+// open, when a run starts), and polling is every library's fallback.
+var unsupportedSyscalls = append([]uintptr{unix.SYS_CLONE3, unix.SYS_INOTIFY_INIT1}, archUnsupportedSyscalls...)
+
+// socketFamilies are the socket families a program may create: what Python
+// and its libraries use. AF_NETLINK is allowed for NETLINK_ROUTE alone, which
+// the C library's getaddrinfo (AI_ADDRCONFIG) and if_nameindex use, and
+// which shows only the sandbox's own network namespace.
+var socketFamilies = []uint32{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6}
+
 // Classic BPF over struct seccomp_data: nr at 0, arch at 4, args at 16.
 const (
 	offNr   = 0
 	offArch = 4
 	offArg0 = 16 // low 32 bits on little-endian machines
 	offArg1 = 24
+	offArg2 = 32
+
+	// retNotify hands the call to init, which answers it (see
+	// answer_refusals in init.c).
+	retNotify = unix.SECCOMP_RET_USER_NOTIF
 
 	retAllow = unix.SECCOMP_RET_ALLOW
 	retEPERM = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
@@ -82,9 +107,25 @@ func seccompFilter() []unix.SockFilter {
 	for _, nr := range deniedSyscalls {
 		deny(uint32(nr), retEPERM)
 	}
-	// clone3 passes its flags in memory the filter cannot read: refuse
-	// it with ENOSYS so that the C library falls back to clone.
-	deny(unix.SYS_CLONE3, retENOSY)
+	for _, nr := range unsupportedSyscalls {
+		deny(uint32(nr), retENOSY)
+	}
+
+	// socket and socketpair: the family (argument 0) must be allowed;
+	// netlink only for NETLINK_ROUTE (argument 2). Jumps are relative.
+	n := uint8(len(socketFamilies))
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.SYS_SOCKET, 1, 0)
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.SYS_SOCKETPAIR, 0, n+6)
+	ld(offArg0)
+	for i, f := range socketFamilies {
+		p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, f, n-uint8(i)+2, 0) // to allow
+	}
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.AF_NETLINK, 0, 3) // to notify
+	ld(offArg2)
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.NETLINK_ROUTE, 0, 1)
+	ret(retAllow)
+	ret(retNotify)
+	// Every other call goes on with the number still loaded.
 
 	// clone: refuse new namespaces. The flags are argument 0 on most
 	// architectures.

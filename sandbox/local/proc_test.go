@@ -1,0 +1,41 @@
+//go:build linux && cgo && (amd64 || arm64)
+
+package local
+
+import (
+	"testing"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// TestHostDetailsHidden checks what /proc and the seccomp filter keep of
+// the host, and that what Python reads from them still works.
+func TestHostDetailsHidden(t *testing.T) {
+	s := newTestSandbox(t)
+	code := `import ctypes, errno, multiprocessing, os, platform
+assert open("/proc/cmdline", "rb").read() == b""
+for d in ("/proc/sys/kernel", "/proc/sys/fs"):
+    assert os.listdir(d) == [], (d, os.listdir(d))
+for f in ("/proc/sys/kernel/osrelease", "/proc/sys/kernel/random/boot_id", "/proc/sys/kernel/core_pattern"):
+    assert not os.path.exists(f), f
+try:
+    open("/proc/sys/kernel/x", "w")
+    raise SystemExit("wrote under a masked directory")
+except OSError as e:
+    assert e.errno in (errno.EROFS, errno.EACCES), e
+assert open("/proc/sys/user/max_user_namespaces").read().strip() == "0"
+assert b"processor" in open("/proc/cpuinfo", "rb").read()
+assert platform.uname().release and platform.platform()
+assert os.cpu_count() >= 1 and multiprocessing.cpu_count() >= 1
+assert os.sysconf("SC_NGROUPS_MAX") > 0
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.inotify_init1(0) == -1 and ctypes.get_errno() == errno.ENOSYS, ctypes.get_errno()
+print("OK")`
+	res := run(t, s, code, sandbox.Limits{})
+	if string(res.Stdout) != "OK\n" || res.ExitCode != 0 {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if len(res.Caps) != 0 {
+		t.Errorf("caps %v, want none", res.Caps)
+	}
+}
