@@ -646,13 +646,11 @@ func (s *Server) File(id string) (File, bool) {
 }
 
 func (s *Server) fileInfo(form url.Values) map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f, ok := s.files[form.Get("file")]
+	f, ok := s.File(form.Get("file"))
 	if !ok {
 		return slackErr("file_not_found")
 	}
-	return map[string]any{"file": s.wireFile(f, true), "comments": []any{}, "paging": map[string]any{"count": 0, "total": 0, "page": 1, "pages": 0}}
+	return map[string]any{"file": s.wireFile(&f, true), "comments": []any{}, "paging": map[string]any{"count": 0, "total": 0, "page": 1, "pages": 0}}
 }
 
 func (s *Server) wireMessage(m *Message, withMetadata bool) map[string]any {
