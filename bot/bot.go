@@ -54,7 +54,7 @@ type Config struct {
 	SandboxLimits sandbox.Limits
 	// Files bound the files read from Slack into runs, kept in threads'
 	// workspaces, and posted back.
-	Files  FileLimits
+	Files  sandbox.FileLimits
 	Logger *slog.Logger
 
 	// PingInterval is how long the socket may stay silent (no frame,

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -129,7 +130,7 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 
 // place reads one candidate, downloading it into the workspace when
 // needed, or says why it cannot be placed.
-func (b *Bot) place(ctx context.Context, tf *threadFiles, c candidate, lim FileLimits, total int64, count int, placed map[string]bool) (File, string) {
+func (b *Bot) place(ctx context.Context, tf *threadFiles, c candidate, lim sandbox.FileLimits, total int64, count int, placed map[string]bool) (File, string) {
 	if c.entry == nil && !c.ref.complete() {
 		f, _, _, err := b.fileAPI.GetFileInfoContext(ctx, c.ref.ID, 0, 0)
 		if err != nil {
@@ -196,7 +197,7 @@ func (b *Bot) place(ctx context.Context, tf *threadFiles, c candidate, lim FileL
 	if c.output && filepath.IsLocal(c.ref.Name) && !placed[c.ref.Name] {
 		entry.Name, entry.Output, entry.Posted = c.ref.Name, true, c.ref.ID
 	} else {
-		entry.Name = uniqueName(safeName(c.ref.Name, c.ref.Filetype), func(n string) bool { return placed[n] || tf.taken(n) })
+		entry.Name = sandbox.UniqueName(sandbox.SafeName(c.ref.Name, c.ref.Filetype), func(n string) bool { return placed[n] || tf.taken(n) })
 		entry.SlackID = c.ref.ID
 	}
 	keep := make([]string, 0, len(placed))

@@ -36,17 +36,6 @@ type outgoing struct {
 	i    int // in the produced list
 }
 
-// hiddenPath reports whether a path the program wrote is a cache or a
-// hidden file nobody asked for (.cache/…, __pycache__/…).
-func hiddenPath(name string) bool {
-	for _, el := range strings.Split(name, "/") {
-		if strings.HasPrefix(el, ".") || el == "__pycache__" {
-			return true
-		}
-	}
-	return false
-}
-
 // deliver keeps the files a run wrote in the thread's workspace, for the
 // thread's later runs, and posts them into the thread in one message:
 // images as images with alt text, other files as files, within the
@@ -57,7 +46,7 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 		return nil
 	}
 	lim := p.b.cfg.Files
-	if p.tf == nil && !p.tfFailed && slices.ContainsFunc(res.Files, func(f sandbox.File) bool { return !hiddenPath(f.Name) }) {
+	if p.tf == nil && !p.tfFailed && slices.ContainsFunc(res.Files, func(f sandbox.File) bool { return !sandbox.HiddenPath(f.Name) }) {
 		tf, err := p.b.workspaces.open(p.m.Channel, p.m.ThreadTS)
 		if err != nil {
 			p.log.Error("opening the thread's workspace failed; the run's files are posted but not kept", "err", err)
@@ -68,7 +57,7 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 	var out []producedFile
 	var ups []outgoing
 	for _, f := range res.Files {
-		if hiddenPath(f.Name) {
+		if sandbox.HiddenPath(f.Name) {
 			continue
 		}
 		pf := producedFile{Name: f.Name, Size: int64(len(f.Data)), Image: isImage(f.Name)}
@@ -108,7 +97,7 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 		if name, why, ok := splitOmitted(o); ok {
 			pf.Name, pf.Note = name, "not returned by the sandbox: "+why
 		}
-		if !hiddenPath(pf.Name) {
+		if !sandbox.HiddenPath(pf.Name) {
 			out = append(out, pf)
 		}
 	}

@@ -10,7 +10,6 @@ package sandbox
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -301,12 +300,6 @@ func (r *Result) AddCap(c Cap) {
 
 // Truncated reports whether any output was cut.
 func (r *Result) Truncated() bool { return r.StdoutTruncated || r.StderrTruncated }
-
-// Runner runs requests. Backends implement it; consumers usually declare
-// the subset they use.
-type Runner interface {
-	Run(ctx context.Context, req Request) (*Result, error)
-}
 
 // Error wraps a failure of the sandbox machinery (not of the user program).
 type Error struct {

@@ -17,7 +17,6 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
-	"github.com/sandpiper-bot/sandpiper/bot"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
@@ -177,7 +176,7 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 
 // readInputFiles reads the --file files, within the limits, under names
 // safe for /mnt/data (unique: a second data.csv becomes data-2.csv).
-func readInputFiles(paths []string, lim bot.FileLimits) ([]agent.InputFile, error) {
+func readInputFiles(paths []string, lim sandbox.FileLimits) ([]agent.InputFile, error) {
 	lim = lim.WithDefaults()
 	if len(paths) > lim.RunFiles {
 		return nil, fmt.Errorf("%d files given; a run takes at most %d (SANDPIPER_FILES_MAX_COUNT)", len(paths), lim.RunFiles)
@@ -203,11 +202,7 @@ func readInputFiles(paths []string, lim bot.FileLimits) ([]agent.InputFile, erro
 		if err != nil {
 			return nil, fmt.Errorf("--file: %w", err)
 		}
-		name := bot.SafeFileName(filepath.Base(p))
-		ext := filepath.Ext(name)
-		for i := 2; taken[name]; i++ {
-			name = fmt.Sprintf("%s-%d%s", strings.TrimSuffix(bot.SafeFileName(filepath.Base(p)), ext), i, ext)
-		}
+		name := sandbox.UniqueName(sandbox.SafeName(filepath.Base(p), ""), func(n string) bool { return taken[n] })
 		taken[name] = true
 		out = append(out, agent.InputFile{File: sandbox.File{Name: name, Data: data}, Source: "given with --file " + p})
 	}
@@ -470,7 +465,7 @@ func (u *termUI) ToolCallFinished(e agent.ToolResultEvent) {
 			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("… stderr cut at %d of %d bytes", len(res.Stderr), res.StderrSize)))
 		}
 		for _, f := range res.Files {
-			if bot.HiddenPath(f.Name) {
+			if sandbox.HiddenPath(f.Name) {
 				continue
 			}
 			if u.outDir == "" {

@@ -15,7 +15,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/agent/anthropic"
 	"github.com/sandpiper-bot/sandpiper/agent/openai"
-	"github.com/sandpiper-bot/sandpiper/bot"
+	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
 // Model APIs (SANDPIPER_MODEL_API).
@@ -142,7 +142,7 @@ func (c modelConfig) keySource() string {
 type agentConfig struct {
 	model   modelConfig
 	sandbox sandboxConfig
-	files   bot.FileLimits
+	files   sandbox.FileLimits
 }
 
 // loadAgentConfig reads the agent's variables; its errors name the variable

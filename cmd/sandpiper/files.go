@@ -13,6 +13,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/sandpiper-bot/sandpiper/bot"
+	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
 // fileEnv is the file limits' part of the environment; the defaults are
@@ -25,10 +26,10 @@ type fileEnv struct {
 	Uploads    int      `env:"SANDPIPER_UPLOADS_MAX, default=10"`
 }
 
-func loadFileEnv(ctx context.Context, lookup envconfig.Lookuper) (bot.FileLimits, error) {
+func loadFileEnv(ctx context.Context, lookup envconfig.Lookuper) (sandbox.FileLimits, error) {
 	var e fileEnv
 	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &e, Lookuper: lookup}); err != nil {
-		return bot.FileLimits{}, fmt.Errorf("config: %s", envNames(err.Error(), e))
+		return sandbox.FileLimits{}, fmt.Errorf("config: %s", envNames(err.Error(), e))
 	}
 	size := func(n byteSize) string { return formatSize(int64(n)) }
 	if err := checkRanges(
@@ -38,9 +39,9 @@ func loadFileEnv(ctx context.Context, lookup envconfig.Lookuper) (bot.FileLimits
 		rangeCheck{"SANDPIPER_WORKSPACE_MAX_SIZE", size(e.ThreadSize), "at least SANDPIPER_FILES_MAX_TOTAL (" + size(e.RunSize) + ")", e.ThreadSize < e.RunSize},
 		rangeCheck{"SANDPIPER_UPLOADS_MAX", strconv.Itoa(e.Uploads), "at least 1", e.Uploads < 1},
 	); err != nil {
-		return bot.FileLimits{}, err
+		return sandbox.FileLimits{}, err
 	}
-	return bot.FileLimits{
+	return sandbox.FileLimits{
 		FileSize: int64(e.FileSize), RunSize: int64(e.RunSize), RunFiles: e.RunFiles,
 		ThreadSize: int64(e.ThreadSize), Uploads: e.Uploads,
 	}, nil
