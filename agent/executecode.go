@@ -150,20 +150,8 @@ func filesSize(files []sandbox.File) int64 {
 
 // limitNote explains, in stderr, a limit that ended or hampered the run.
 func (t *ExecuteCode) limitNote(res *sandbox.Result) string {
-	l := t.limits
-	switch {
-	case res.TimedOut || res.Limit == sandbox.LimitTimeout:
-		return fmt.Sprintf("[sandbox: the program was stopped after the %s time limit]", l.Timeout)
-	case res.OutOfMemory || res.Limit == sandbox.LimitMemory:
-		return fmt.Sprintf("[sandbox: the program was killed for passing the %s memory limit]", size(l.Memory))
-	case res.Limit == sandbox.LimitCPU:
-		return fmt.Sprintf("[sandbox: the program was killed for passing the %s CPU time limit]", l.CPUTime)
-	case res.Limit == sandbox.LimitProcesses:
-		return fmt.Sprintf("[sandbox: the program hit the limit of %d processes and threads]", l.Processes)
-	case res.Limit == sandbox.LimitDisk:
-		return fmt.Sprintf("[sandbox: a write failed at the %s disk limit]", size(l.DiskSize))
-	case res.Limit != sandbox.LimitNone:
-		return fmt.Sprintf("[sandbox: the %s limit ended the program]", res.Limit)
+	if note := res.LimitNote(t.limits); note != "" {
+		return "[sandbox: " + note + "]"
 	}
 	return ""
 }
@@ -200,24 +188,6 @@ func decodeCode(input json.RawMessage) (string, error) {
 		return "", errors.New(`invalid input: "code" is empty; send the Python source to run`)
 	}
 	return *in.Code, nil
-}
-
-// size formats a byte count for people and models.
-func size(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	if n == 1 {
-		return "1 byte"
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 func orDiscard(l *slog.Logger) *slog.Logger {

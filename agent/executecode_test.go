@@ -20,8 +20,8 @@ func TestExecuteCodeDescription(t *testing.T) {
 		"write `print(5 + 5)`",
 		"Python 3.13.1. Third-party modules available: numpy 2.1.0, sympy;",
 		"no network access",
-		"Limits per run: 10s of wall time, 512 MiB of memory, 1 MiB of output per stream",
-		"The working directory is /mnt/data (64 MiB writable).",
+		"Limits per run: 10s of wall time, 512.0 MiB of memory, 1.0 MiB of output per stream",
+		"The working directory is /mnt/data (64.0 MiB writable).",
 		"`output` (stdout), `stderr`, `exitCode`, `files` (the files written), and `timedOut` / `truncated` when true",
 		"Files the program writes in /mnt/data are delivered to the user",
 		"names starting with '.' are not delivered",
@@ -68,18 +68,18 @@ func TestExecuteCodeResult(t *testing.T) {
 		{
 			name: "timeout",
 			res:  sandbox.Result{Stdout: []byte("1\n"), ExitCode: 137, TimedOut: true, Limit: sandbox.LimitTimeout},
-			want: `{"output":"1\n","stderr":"[sandbox: the program was stopped after the 30s time limit]","exitCode":137,"timedOut":true}`,
+			want: `{"output":"1\n","stderr":"[sandbox: timed out after 30s]","exitCode":137,"timedOut":true}`,
 		},
 		{
 			name: "out of memory",
 			res:  sandbox.Result{ExitCode: 137, OutOfMemory: true, Limit: sandbox.LimitMemory, Stderr: []byte("Killed")},
-			want: `{"output":"","stderr":"Killed\n[sandbox: the program was killed for passing the 512 MiB memory limit]","exitCode":137}`,
+			want: `{"output":"","stderr":"Killed\n[sandbox: killed at the memory limit of 512.0 MiB]","exitCode":137}`,
 		},
 		{
 			name: "cut by the sandbox",
 			res:  sandbox.Result{Stdout: []byte("xxxx"), StdoutTruncated: true, StdoutSize: 3 << 20},
 			opts: ExecuteCodeOptions{Limits: sandbox.Limits{Output: 4}},
-			want: `{"output":"xxxx\n[output cut: the program printed 3 MiB, more than the 4 bytes kept]","stderr":"","exitCode":0,"truncated":true}`,
+			want: `{"output":"xxxx\n[output cut: the program printed 3.0 MiB, more than the 4 bytes kept]","stderr":"","exitCode":0,"truncated":true}`,
 		},
 		{
 			name: "files",

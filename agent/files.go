@@ -115,7 +115,7 @@ func DescribeFiles(ctx context.Context, files []InputFile, notes []string) (desc
 		if len(p.fired) > 0 && !slices.Contains(caps, sandbox.CapPreview) {
 			caps = append(caps, sandbox.CapPreview)
 		}
-		fmt.Fprintf(&entry, "- %s/%s (%s, %s", sandbox.WorkDir, safetext.Line(f.Name), size(int64(len(f.Data))), p.kind)
+		fmt.Fprintf(&entry, "- %s/%s (%s, %s", sandbox.WorkDir, safetext.Line(f.Name), sandbox.FormatSize(int64(len(f.Data))), p.kind)
 		if f.Source != "" {
 			source, _ := cutLine(f.Source, sourceChars)
 			entry.WriteString(", " + source)

@@ -112,7 +112,7 @@ func TestExecuteCodeLocal(t *testing.T) {
 			code:   "import time\nprint('start', flush=True)\ntime.sleep(60)",
 			limits: sandbox.Limits{Timeout: time.Second},
 			check: func(t *testing.T, r codeResult) {
-				if !r.TimedOut || r.Output != "start\n" || !strings.Contains(r.Stderr, "[sandbox: the program was stopped after the 1s time limit]") {
+				if !r.TimedOut || r.Output != "start\n" || !strings.Contains(r.Stderr, "[sandbox: timed out after 1s]") {
 					t.Errorf("result = %+v", r)
 				}
 			},

@@ -165,8 +165,8 @@ func describeExecuteCode(rt Runtime, l sandbox.Limits) string {
 	b.WriteString("There is no network access, so nothing can be installed or downloaded.\n\n")
 
 	fmt.Fprintf(&b, "Limits per run: %s of wall time, %s of memory, %s of output per stream (longer output is cut). ",
-		l.Timeout, size(l.Memory), size(l.Output))
-	fmt.Fprintf(&b, "The working directory is %s (%s writable).\n\n", sandbox.WorkDir, size(l.DiskSize))
+		l.Timeout, sandbox.FormatSize(l.Memory), sandbox.FormatSize(l.Output))
+	fmt.Fprintf(&b, "The working directory is %s (%s writable).\n\n", sandbox.WorkDir, sandbox.FormatSize(l.DiskSize))
 
 	fmt.Fprintf(&b, "Files: input files (attached by the user, or written by earlier runs) are in %s, listed in the user's message with a preview. ", sandbox.WorkDir)
 	fmt.Fprintf(&b, "Files the program writes in %s are delivered to the user (images are shown in the conversation, other files attached) within limits on their size and number, and are there for later runs; names starting with '.' are not delivered. ", sandbox.WorkDir)

@@ -92,10 +92,10 @@ func (t *ExecuteCode) result(res *sandbox.Result, omitted []string, scale int) (
 	// The notes the streams end with.
 	var outNote, errNote string
 	if res.StdoutTruncated {
-		outNote = fmt.Sprintf("\n[output cut: the program printed %s, more than the %s kept]", size(res.StdoutSize), size(t.limits.Output))
+		outNote = fmt.Sprintf("\n[output cut: the program printed %s, more than the %s kept]", sandbox.FormatSize(res.StdoutSize), sandbox.FormatSize(t.limits.Output))
 	}
 	if res.StderrTruncated {
-		errNote = fmt.Sprintf("\n[stderr cut: the program wrote %s, more than the %s kept]", size(res.StderrSize), size(t.limits.Output))
+		errNote = fmt.Sprintf("\n[stderr cut: the program wrote %s, more than the %s kept]", sandbox.FormatSize(res.StderrSize), sandbox.FormatSize(t.limits.Output))
 	}
 	if note := t.limitNote(res); note != "" {
 		if len(res.Stderr) > 0 && !bytes.HasSuffix(res.Stderr, []byte("\n")) || errNote != "" {
@@ -120,10 +120,10 @@ func (t *ExecuteCode) result(res *sandbox.Result, omitted []string, scale int) (
 	r.Output, cutOut = clip(res.Stdout, outRoom)
 	r.Stderr, cutErr = clip(res.Stderr, errRoom)
 	if cutOut {
-		cuts = append(cuts, fmt.Sprintf("output shows the head and tail of %s", size(int64(len(res.Stdout)))))
+		cuts = append(cuts, fmt.Sprintf("output shows the head and tail of %s", sandbox.FormatSize(int64(len(res.Stdout)))))
 	}
 	if cutErr {
-		cuts = append(cuts, fmt.Sprintf("stderr shows the head and tail of %s", size(int64(len(res.Stderr)))))
+		cuts = append(cuts, fmt.Sprintf("stderr shows the head and tail of %s", sandbox.FormatSize(int64(len(res.Stderr)))))
 	}
 	r.Output += outNote
 	r.Stderr += errNote
@@ -132,7 +132,7 @@ func (t *ExecuteCode) result(res *sandbox.Result, omitted []string, scale int) (
 	}
 	r.Truncated = res.Truncated() || cutOut || cutErr
 	if len(cuts) > 0 {
-		r.Cut = fmt.Sprintf("cut to fit in %s: %s", size(MaxToolResult), strings.Join(cuts, "; "))
+		r.Cut = fmt.Sprintf("cut to fit in %s: %s", sandbox.FormatSize(MaxToolResult), strings.Join(cuts, "; "))
 	}
 	return r, len(cuts) > 0
 }
@@ -234,5 +234,5 @@ func clip(b []byte, n int) (string, bool) {
 		spent += c
 		tail -= w
 	}
-	return fmt.Sprintf("%s\n[... %s left out ...]\n%s", b[:head], size(int64(tail-head)), b[tail:]), true
+	return fmt.Sprintf("%s\n[... %s left out ...]\n%s", b[:head], sandbox.FormatSize(int64(tail-head)), b[tail:]), true
 }

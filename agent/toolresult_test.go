@@ -45,7 +45,7 @@ func TestToolResultCap(t *testing.T) {
 			[]string{`"files":["out00000␛]0;x␇.csv",`, "… and 9,", "files lists "}},
 		{"everything at once", sandbox.Result{Stdout: big("\x1b"), Stderr: big("é"), Files: files, FilesOmitted: omitted,
 			StdoutTruncated: true, StdoutSize: 1 << 30, Limit: sandbox.LimitMemory, ExitCode: 137}, true,
-			[]string{"[output cut: the program printed 1024 MiB", "[sandbox: the program was killed for passing the 512 MiB memory limit]",
+			[]string{"[output cut: the program printed 1.0 GiB", "[sandbox: killed at the memory limit of 512.0 MiB]",
 				"files lists", "filesOmitted lists", "output shows", "stderr shows"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,7 +68,7 @@ func TestToolResultCap(t *testing.T) {
 			if err := json.Unmarshal([]byte(out.Content), &res); err != nil {
 				t.Fatalf("result is not JSON: %v", err)
 			}
-			if !strings.HasPrefix(res.Cut, "cut to fit in 32 KiB: ") || !slices.Contains(out.Sandbox.Caps, sandbox.CapToolResult) {
+			if !strings.HasPrefix(res.Cut, "cut to fit in 32.0 KiB: ") || !slices.Contains(out.Sandbox.Caps, sandbox.CapToolResult) {
 				t.Errorf("cut = %q, caps %v", res.Cut, out.Sandbox.Caps)
 			}
 			for _, name := range slices.Concat(res.Files, res.FilesOmitted) {

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
 // workbook is what a preview shows of an Excel file.
@@ -102,7 +104,7 @@ func openZip(data []byte, b *budget) *zip.Reader {
 	zr, err := zip.NewReader(ra, int64(len(data)))
 	if err != nil {
 		if errors.Is(err, errZipDirectory) {
-			b.fire(fmt.Sprintf("the zip directory is over %s", size(zipDirectoryBytes)))
+			b.fire(fmt.Sprintf("the zip directory is over %s", sandbox.FormatSize(zipDirectoryBytes)))
 		}
 		return nil
 	}
@@ -230,7 +232,7 @@ func (g *xmlGuard) Read(p []byte) (int, error) {
 		if n, _ := io.ReadFull(g.r, one[:]); n == 0 {
 			return 0, io.EOF
 		}
-		g.err = fmt.Errorf("a part of the file is over %s", size(g.limit))
+		g.err = fmt.Errorf("a part of the file is over %s", sandbox.FormatSize(g.limit))
 		if g.lies {
 			g.err = errors.New("a part of the file holds more than it declares (a zip bomb)")
 		}
@@ -258,7 +260,7 @@ func (g *xmlGuard) Read(p []byte) (int, error) {
 		}
 		if g.inTag {
 			if g.tag++; g.tag > xmlTagBytes {
-				g.err = fmt.Errorf("an XML tag is over %s", size(xmlTagBytes))
+				g.err = fmt.Errorf("an XML tag is over %s", sandbox.FormatSize(xmlTagBytes))
 				g.left -= int64(i)
 				return i, g.err
 			}

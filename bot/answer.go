@@ -312,7 +312,7 @@ func (p *cardPoster) RunFinished(ctx context.Context, id string, res *sandbox.Re
 		c = &postedCard{card: card{N: p.n, QuestionTS: p.m.TS, Debug: p.debug, Limits: p.b.cfg.SandboxLimits}}
 		p.cards[id] = c
 	}
-	p.runs = append(p.runs, Run{Code: c.Code, Output: truncate(runOutput(res, runErr), runOutputHistoryChars)})
+	p.runs = append(p.runs, Run{Code: c.Code, Output: truncate(runOutput(res, runErr, c.Limits), runOutputHistoryChars)})
 	p.mu.Unlock()
 
 	var files []producedFile
@@ -335,7 +335,7 @@ func (p *cardPoster) RunFinished(ctx context.Context, id string, res *sandbox.Re
 		p.log.Warn("caps fired during a run", "run", c.N, "caps", caps)
 	}
 	if p.debug {
-		p.log.Info("execution", "run", c.N, "code", c.Code, "output", runOutput(res, runErr), "duration", d)
+		p.log.Info("execution", "run", c.N, "code", c.Code, "output", runOutput(res, runErr, c.Limits), "duration", d)
 	}
 	ctx, cancel := slackContext(ctx)
 	defer cancel()

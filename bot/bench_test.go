@@ -7,12 +7,13 @@ import (
 	"net/url"
 
 	"fmt"
-	"github.com/gorilla/websocket"
 	"io"
 	"log/slog"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 
 	"github.com/sandpiper-bot/sandpiper/bot"
 	"github.com/sandpiper-bot/sandpiper/bot/slacktest"

@@ -60,12 +60,13 @@ func (c *card) status() string {
 	}
 	r := c.Result
 	d := formatDuration(c.duration())
-	limits := c.Limits.WithDefaults()
+	switch r.Limit {
+	case sandbox.LimitTimeout, sandbox.LimitCPU:
+		return fmt.Sprintf(":stopwatch: *Stopped: %s* (run %d) · exit %d · %s", r.LimitNote(c.Limits), c.N, r.ExitCode, d)
+	case sandbox.LimitMemory:
+		return fmt.Sprintf(":boom: *Stopped: %s* (run %d) · exit %d · %s", r.LimitNote(c.Limits), c.N, r.ExitCode, d)
+	}
 	switch {
-	case r.TimedOut:
-		return fmt.Sprintf(":stopwatch: *Stopped: took longer than %s* (run %d) · exit %d · %s", formatDuration(limits.Timeout), c.N, r.ExitCode, d)
-	case r.OutOfMemory:
-		return fmt.Sprintf(":boom: *Stopped: ran out of memory (%s)* (run %d) · exit %d · %s", formatBytes(limits.Memory), c.N, r.ExitCode, d)
 	case r.ExitCode != 0:
 		return fmt.Sprintf(":x: *Python failed* (run %d) · exit %d · %s", c.N, r.ExitCode, d)
 	default:
@@ -224,7 +225,7 @@ func (c *card) clip(what, s string, limit int, tail, sandboxCut bool, size int64
 	}
 	if sandboxCut && size > int64(kept) {
 		notes = append(notes, fmt.Sprintf(":scissors: The program wrote %s of %s; the sandbox kept the first %s.",
-			formatBytes(size), strings.ToLower(what), formatBytes(int64(kept))))
+			sandbox.FormatSize(size), strings.ToLower(what), sandbox.FormatSize(int64(kept))))
 	}
 	return shown, notes, file
 }
@@ -234,8 +235,8 @@ func (c *card) debugLine() string {
 	parts := []string{
 		fmt.Sprintf("exit %d", r.ExitCode),
 		formatDuration(c.duration()),
-		"stdout " + formatBytes(r.StdoutSize),
-		"stderr " + formatBytes(r.StderrSize),
+		"stdout " + sandbox.FormatSize(r.StdoutSize),
+		"stderr " + sandbox.FormatSize(r.StderrSize),
 	}
 	if r.Limit != sandbox.LimitNone {
 		parts = append(parts, "limit hit: "+string(r.Limit))
@@ -247,7 +248,7 @@ func (c *card) debugLine() string {
 		parts = append(parts, fmt.Sprintf("%d files written", len(r.Files)+len(r.FilesOmitted)))
 	}
 	l := c.Limits.WithDefaults()
-	parts = append(parts, fmt.Sprintf("limits: %s, %s, %d processes", formatDuration(l.Timeout), formatBytes(l.Memory), l.Processes))
+	parts = append(parts, fmt.Sprintf("limits: %s, %s, %d processes", formatDuration(l.Timeout), sandbox.FormatSize(l.Memory), l.Processes))
 	return ":lady_beetle: " + strings.Join(parts, " · ")
 }
 
@@ -268,11 +269,11 @@ func (c *card) filesLine() string {
 		note := escape(safetext.Line(f.Note))
 		switch {
 		case f.Posted && f.Image:
-			lines = append(lines, fmt.Sprintf("%s (%s) · image posted below", name, formatBytes(f.Size)))
+			lines = append(lines, fmt.Sprintf("%s (%s) · image posted below", name, sandbox.FormatSize(f.Size)))
 		case f.Posted:
-			lines = append(lines, fmt.Sprintf("%s (%s) · posted below", name, formatBytes(f.Size)))
+			lines = append(lines, fmt.Sprintf("%s (%s) · posted below", name, sandbox.FormatSize(f.Size)))
 		case f.Size > 0:
-			lines = append(lines, fmt.Sprintf("%s (%s) · %s", name, formatBytes(f.Size), note))
+			lines = append(lines, fmt.Sprintf("%s (%s) · %s", name, sandbox.FormatSize(f.Size), note))
 		default:
 			lines = append(lines, fmt.Sprintf("%s · %s", name, note))
 		}
@@ -316,7 +317,7 @@ func (c *card) metadata() slack.SlackMetadata {
 		p["state"] = "running"
 	} else {
 		p["state"] = "done"
-		p["output"] = truncate(runOutput(c.Result, c.Err), metadataTextChars)
+		p["output"] = truncate(runOutput(c.Result, c.Err, c.Limits), metadataTextChars)
 		if c.Result != nil {
 			p["exit_code"] = c.Result.ExitCode
 		}
@@ -334,7 +335,7 @@ func (c *card) metadata() slack.SlackMetadata {
 }
 
 // runOutput is what a run produced, as remembered for follow-ups.
-func runOutput(r *sandbox.Result, err error) string {
+func runOutput(r *sandbox.Result, err error, lim sandbox.Limits) string {
 	if err != nil {
 		return "sandbox error: " + err.Error()
 	}
@@ -347,11 +348,8 @@ func runOutput(r *sandbox.Result, err error) string {
 		if len(r.Stderr) > 0 {
 			out += "\n[stderr]\n" + lastRunes(string(r.Stderr), runOutputHistoryChars/2)
 		}
-		switch {
-		case r.TimedOut:
-			out += "\n[timed out]"
-		case r.OutOfMemory:
-			out += "\n[out of memory]"
+		if note := r.LimitNote(lim); note != "" {
+			out += "\n[" + note + "]"
 		}
 		out += fmt.Sprintf("\n[exit %d]", r.ExitCode)
 	}
@@ -366,18 +364,5 @@ func formatDuration(d time.Duration) string {
 		return fmt.Sprintf("%.1f s", d.Seconds())
 	default:
 		return d.Round(time.Second).String()
-	}
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	default:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 	}
 }

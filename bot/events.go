@@ -6,8 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
 	"github.com/slack-go/slack"
+
+	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
 )
 
 // handleEvent takes one event from the socket, which has already acked

@@ -150,11 +150,11 @@ func (b *Bot) place(ctx context.Context, tf *threadFiles, c candidate, lim sandb
 	}
 	switch {
 	case size > lim.FileSize:
-		return File{}, fmt.Sprintf("it is %s, more than the %s I read per file", formatBytes(size), formatBytes(lim.FileSize))
+		return File{}, fmt.Sprintf("it is %s, more than the %s I read per file", sandbox.FormatSize(size), sandbox.FormatSize(lim.FileSize))
 	case count >= lim.RunFiles:
 		return File{}, fmt.Sprintf("a run gets at most %d files, and newer ones came first", lim.RunFiles)
 	case total+size > lim.RunSize:
-		return File{}, fmt.Sprintf("a run gets at most %s of files, and newer ones came first", formatBytes(lim.RunSize))
+		return File{}, fmt.Sprintf("a run gets at most %s of files, and newer ones came first", sandbox.FormatSize(lim.RunSize))
 	}
 
 	source := "attached earlier in this thread"
@@ -186,11 +186,11 @@ func (b *Bot) place(ctx context.Context, tf *threadFiles, c candidate, lim sandb
 	data, err := b.download(ctx, c.ref, lim.FileSize)
 	switch {
 	case errors.Is(err, errTooLarge):
-		return File{}, fmt.Sprintf("it is more than the %s I read per file", formatBytes(lim.FileSize))
+		return File{}, fmt.Sprintf("it is more than the %s I read per file", sandbox.FormatSize(lim.FileSize))
 	case err != nil:
 		return File{}, fmt.Sprintf("I could not download it (%s)", escape(userError(err)))
 	case total+int64(len(data)) > lim.RunSize:
-		return File{}, fmt.Sprintf("a run gets at most %s of files, and newer ones came first", formatBytes(lim.RunSize))
+		return File{}, fmt.Sprintf("a run gets at most %s of files, and newer ones came first", sandbox.FormatSize(lim.RunSize))
 	}
 	b.metrics.files.inc("downloaded")
 	entry := wsEntry{TurnTS: c.turnTS}

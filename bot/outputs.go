@@ -65,7 +65,7 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 		var prev wsEntry
 		switch {
 		case pf.Size > lim.FileSize:
-			pf.Note = fmt.Sprintf("not posted or kept: larger than the %s limit per file", formatBytes(lim.FileSize))
+			pf.Note = fmt.Sprintf("not posted or kept: larger than the %s limit per file", sandbox.FormatSize(lim.FileSize))
 			out = append(out, pf)
 			continue
 		case p.tf != nil:

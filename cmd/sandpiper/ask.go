@@ -110,6 +110,7 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 
 	ui := newTermUI(stdout, stderr, lookup)
 	ui.outDir = outDir
+	ui.limits = sc.limits()
 	defer ui.stopSpinner()
 	level := slog.LevelWarn
 	if debug || mc.Debug {
@@ -193,10 +194,10 @@ func readInputFiles(paths []string, lim sandbox.FileLimits) ([]agent.InputFile, 
 			return nil, fmt.Errorf("--file %s: not a regular file", p)
 		}
 		if fi.Size() > lim.FileSize {
-			return nil, fmt.Errorf("--file %s: %s is more than the %s allowed per file (SANDPIPER_FILE_MAX_SIZE)", p, byteSizeString(fi.Size()), byteSizeString(lim.FileSize))
+			return nil, fmt.Errorf("--file %s: %s is more than the %s allowed per file (SANDPIPER_FILE_MAX_SIZE)", p, sandbox.FormatSize(fi.Size()), sandbox.FormatSize(lim.FileSize))
 		}
 		if total += fi.Size(); total > lim.RunSize {
-			return nil, fmt.Errorf("--file %s: the files hold more than the %s allowed per run (SANDPIPER_FILES_MAX_TOTAL)", p, byteSizeString(lim.RunSize))
+			return nil, fmt.Errorf("--file %s: the files hold more than the %s allowed per run (SANDPIPER_FILES_MAX_TOTAL)", p, sandbox.FormatSize(lim.RunSize))
 		}
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -207,17 +208,6 @@ func readInputFiles(paths []string, lim sandbox.FileLimits) ([]agent.InputFile, 
 		out = append(out, agent.InputFile{File: sandbox.File{Name: name, Data: data}, Source: "given with --file " + p})
 	}
 	return out, nil
-}
-
-// byteSizeString formats a size for messages.
-func byteSizeString(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 // chat keeps a conversation going, a line at a time, until EOF (Ctrl+D),
@@ -327,6 +317,8 @@ type termUI struct {
 	// outDir is where the files the program writes are saved ("": not
 	// saved).
 	outDir string
+	// limits are the sandbox's, for what a card says of a limit.
+	limits sandbox.Limits
 }
 
 var _ agent.Observer = (*termUI)(nil)
@@ -452,7 +444,7 @@ func (u *termUI) ToolCallFinished(e agent.ToolResultEvent) {
 		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", mark+u.dim(" · "+dur)))
 		u.block(e.Result.Content, "", cardLines)
 	default:
-		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", status(u, res)+u.dim(" · "+dur)))
+		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", status(u, res, u.limits)+u.dim(" · "+dur)))
 		if len(res.Stdout) == 0 && len(res.Stderr) == 0 {
 			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim("(no output)"))
 		}
@@ -469,7 +461,7 @@ func (u *termUI) ToolCallFinished(e agent.ToolResultEvent) {
 				continue
 			}
 			if u.outDir == "" {
-				fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("file %s (%s)", safetext.Line(f.Name), byteSizeString(int64(len(f.Data))))))
+				fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("file %s (%s)", safetext.Line(f.Name), sandbox.FormatSize(int64(len(f.Data))))))
 				continue
 			}
 			p, err := saveOutput(u.outDir, f)
@@ -477,7 +469,7 @@ func (u *termUI) ToolCallFinished(e agent.ToolResultEvent) {
 				fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.red(safetext.Line(fmt.Sprintf("could not save %s: %v", f.Name, err))))
 				continue
 			}
-			fmt.Fprintf(u.out, "%s saved %s %s\n", u.dim("│"), safetext.Line(p), u.dim("("+byteSizeString(int64(len(f.Data)))+")"))
+			fmt.Fprintf(u.out, "%s saved %s %s\n", u.dim("│"), safetext.Line(p), u.dim("("+sandbox.FormatSize(int64(len(f.Data)))+")"))
 		}
 		for _, o := range res.FilesOmitted {
 			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.yellow("not saved: "+safetext.Line(o)))
@@ -517,22 +509,17 @@ func saveOutput(dir string, f sandbox.File) (string, error) {
 }
 
 // status is a card's verdict on a sandbox run.
-func status(u *termUI, r *sandbox.Result) string {
+func status(u *termUI, r *sandbox.Result, lim sandbox.Limits) string {
+	note := r.LimitNote(lim)
 	switch {
-	case r.TimedOut:
-		return u.red("✗ timed out")
-	case r.OutOfMemory || r.Limit == sandbox.LimitMemory:
-		return u.red(fmt.Sprintf("✗ killed: memory limit · exit %d", r.ExitCode))
-	case r.Limit == sandbox.LimitCPU:
-		return u.red(fmt.Sprintf("✗ killed: CPU time limit · exit %d", r.ExitCode))
-	case r.ExitCode != 0:
+	case r.ExitCode != 0 || r.TimedOut || r.OutOfMemory:
 		s := fmt.Sprintf("✗ exit %d", r.ExitCode)
-		if r.Limit != sandbox.LimitNone {
-			s += " · " + string(r.Limit) + " limit"
+		if note != "" {
+			s += " · " + note
 		}
 		return u.red(s)
-	case r.Limit != sandbox.LimitNone:
-		return u.yellow("✓ exit 0 · " + string(r.Limit) + " limit hit")
+	case note != "":
+		return u.yellow("✓ exit 0 · " + note)
 	}
 	return u.green("✓ exit 0")
 }

@@ -76,7 +76,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if *verbose {
 		l := cfg.limits().WithDefaults()
 		fmt.Fprintf(stderr, "sandpiper: limits: %s wall time, %s CPU time, %s memory, %d processes, %d open files, %s of files, %s of output per stream\n",
-			l.Timeout, l.CPUTime, formatSize(l.Memory), l.Processes, l.OpenFiles, formatSize(l.DiskSize), formatSize(l.Output))
+			l.Timeout, l.CPUTime, sandbox.FormatSize(l.Memory), l.Processes, l.OpenFiles, sandbox.FormatSize(l.DiskSize), sandbox.FormatSize(l.Output))
 	}
 	res, err := sb.Run(ctx, sandbox.Request{Code: *code})
 	if err != nil {
@@ -93,20 +93,8 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if res.StderrTruncated {
 		fmt.Fprintf(stderr, "\nsandpiper: stderr truncated: %d of %d bytes shown\n", len(res.Stderr), res.StderrSize)
 	}
-	switch res.Limit {
-	case sandbox.LimitTimeout:
-		fmt.Fprintf(stderr, "sandpiper: timed out after %s\n", cfg.Timeout)
-	case sandbox.LimitMemory:
-		fmt.Fprintf(stderr, "sandpiper: killed: memory limit of %d MiB reached\n", int64(cfg.Memory)>>20)
-	case sandbox.LimitNone:
-	case sandbox.LimitCPU:
-		fmt.Fprintf(stderr, "sandpiper: killed: CPU-time limit of %s reached\n", cfg.CPUTime)
-	case sandbox.LimitProcesses:
-		fmt.Fprintf(stderr, "sandpiper: the limit of %d processes was reached\n", cfg.Processes)
-	case sandbox.LimitDisk:
-		fmt.Fprintf(stderr, "sandpiper: a write reached the %s limit on files\n", formatSize(int64(cfg.Disk)))
-	default:
-		fmt.Fprintf(stderr, "sandpiper: %s limit reached\n", safetext.Line(string(res.Limit)))
+	if note := res.LimitNote(cfg.limits()); note != "" {
+		fmt.Fprintf(stderr, "sandpiper: %s\n", safetext.Line(note))
 	}
 	if *verbose {
 		fmt.Fprintf(stderr, "sandpiper: exit %d in %s\n", res.ExitCode, res.Duration.Round(time.Millisecond))
