@@ -44,15 +44,6 @@ type ExecuteCodeOptions struct {
 	// ModelOutput is how many bytes of each stream go back to the model,
 	// as JSON, within MaxToolResult (default DefaultModelOutput).
 	ModelOutput int
-	// InputFiles, when set, is called before each run; the files it
-	// returns are placed in the sandbox's working directory. Derive them
-	// from ctx (which is the ctx given to [Agent.Run]) to give each run
-	// its own files. Without it, the files come from the [Workspace]
-	// attached to ctx, if any.
-	InputFiles func(ctx context.Context) []sandbox.File
-	// OutputFiles, when set, receives the files each run created or
-	// changed in the working directory (also in [ToolResultEvent.Sandbox]).
-	OutputFiles func(ctx context.Context, files []sandbox.File)
 	// Logger gets a debug record of every run's code and raw output.
 	Logger *slog.Logger
 }
@@ -95,19 +86,19 @@ var executeCodeSchema = json.RawMessage(`{"type":"object","properties":{"code":{
 // Spec describes the tool.
 func (t *ExecuteCode) Spec() ToolSpec { return t.spec }
 
-// Call runs the code in input ({"code": "..."}).
-func (t *ExecuteCode) Call(ctx context.Context, input json.RawMessage) (*ToolOutput, error) {
+// Call runs the code in input ({"code": "..."}) with the files of ws,
+// and puts the files it writes back in ws.
+func (t *ExecuteCode) Call(ctx context.Context, ws Workspace, input json.RawMessage) (*ToolOutput, error) {
 	code, err := decodeCode(input)
 	if err != nil {
 		return nil, err
 	}
 	req := sandbox.Request{Code: code, Limits: t.opts.Limits}
-	ws := WorkspaceFrom(ctx)
-	switch {
-	case t.opts.InputFiles != nil:
-		req.Files = t.opts.InputFiles(ctx)
-	case ws != nil:
-		req.Files = ws.Files()
+	if ws != nil {
+		if req.Files, err = ws.Files(ctx); err != nil {
+			t.log.ErrorContext(ctx, "executeCode: reading the workspace failed", "err", err)
+			return nil, fmt.Errorf("the files of the working directory could not be read (%v); this is not a problem with the code", err)
+		}
 	}
 	if n := filesSize(req.Files); n > 0 {
 		// The input files live in the writable working directory: make
@@ -128,13 +119,14 @@ func (t *ExecuteCode) Call(ctx context.Context, input json.RawMessage) (*ToolOut
 		"stdout", string(res.Stdout), "stderr", string(res.Stderr),
 		"stdout_truncated", res.StdoutTruncated, "stderr_truncated", res.StderrTruncated,
 		"files", len(res.Files))
-	if t.opts.OutputFiles != nil && len(res.Files) > 0 {
-		t.opts.OutputFiles(ctx, res.Files)
-	}
 	var notKept []string
 	if ws != nil && len(res.Files) > 0 {
-		for _, name := range ws.Put(res.Files) {
-			notKept = append(notKept, name+" (not kept for later runs: the working directory is full)")
+		dropped, err := ws.Put(ctx, res.Files)
+		if err != nil {
+			t.log.ErrorContext(ctx, "executeCode: keeping the run's files failed", "err", err)
+		}
+		for _, name := range dropped {
+			notKept = append(notKept, name+" (not kept for later runs: over the working directory's limits)")
 		}
 	}
 	return &ToolOutput{Content: t.encodeResult(res, notKept), Sandbox: res}, nil

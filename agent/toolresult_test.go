@@ -50,14 +50,14 @@ func TestToolResultCap(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &fakeRunner{fn: func(context.Context, sandbox.Request) (*sandbox.Result, error) { res := tc.res; return &res, nil }}
-			ctx := t.Context()
+			var ws Workspace
 			if tc.ws {
-				ctx = WithWorkspace(ctx, NewWorkspace(nil, 1))
+				ws = NewMemWorkspace(nil, 1)
 				for i := range tc.res.Files {
 					tc.res.Files[i].Data = []byte("xx")
 				}
 			}
-			out, err := NewExecuteCode(r, ExecuteCodeOptions{}).Call(ctx, json.RawMessage(`{"code":"x"}`))
+			out, err := NewExecuteCode(r, ExecuteCodeOptions{}).Call(t.Context(), ws, json.RawMessage(`{"code":"x"}`))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func TestToolResultCap(t *testing.T) {
 func TestToolResultUncut(t *testing.T) {
 	res := &sandbox.Result{Stdout: []byte(strings.Repeat("x", DefaultModelOutput)), Files: []sandbox.File{{Name: "a.png"}}, FilesOmitted: []string{"link (not a regular file)"}}
 	r := &fakeRunner{fn: func(context.Context, sandbox.Request) (*sandbox.Result, error) { return res, nil }}
-	out, err := NewExecuteCode(r, ExecuteCodeOptions{}).Call(t.Context(), json.RawMessage(`{"code":"x"}`))
+	out, err := NewExecuteCode(r, ExecuteCodeOptions{}).Call(t.Context(), nil, json.RawMessage(`{"code":"x"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

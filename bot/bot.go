@@ -11,8 +11,9 @@
 // runs write there are posted back into the thread (images with alt text)
 // and kept for the thread's later runs.
 //
-// The model and the sandbox are behind [Answerer]; [NewAgentAnswerer]
-// adapts the agent package.
+// The model and the sandbox are behind [Agent], which [*agent.Agent]
+// implements; the bot observes each run ([agent.Observer]) to show its
+// tool cards, and gives it the thread's workspace ([agent.Workspace]).
 package bot
 
 import (
@@ -49,7 +50,7 @@ type Config struct {
 	HTTPAddr string
 	Workers  int // answers at once
 
-	Answerer Answerer
+	Agent Agent
 	// SandboxLimits are the limits runs get, shown in debug cards.
 	SandboxLimits sandbox.Limits
 	// Files bound the files read from Slack into runs, kept in threads'
@@ -166,8 +167,8 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Answerer == nil {
-		return nil, errors.New("bot: no Answerer")
+	if cfg.Agent == nil {
+		return nil, errors.New("bot: no Agent")
 	}
 	log := cfg.Logger
 	api := newSlackClient(cfg, slackCallTimeout)
@@ -192,7 +193,9 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if err != nil {
 		return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
 	}
-	ws, err := newWorkspaces(cfg.DataDir, cfg.ThreadTTL, cfg.Files.ThreadSize, log)
+	// An answer's runs start with the files placed for it, and keep those
+	// they write within the disk the sandbox promises a program.
+	ws, err := newWorkspaces(cfg.DataDir, cfg.ThreadTTL, cfg.Files, cfg.Files.RunSize+cfg.SandboxLimits.WithDefaults().DiskSize, log)
 	if err != nil {
 		return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
 	}
@@ -224,14 +227,6 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	}
 	log.Info("slack credentials ok", "team", auth.Team, "team_id", auth.TeamID, "bot_user", auth.UserID)
 	return b, nil
-}
-
-func cmp[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // HTTPAddr returns the health and metrics server's address, or "".

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/xml"
@@ -82,7 +83,7 @@ func unusable(r fileRef) string {
 		return "it was deleted"
 	case r.Mode == "post" || r.Mode == "space" || r.Filetype == "quip" || r.Filetype == "canvas" || r.Filetype == "list" || r.Filetype == "email":
 		kind := map[string]string{"quip": "canvas", "canvas": "canvas", "list": "list", "email": "email"}[r.Filetype]
-		return "it is a Slack " + cmp(kind, "post") + ", not a data file; export it as CSV or Excel and attach that"
+		return "it is a Slack " + cmp.Or(kind, "post") + ", not a data file; export it as CSV or Excel and attach that"
 	case refusedTypes[ext] != "":
 		return fmt.Sprintf("it is %s, which Python here cannot use; I read %s", refusedTypes[ext], supportedKinds)
 	case strings.HasPrefix(r.Mimetype, "video/"), strings.HasPrefix(r.Mimetype, "audio/"):

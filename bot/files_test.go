@@ -4,12 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestUnusable(t *testing.T) {
@@ -94,65 +90,5 @@ func TestSplitOmitted(t *testing.T) {
 		if name != tt.name || why != tt.why || ok != tt.ok {
 			t.Errorf("splitOmitted(%q) = %q, %q, %v; want %q, %q, %v", tt.in, name, why, ok, tt.name, tt.why, tt.ok)
 		}
-	}
-}
-
-func TestWorkspaceStore(t *testing.T) {
-	dir := t.TempDir()
-	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	ws, err := newWorkspaces(dir, time.Hour, 10, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws.now = func() time.Time { return now }
-	tf, err := ws.open("C0A", "1700000000.000100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	put := func(name, data string, keep ...string) []string {
-		t.Helper()
-		now = now.Add(time.Second)
-		ev, err := tf.put(wsEntry{Name: name}, []byte(data), keep...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ev
-	}
-	put("a.csv", "1234")
-	put("sub/b.txt", "123")
-	if ev := put("c.txt", "12345", "a.csv"); len(ev) != 1 || ev[0] != "sub/b.txt" {
-		t.Errorf("evicted %v, want the oldest file not kept (sub/b.txt)", ev)
-	}
-	if data, err := tf.read("c.txt"); err != nil || string(data) != "12345" {
-		t.Errorf("read = %q, %v", data, err)
-	}
-	for _, bad := range []string{"../x", "/etc/passwd", "a/../../x"} {
-		if _, err := tf.put(wsEntry{Name: bad}, []byte("x")); err == nil {
-			t.Errorf("put(%q) succeeded", bad)
-		}
-		if _, err := tf.read(bad); err == nil {
-			t.Errorf("read(%q) succeeded", bad)
-		}
-	}
-	tf.close()
-
-	// The index survives reopening; the thread expires after the TTL.
-	tf, _ = ws.open("C0A", "1700000000.000100")
-	if _, ok := tf.byName("a.csv"); !ok {
-		t.Error("a.csv forgotten after reopening")
-	}
-	tf.close()
-	now = now.Add(59 * time.Minute)
-	ws.sweep()
-	if _, err := os.Stat(filepath.Join(dir, workspacesDir, "C0A_1700000000.000100")); err != nil {
-		t.Errorf("swept a workspace used within the TTL: %v", err)
-	}
-	now = now.Add(2 * time.Minute)
-	ws.sweep()
-	if _, err := os.Stat(filepath.Join(dir, workspacesDir, "C0A_1700000000.000100")); !os.IsNotExist(err) {
-		t.Errorf("workspace not swept after the TTL: %v", err)
-	}
-	if got := threadDir("../x", "1"); !strings.HasPrefix(got, "h_") {
-		t.Errorf("threadDir of odd ids = %q, want a hash", got)
 	}
 }

@@ -115,7 +115,7 @@ func TestToolCallRoundTrip(t *testing.T) {
 	var deltas []string
 	obs := agent.ObserverFuncs{OnAnswerDelta: func(e agent.DeltaEvent) { deltas = append(deltas, e.Text) }}
 	history := []agent.Message{agent.UserMessage("What is 5 + 5 minus 84 cubed?")}
-	out, err := a.Run(t.Context(), history, obs)
+	out, err := a.Run(t.Context(), history, agent.RunOptions{Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,7 @@ func TestToolCallRoundTrip(t *testing.T) {
 
 	var deltas []string
 	obs := agent.ObserverFuncs{OnAnswerDelta: func(e agent.DeltaEvent) { deltas = append(deltas, e.Text) }}
-	out, err := a.Run(t.Context(), []agent.Message{agent.UserMessage("What is 5 + 5 minus 84 cubed?")}, obs)
+	out, err := a.Run(t.Context(), []agent.Message{agent.UserMessage("What is 5 + 5 minus 84 cubed?")}, agent.RunOptions{Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,7 +456,7 @@ func TestBrokenAnswerIsAskedAgain(t *testing.T) {
 			}
 		},
 	}
-	out, err := a.Run(t.Context(), []agent.Message{agent.UserMessage("q")}, obs)
+	out, err := a.Run(t.Context(), []agent.Message{agent.UserMessage("q")}, agent.RunOptions{Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,8 +105,7 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	// The runs share a workspace: the --file files, and what each run
 	// writes, for the runs after it (in a chat, also the next questions').
-	ws := agent.NewWorkspace(files, limits.RunSize+sc.limits().WithDefaults().DiskSize)
-	ctx = agent.WithWorkspace(ctx, ws)
+	ws := agent.NewMemWorkspace(files, limits.RunSize+sc.limits().WithDefaults().DiskSize)
 
 	ui := newTermUI(stdout, stderr, lookup)
 	ui.outDir = outDir
@@ -159,7 +158,7 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		if desc != "" {
 			question += "\n\n" + desc
 		}
-		out, err := a.Run(ctx, []agent.Message{agent.UserMessage(question)}, ui)
+		out, err := a.Run(ctx, []agent.Message{agent.UserMessage(question)}, agent.RunOptions{Workspace: ws, Observer: ui})
 		switch {
 		case ctx.Err() != nil:
 			fmt.Fprintln(stderr, "sandpiper: interrupted")
@@ -172,7 +171,7 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		return 0
 	}
-	return chat(ctx, a, rt, stdin, ui)
+	return chat(ctx, a, rt, ws, stdin, ui)
 }
 
 // readInputFiles reads the --file files, within the limits, under names
@@ -212,7 +211,7 @@ func readInputFiles(paths []string, lim sandbox.FileLimits) ([]agent.InputFile, 
 
 // chat keeps a conversation going, a line at a time, until EOF (Ctrl+D),
 // "exit", or ctx ends (Ctrl+C).
-func chat(ctx context.Context, a *agent.Agent, rt agent.Runtime, stdin io.Reader, ui *termUI) int {
+func chat(ctx context.Context, a *agent.Agent, rt agent.Runtime, ws agent.Workspace, stdin io.Reader, ui *termUI) int {
 	interactive := isTerminal(stdin)
 	if interactive {
 		ui.printf("%s  %s\n", ui.bold("Sandpiper")+ui.dim(" · "+safetext.Line(a.Model.ID()+" · "+rt.String())),
@@ -266,18 +265,21 @@ func chat(ctx context.Context, a *agent.Agent, rt agent.Runtime, stdin io.Reader
 			ui.printf("\n%s %s\n", ui.cyan("›"), safetext.Line(line)) // a transcript reads better with the questions
 		}
 		text := line
-		if ws := agent.WorkspaceFrom(ctx); ws != nil {
-			var files []agent.InputFile
-			for _, f := range ws.Files() {
-				files = append(files, agent.InputFile{File: f})
-			}
-			if desc, _ := agent.DescribeFiles(ctx, files, nil); desc != described {
-				text += "\n\n" + desc
-				described = desc
-			}
+		ls, err := ws.Files(ctx)
+		if err != nil {
+			ui.errorf("%v", err)
+			continue
+		}
+		var files []agent.InputFile
+		for _, f := range ls {
+			files = append(files, agent.InputFile{File: f})
+		}
+		if desc, _ := agent.DescribeFiles(ctx, files, nil); desc != described {
+			text += "\n\n" + desc
+			described = desc
 		}
 		history = append(history, agent.UserMessage(text))
-		out, err := a.Run(ctx, history, ui)
+		out, err := a.Run(ctx, history, agent.RunOptions{Workspace: ws, Observer: ui})
 		switch {
 		case ctx.Err() != nil:
 			ui.printf("\n")
@@ -336,7 +338,7 @@ func newTermUI(stdout, stderr io.Writer, lookup envconfig.Lookuper) *termUI {
 	}
 }
 
-func (u *termUI) StepStarted(e agent.StepEvent) {
+func (u *termUI) StepStarted(_ context.Context, e agent.StepEvent) {
 	if e.Step == 1 && e.Retry == 0 {
 		u.start = time.Now()
 	}
@@ -351,7 +353,7 @@ func (u *termUI) StepStarted(e agent.StepEvent) {
 	u.spin("Thinking")
 }
 
-func (u *termUI) AnswerDelta(e agent.DeltaEvent) {
+func (u *termUI) AnswerDelta(_ context.Context, e agent.DeltaEvent) {
 	u.stopSpinner()
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -402,7 +404,7 @@ func (st *streamText) flush() string {
 // reset forgets the text held back.
 func (st *streamText) reset() { st.held = "" }
 
-func (u *termUI) ToolCallStarted(e agent.ToolCallEvent) {
+func (u *termUI) ToolCallStarted(_ context.Context, e agent.ToolCallEvent) {
 	u.stopSpinner()
 	u.mu.Lock()
 	u.endLine()
@@ -423,7 +425,7 @@ func (u *termUI) ToolCallStarted(e agent.ToolCallEvent) {
 	}
 }
 
-func (u *termUI) ToolCallFinished(e agent.ToolResultEvent) {
+func (u *termUI) ToolCallFinished(_ context.Context, e agent.ToolResultEvent) {
 	u.stopSpinner()
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -524,7 +526,7 @@ func status(u *termUI, r *sandbox.Result, lim sandbox.Limits) string {
 	return u.green("✓ exit 0")
 }
 
-func (u *termUI) Finished(e agent.FinishEvent) {
+func (u *termUI) Finished(_ context.Context, e agent.FinishEvent) {
 	u.stopSpinner()
 	u.mu.Lock()
 	defer u.mu.Unlock()

@@ -144,9 +144,9 @@ func runBot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	cfg.SandboxLimits = sbCfg.limits()
-	cfg.Answerer = bot.NewAgentAnswerer(mc.newAgent(model, []agent.Tool{
+	cfg.Agent = mc.newAgent(model, []agent.Tool{
 		agent.NewExecuteCode(sb, agent.ExecuteCodeOptions{Runtime: rt, Limits: sbCfg.limits(), Logger: log}),
-	}, log))
+	}, log)
 	b, err := bot.New(ctx, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
