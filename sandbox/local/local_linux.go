@@ -126,16 +126,10 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if err := s.plan(); err != nil {
 		return nil, err
 	}
-	switch {
-	case s.canCloneTrees:
-		s.cgroups, err = detectCgroups()
-	case root:
-		err = errors.New("running as root without CAP_SYS_ADMIN")
-	default:
-		err = errors.New("not running as root")
-	}
-	if err != nil {
-		log.Warn("sandbox: no cgroup limits; memory is bounded by RLIMIT_DATA and processes by RLIMIT_NPROC only", "reason", err)
+	// Root with CAP_SYS_ADMIN makes its own groups; anyone else needs a
+	// delegated cgroup v2 group.
+	if s.cgroups, err = detectCgroups(realCgroupHost(), s.canCloneTrees); err != nil {
+		log.Warn("sandbox: no cgroup limits; memory is bounded by RLIMIT_DATA and processes by RLIMIT_NPROC only, and the CPU quota (SANDPIPER_SANDBOX_CPUS) is not enforced", "reason", err)
 		// RLIMIT_DATA counts what is reserved, not what is used, and each
 		// BLAS thread reserves a buffer of about 64 MB: one thread leaves
 		// the program most of its memory.
@@ -144,6 +138,8 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 				s.env[i] = k + "=1"
 			}
 		}
+	} else if !s.cgroups.hasCPU() {
+		log.Warn("sandbox: no cgroup cpu controller; the CPU quota (SANDPIPER_SANDBOX_CPUS) is not enforced", "cgroups", s.cgroups.String())
 	}
 
 	// Prove it works before anyone relies on it.
@@ -405,8 +401,8 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	}
 	// The group was made with the default limits; a request with its own
 	// sets them now.
-	if def := s.cfg.Limits; w.cg != nil && (lim.Memory != def.Memory || lim.Processes != def.Processes) {
-		if err := w.cg.setLimits(lim.Memory, lim.Processes+1); err != nil { // init counts
+	if def := s.cfg.Limits; w.cg != nil && (lim.Memory != def.Memory || lim.Processes != def.Processes || lim.CPUs != def.CPUs) {
+		if err := w.cg.setLimits(lim.Memory, lim.Processes+1, lim.CPUs); err != nil { // init counts
 			return nil, &sandbox.Error{Op: "cgroup", Err: err}
 		}
 	}
@@ -487,6 +483,9 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	}
 	if cg != nil {
 		res.MemoryPeak = cg.memoryPeak()
+		if cg.throttled() {
+			res.AddCap(sandbox.CapCPUQuota)
+		}
 	}
 	return res, nil
 }
