@@ -224,7 +224,8 @@ type Result struct {
 	ExitCode int
 	// TimedOut is set when the wall-clock timeout ended the run.
 	TimedOut bool
-	// OutOfMemory is set when the memory limit killed the program.
+	// OutOfMemory is set when the memory limit killed the program, or
+	// one of its processes.
 	OutOfMemory bool
 	// StdoutTruncated and StderrTruncated are set when a stream passed
 	// Limits.Output; StdoutSize and StderrSize count every byte written.

@@ -20,7 +20,8 @@ import (
 // controller is there) CPU limits: on cgroup v2 where its memory and pids
 // controllers are available to this process, else on the v1 memory, pids
 // and cpu hierarchies. A nil *cgroups means the host offers neither (or
-// does not let this user create groups): rlimits then stand alone.
+// does not let this user create groups): rlimits and init's memory watcher
+// then stand alone.
 type cgroups struct {
 	v2    string // v2: the parent directory of the runs' groups
 	v2CPU bool   // v2: the cpu controller is enabled for them

@@ -73,6 +73,7 @@ type Sandbox struct {
 	setup   atomic.Pointer[encodedSetup] // the setup message, encoded
 
 	liveCgroups atomic.Int64 // for tests: runs' cgroups not yet removed
+	watchCPU    atomic.Int64 // for benchmarks: nanoseconds of CPU time the memory watchers took
 	lastCgroup  atomic.Value // for tests: []string, the last run's cgroup directories
 }
 
@@ -129,10 +130,10 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	// Root with CAP_SYS_ADMIN makes its own groups; anyone else needs a
 	// delegated cgroup v2 group.
 	if s.cgroups, err = detectCgroups(realCgroupHost(), s.canCloneTrees); err != nil {
-		log.Warn("sandbox: no cgroup limits; memory is bounded by RLIMIT_DATA and processes by RLIMIT_NPROC only, and the CPU quota (SANDPIPER_SANDBOX_CPUS) is not enforced", "reason", err)
-		// RLIMIT_DATA counts what is reserved, not what is used, and each
-		// BLAS thread reserves a buffer of about 64 MB: one thread leaves
-		// the program most of its memory.
+		log.Warn("sandbox: no cgroup for the runs; memory is bounded by the sandbox's watcher and rlimits, processes by RLIMIT_NPROC, and the CPU quota (SANDPIPER_SANDBOX_CPUS) is not enforced", "reason", err)
+		// Without a memory cgroup a process's address space is bounded
+		// (RLIMIT_AS), and each BLAS thread reserves a buffer of about 64
+		// MB: one thread leaves the program most of it.
 		for i, kv := range s.env {
 			if k, _, _ := strings.Cut(kv, "="); k == "OPENBLAS_NUM_THREADS" || k == "OMP_NUM_THREADS" {
 				s.env[i] = k + "=1"
@@ -222,6 +223,18 @@ func landlockABI() int {
 		return 0
 	}
 	return int(v)
+}
+
+// Enforcement says how the run's memory, processes and CPUs are bounded
+// on this host, for doctor: by cgroups, or without them.
+func (s *Sandbox) Enforcement() string {
+	if s.cgroups == nil {
+		return "no cgroup: memory bounded per run by the sandbox's watcher and per process by rlimits, processes by RLIMIT_NPROC; the CPU quota (SANDPIPER_SANDBOX_CPUS) is not enforced"
+	}
+	if !s.cgroups.hasCPU() {
+		return "cgroup " + s.cgroups.String() + ": memory and processes bounded; no cpu controller, so the CPU quota (SANDPIPER_SANDBOX_CPUS) is not enforced"
+	}
+	return fmt.Sprintf("cgroup %s: memory, processes and %g CPUs bounded per run", s.cgroups.String(), s.cfg.Limits.CPUs)
 }
 
 // Python returns the resolved interpreter.
@@ -464,15 +477,18 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	}
 	r, cg := ir.r, w.cg
 	s.log.Debug("sandbox: run", "exec", r.Started, "program_end", r.Ended, "result", r.Reported,
-		"sent", sent.Sub(start), "exited", exited.Sub(start), "total", time.Since(start))
+		"sent", sent.Sub(start), "exited", exited.Sub(start), "total", time.Since(start), "memory_watch_cpu", r.MemoryWatch, "memory_watch_killed_at", r.MemoryKilled)
+	s.watchCPU.Add(int64(r.MemoryWatch))
 	res.ExitCode = r.ExitCode
 	res.Files, res.FilesOmitted = r.Files, r.Omitted
 	switch {
 	case r.TimedOut:
 		res.TimedOut, res.Limit = true, sandbox.LimitTimeout
-	case cg != nil && r.Signal == int(unix.SIGKILL) && cg.oomKilled():
+	case r.MemoryKilled > 0 || cg != nil && cg.oomKilled():
+		// init's watcher ended the run, or the cgroup's OOM killer
+		// killed one of its processes (the program may have gone on).
 		res.OutOfMemory, res.Limit = true, sandbox.LimitMemory
-	case cg == nil && r.Exited && r.ExitCode != 0 && bytes.Contains(lastLine(res.Stderr), []byte("MemoryError")):
+	case cg == nil && r.Exited && r.ExitCode != 0 && refusedMemory(lastLine(res.Stderr)):
 		res.OutOfMemory, res.Limit = true, sandbox.LimitMemory
 	case r.Signal == int(unix.SIGXCPU):
 		res.Limit = sandbox.LimitCPU
@@ -487,7 +503,17 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 			res.AddCap(sandbox.CapCPUQuota)
 		}
 	}
+	if res.OutOfMemory {
+		res.AddCap(sandbox.CapMemory)
+	}
 	return res, nil
+}
+
+// refusedMemory reports whether a program's last line of stderr says that
+// an allocation was refused: without a memory cgroup, RLIMIT_AS refuses
+// what would pass a process's share (MemoryError, or ENOMEM from mmap).
+func refusedMemory(line []byte) bool {
+	return bytes.Contains(line, []byte("MemoryError")) || bytes.Contains(line, []byte("[Errno 12] Cannot allocate memory"))
 }
 
 // forkInit has the zygote start an init with files as its descriptors

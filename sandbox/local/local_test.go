@@ -792,6 +792,8 @@ print("OK")`, sandbox.Limits{Timeout: 20 * time.Second})
 	if !strings.HasPrefix(string(res.Stdout), "stopped 11") {
 		t.Errorf("fork bomb without cgroups: stdout %q stderr %q", res.Stdout, res.Stderr)
 	}
+	// The whole sandbox's memory, without cgroups: init's watcher.
+	t.Run("memory", func(t *testing.T) { checkSandboxMemory(t, s) })
 	// No CPU quota without cgroups, and no cap claiming one.
 	res = run(t, s, cpuBurn, sandbox.Limits{CPUs: 0.2})
 	if res.ExitCode != 0 || slices.Contains(res.Caps, sandbox.CapCPUQuota) {

@@ -152,6 +152,12 @@ type initResult struct {
 	Reported time.Duration // from the run's arrival to this result
 	Files    []sandbox.File
 	Omitted  []string
+
+	// MemoryKilled is what init's memory watcher counted when it ended
+	// the run for holding more than the memory limit; 0 if it did not.
+	MemoryKilled int64
+	// MemoryWatch is the CPU time the watcher took.
+	MemoryWatch time.Duration
 }
 
 // maxResultMessage bounds one message from init (a file is at most the
@@ -187,6 +193,7 @@ func decodeResult(r io.Reader) (initResult, error) {
 			sm = *(*C.struct_status_msg)(unsafe.Pointer(&data[0]))
 			res.Exited, res.ExitCode, res.Signal = sm.exited != 0, int(sm.exit_code), int(sm.signal)
 			res.TimedOut, res.DiskFull = sm.timed_out != 0, sm.disk_full != 0
+			res.MemoryKilled, res.MemoryWatch = int64(sm.mem_killed), time.Duration(sm.mem_watch_ns)
 			res.Started, res.Ended = time.Duration(sm.started_ns), time.Duration(sm.ended_ns)
 			status = true
 		case C.R_FILE:

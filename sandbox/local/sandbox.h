@@ -67,6 +67,8 @@ struct status_msg {
 	int32_t pad;
 	uint64_t started_ns;
 	uint64_t ended_ns;
+	uint64_t mem_killed;   // bytes init's memory watcher counted when it ended the run; 0 if it did not
+	uint64_t mem_watch_ns; // CPU time init's memory watcher took
 };
 
 #endif
