@@ -434,8 +434,9 @@ static void collect(void) {
 // processes own and, past the limit, kills them all. A process owns its
 // proportional share (PSS) of the anonymous and shared memory it maps, so
 // pages that forked processes share count once, and shared libraries not
-// at all; to that are added memfds held open (filled with write(), they
-// are mapped by no one) and System V shared memory segments. Files in
+// at all (huge pages from the host's pool count in full); to that are
+// added memfds held open (filled with write(), they are mapped by no one)
+// and System V shared memory segments. Files in
 // /tmp, /mnt/data and /dev/shm are bounded by the disk limit instead.
 //
 // The exact share walks a process's page tables (smaps_rollup: about 12
@@ -456,7 +457,7 @@ static void collect(void) {
 
 struct watched {
 	pid_t pid;
-	uint64_t upper; // resident anonymous and shared memory: at least its share
+	uint64_t upper; // resident anonymous, shared and huge-page memory: at least its share
 };
 
 static struct {
@@ -631,7 +632,7 @@ static uint64_t watch_look(uint64_t limit) {
 	for (size_t i = 0; i < n; i++) {
 		char st[4096];
 		if (read_at(watch.procs[i].pid, "status", st, sizeof st) > 0)
-			watch.procs[i].upper = field_kb(st, "\nRssAnon:") + field_kb(st, "\nRssShmem:");
+			watch.procs[i].upper = field_kb(st, "\nRssAnon:") + field_kb(st, "\nRssShmem:") + field_kb(st, "\nHugetlbPages:");
 		total += watch.procs[i].upper;
 		extra += memfd_bytes(watch.procs[i].pid, seen, &nseen, sizeof seen / sizeof seen[0]);
 	}
@@ -644,7 +645,8 @@ static uint64_t watch_look(uint64_t limit) {
 		char sm[2048];
 		if (read_at(watch.procs[i].pid, "smaps_rollup", sm, sizeof sm) <= 0)
 			continue; // gone, or unreadable: its upper bound stands
-		uint64_t pss = field_kb(sm, "\nPss_Anon:") + field_kb(sm, "\nPss_Shmem:");
+		uint64_t pss = field_kb(sm, "\nPss_Anon:") + field_kb(sm, "\nPss_Shmem:") +
+			       field_kb(sm, "\nPrivate_Hugetlb:") + field_kb(sm, "\nShared_Hugetlb:");
 		if (pss < watch.procs[i].upper)
 			total -= watch.procs[i].upper - pss;
 	}
