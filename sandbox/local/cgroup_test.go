@@ -13,20 +13,22 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
-// cpuBurn keeps two processes busy for two seconds of wall time and
-// prints the CPU time they used per second of wall time.
-const cpuBurn = `import os, time
+// cpuBurn keeps two processes busy for seconds of wall time and prints
+// the CPU time they used per second of wall time.
+func cpuBurn(seconds float64) string {
+	return `import os, time
 start = time.time()
 kids = []
 for _ in range(2):
     pid = os.fork()
     if pid == 0:
-        while time.time() - start < 2: pass
+        while time.time() - start < ` + strconv.FormatFloat(seconds, 'g', -1, 64) + `: pass
         os._exit(0)
     kids.append(pid)
 for k in kids: os.waitpid(k, 0)
 t = os.times()
 print("%.3f" % ((t.children_user + t.children_system) / (time.time() - start)))`
+}
 
 // TestCPUQuota checks that a run gets no more than its CPUs. The bounds
 // are loose, and the machine may be busy with other work: then the ratio
@@ -43,7 +45,7 @@ func TestCPUQuota(t *testing.T) {
 		throttle bool    // the cap must fire
 	}{{0, 1.25, false}, {0.2, 0.3, true}} {
 		t.Run(strconv.FormatFloat(tc.cpus, 'g', -1, 64), func(t *testing.T) {
-			res := run(t, s, cpuBurn, sandbox.Limits{CPUs: tc.cpus})
+			res := run(t, s, cpuBurn(2), sandbox.Limits{CPUs: tc.cpus})
 			ratio, err := strconv.ParseFloat(strings.TrimSpace(string(res.Stdout)), 64)
 			if err != nil {
 				t.Fatalf("stdout %q stderr %q", res.Stdout, res.Stderr)
