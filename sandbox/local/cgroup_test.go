@@ -5,67 +5,10 @@ package local
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
-
-// cpuBurn keeps two processes busy for seconds of wall time and prints
-// the CPU time they used per second of wall time.
-func cpuBurn(seconds float64) string {
-	return `import os, time
-start = time.time()
-kids = []
-for _ in range(2):
-    pid = os.fork()
-    if pid == 0:
-        while time.time() - start < ` + strconv.FormatFloat(seconds, 'g', -1, 64) + `: pass
-        os._exit(0)
-    kids.append(pid)
-for k in kids: os.waitpid(k, 0)
-t = os.times()
-print("%.3f" % ((t.children_user + t.children_system) / (time.time() - start)))`
-}
-
-// TestCPUQuota checks that a run gets no more than its CPUs. The bounds
-// are loose, and the machine may be busy with other work: then the ratio
-// is lower anyway, and only a quota well below what the machine gives
-// must show the cap.
-func TestCPUQuota(t *testing.T) {
-	s := newTestSandbox(t)
-	if !s.cgroups.hasCPU() {
-		t.Skip("no cgroup cpu controller on this host (or not root)")
-	}
-	for _, tc := range []struct {
-		cpus     float64 // 0: the default, 1
-		max      float64 // CPU seconds per wall second
-		throttle bool    // the cap must fire
-	}{{0, 1.25, false}, {0.2, 0.3, true}} {
-		t.Run(strconv.FormatFloat(tc.cpus, 'g', -1, 64), func(t *testing.T) {
-			res := run(t, s, cpuBurn(2), sandbox.Limits{CPUs: tc.cpus})
-			ratio, err := strconv.ParseFloat(strings.TrimSpace(string(res.Stdout)), 64)
-			if err != nil {
-				t.Fatalf("stdout %q stderr %q", res.Stdout, res.Stderr)
-			}
-			if ratio > tc.max {
-				t.Errorf("%.2f CPU seconds per second, want at most %.2f", ratio, tc.max)
-			}
-			if tc.throttle && !slices.Contains(res.Caps, sandbox.CapCPUQuota) {
-				t.Errorf("caps %v, want %q", res.Caps, sandbox.CapCPUQuota)
-			}
-			if res.Limit != sandbox.LimitNone || res.ExitCode != 0 {
-				t.Errorf("limit %q exit %d: a throttled run is not ended", res.Limit, res.ExitCode)
-			}
-		})
-	}
-	res := run(t, s, "print(1)", sandbox.Limits{})
-	if slices.Contains(res.Caps, sandbox.CapCPUQuota) {
-		t.Errorf("caps %v on a run that used next to no CPU", res.Caps)
-	}
-}
 
 // fakeCgroupfs builds a cgroup v2 tree under a temporary directory: the
 // root, and the process's own group at own with the given controllers.
