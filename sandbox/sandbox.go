@@ -31,6 +31,7 @@ const (
 	DefaultMemory      = 512 << 20 // bytes
 	DefaultProcesses   = 64        // processes and threads
 	DefaultCPUTime     = 60 * time.Second
+	DefaultCPUs        = 1.0 // CPUs a run may keep busy at once, where a backend can bound it
 	DefaultOpenFiles   = 256
 	DefaultDiskSize    = 64 << 20 // bytes written, in all
 	DefaultOutputSize  = 1 << 20  // bytes captured per stream
@@ -83,6 +84,7 @@ type Limits struct {
 	Memory    int64         // bytes of memory, including tmpfs pages
 	Processes int           // processes and threads alive at once
 	CPUTime   time.Duration // CPU time of each process
+	CPUs      float64       // CPUs the whole run may use at once (0.5: half of one), where the backend can enforce it
 	OpenFiles int           // open file descriptors per process
 	DiskSize  int64         // bytes in the writable directories, in all (also the largest output file)
 	Output    int64         // bytes of stdout and of stderr kept; the rest is counted and dropped
@@ -95,6 +97,7 @@ var defaults = Limits{
 	Memory:    DefaultMemory,
 	Processes: DefaultProcesses,
 	CPUTime:   DefaultCPUTime,
+	CPUs:      DefaultCPUs,
 	OpenFiles: DefaultOpenFiles,
 	DiskSize:  DefaultDiskSize,
 	Output:    DefaultOutputSize,
@@ -113,6 +116,7 @@ func (l Limits) or(def Limits) Limits {
 	l.Memory = positiveOr(l.Memory, def.Memory)
 	l.Processes = positiveOr(l.Processes, def.Processes)
 	l.CPUTime = positiveOr(l.CPUTime, def.CPUTime)
+	l.CPUs = positiveOr(l.CPUs, def.CPUs)
 	l.OpenFiles = positiveOr(l.OpenFiles, def.OpenFiles)
 	l.DiskSize = positiveOr(l.DiskSize, def.DiskSize)
 	l.Output = positiveOr(l.Output, def.Output)
@@ -121,7 +125,7 @@ func (l Limits) or(def Limits) Limits {
 }
 
 // positiveOr returns v, or def when v is not positive.
-func positiveOr[T int | int64 | time.Duration](v, def T) T {
+func positiveOr[T int | int64 | float64 | time.Duration](v, def T) T {
 	if v <= 0 {
 		return def
 	}
@@ -266,7 +270,8 @@ type Result struct {
 	ExitCode int
 	// TimedOut is set when the wall-clock timeout ended the run.
 	TimedOut bool
-	// OutOfMemory is set when the memory limit killed the program.
+	// OutOfMemory is set when the memory limit killed the program, or
+	// one of its processes.
 	OutOfMemory bool
 	// StdoutTruncated and StderrTruncated are set when a stream passed
 	// Limits.Output; StdoutSize and StderrSize count every byte written.

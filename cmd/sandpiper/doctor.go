@@ -74,7 +74,11 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		case strings.TrimSpace(string(res.Stdout)) != "42":
 			fail("sandbox", fmt.Errorf("print(6 * 7) gave exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr))
 		default:
-			pass("sandbox", fmt.Sprintf("print(6 * 7) → 42 in %s", res.Duration.Round(time.Millisecond)))
+			detail := fmt.Sprintf("print(6 * 7) → 42 in %s", res.Duration.Round(time.Millisecond))
+			if e, ok := sb.(interface{ Enforcement() string }); ok {
+				detail += "; " + e.Enforcement()
+			}
+			pass("sandbox", detail)
 			pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			rt, err := agent.ProbeRuntime(pctx, sb)
 			cancel()

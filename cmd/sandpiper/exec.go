@@ -75,8 +75,8 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	defer sb.Close()
 	if *verbose {
 		l := cfg.limits().WithDefaults()
-		fmt.Fprintf(stderr, "sandpiper: limits: %s wall time, %s CPU time, %s memory, %d processes, %d open files, %s of files, %s of output per stream\n",
-			l.Timeout, l.CPUTime, sandbox.FormatSize(l.Memory), l.Processes, l.OpenFiles, sandbox.FormatSize(l.DiskSize), sandbox.FormatSize(l.Output))
+		fmt.Fprintf(stderr, "sandpiper: limits: %s wall time, %s CPU time, %g CPUs, %s memory, %d processes, %d open files, %s of files, %s of output per stream\n",
+			l.Timeout, l.CPUTime, l.CPUs, sandbox.FormatSize(l.Memory), l.Processes, l.OpenFiles, sandbox.FormatSize(l.DiskSize), sandbox.FormatSize(l.Output))
 	}
 	res, err := sb.Run(ctx, sandbox.Request{Code: *code})
 	if err != nil {

@@ -25,6 +25,7 @@ type sandboxConfig struct {
 	Memory      byteSize      `env:"SANDPIPER_SANDBOX_MEMORY, default=512MiB"`
 	Processes   int           `env:"SANDPIPER_SANDBOX_PROCESSES, default=64"`
 	CPUTime     time.Duration `env:"SANDPIPER_SANDBOX_CPU_TIME, default=60s"`
+	CPUs        float64       `env:"SANDPIPER_SANDBOX_CPUS, default=1"` // local, with cgroups
 	OpenFiles   int           `env:"SANDPIPER_SANDBOX_OPEN_FILES, default=256"`
 	Disk        byteSize      `env:"SANDPIPER_SANDBOX_DISK, default=64MiB"`
 	Output      byteSize      `env:"SANDPIPER_SANDBOX_OUTPUT, default=1MiB"`
@@ -49,6 +50,7 @@ func (c sandboxConfig) limits() sandbox.Limits {
 		Memory:    int64(c.Memory),
 		Processes: c.Processes,
 		CPUTime:   c.CPUTime,
+		CPUs:      c.CPUs,
 		OpenFiles: c.OpenFiles,
 		DiskSize:  int64(c.Disk),
 		Output:    int64(c.Output),
@@ -58,6 +60,8 @@ func (c sandboxConfig) limits() sandbox.Limits {
 // Bounds of the sandbox settings.
 const (
 	maxConcurrency = 256 // sandboxes at once; each local one is a few processes
+	// A run's CPUs: the kernel's least CFS quota is a hundredth of a CPU.
+	minCPUs, maxCPUs float64 = 0.01, 1024
 )
 
 // validate names the variable to fix, its value and what it may be.
@@ -68,6 +72,7 @@ func (c sandboxConfig) validate() error {
 		rangeCheck{"SANDPIPER_SANDBOX_MEMORY", size(c.Memory), "at least 16MiB", c.Memory < 16<<20},
 		rangeCheck{"SANDPIPER_SANDBOX_PROCESSES", strconv.Itoa(c.Processes), "at least 1", c.Processes < 1},
 		rangeCheck{"SANDPIPER_SANDBOX_CPU_TIME", c.CPUTime.String(), "at least 1s", c.CPUTime < time.Second},
+		rangeCheck{"SANDPIPER_SANDBOX_CPUS", strconv.FormatFloat(c.CPUs, 'g', -1, 64), fmt.Sprintf("%g to %g", minCPUs, maxCPUs), !(c.CPUs >= minCPUs && c.CPUs <= maxCPUs)},
 		rangeCheck{"SANDPIPER_SANDBOX_OPEN_FILES", strconv.Itoa(c.OpenFiles), "at least 16", c.OpenFiles < 16},
 		rangeCheck{"SANDPIPER_SANDBOX_DISK", size(c.Disk), "at least 1MiB", c.Disk < 1<<20},
 		rangeCheck{"SANDPIPER_SANDBOX_OUTPUT", size(c.Output), "at least 1KiB", c.Output < 1<<10},

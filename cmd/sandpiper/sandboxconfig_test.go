@@ -45,6 +45,20 @@ func TestLoadSandboxConfigVercel(t *testing.T) {
 		{name: "memory too small", env: map[string]string{"SANDPIPER_SANDBOX_MEMORY": "8MiB"}, wantErr: "SANDPIPER_SANDBOX_MEMORY=8MiB is out of range: want at least 16MiB"},
 		{name: "too many at once", env: map[string]string{"SANDPIPER_SANDBOX_CONCURRENCY": "300"}, wantErr: "SANDPIPER_SANDBOX_CONCURRENCY=300 is out of range: want 0 (the number of CPUs) to 256"},
 		{name: "size overflow", env: map[string]string{"SANDPIPER_SANDBOX_MEMORY": "17179869185GiB"}, wantErr: "SANDPIPER_SANDBOX_MEMORY"},
+		{name: "cpus", env: map[string]string{"SANDPIPER_SANDBOX_CPUS": "0.5"}, check: func(t *testing.T, c sandboxConfig) {
+			if c.CPUs != 0.5 || c.limits().CPUs != 0.5 {
+				t.Errorf("CPUs %v, limits %v", c.CPUs, c.limits().CPUs)
+			}
+		}},
+		{name: "cpus default", env: map[string]string{}, check: func(t *testing.T, c sandboxConfig) {
+			if c.CPUs != 1 {
+				t.Errorf("CPUs %v, want 1", c.CPUs)
+			}
+		}},
+		{name: "no cpus", env: map[string]string{"SANDPIPER_SANDBOX_CPUS": "0"}, wantErr: "SANDPIPER_SANDBOX_CPUS=0 is out of range: want 0.01 to 1024"},
+		{name: "negative cpus", env: map[string]string{"SANDPIPER_SANDBOX_CPUS": "-1"}, wantErr: "SANDPIPER_SANDBOX_CPUS=-1 is out of range"},
+		{name: "not a number of cpus", env: map[string]string{"SANDPIPER_SANDBOX_CPUS": "two"}, wantErr: "SANDPIPER_SANDBOX_CPUS"},
+		{name: "NaN cpus", env: map[string]string{"SANDPIPER_SANDBOX_CPUS": "NaN"}, wantErr: "SANDPIPER_SANDBOX_CPUS=NaN is out of range"},
 		{name: "vercel knobs ignored by local", env: map[string]string{"SANDPIPER_SANDBOX": "local", "SANDPIPER_VERCEL_VCPUS": "3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

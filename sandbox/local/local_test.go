@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -790,6 +791,13 @@ print("OK")`, sandbox.Limits{Timeout: 20 * time.Second})
 	res = run(t, s, "import os\ntry:\n    [os.fork() or __import__('time').sleep(5) for _ in range(200)]\nexcept OSError as e:\n    print('stopped', e.errno)", sandbox.Limits{Processes: 16, Timeout: 10 * time.Second})
 	if !strings.HasPrefix(string(res.Stdout), "stopped 11") {
 		t.Errorf("fork bomb without cgroups: stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+	// The whole sandbox's memory, without cgroups: init's watcher.
+	t.Run("memory", func(t *testing.T) { checkSandboxMemory(t, s) })
+	// No CPU quota without cgroups, and no cap claiming one.
+	res = run(t, s, cpuBurn(0.3), sandbox.Limits{CPUs: 0.2})
+	if res.ExitCode != 0 || slices.Contains(res.Caps, sandbox.CapCPUQuota) {
+		t.Errorf("CPU burn without cgroups: exit %d caps %v stderr %q", res.ExitCode, res.Caps, res.Stderr)
 	}
 }
 
