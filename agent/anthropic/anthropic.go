@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 
@@ -28,16 +27,14 @@ const DefaultMaxTokens = 4096
 
 const provider = "Anthropic API"
 
-// Config configures a [Model]. Zero fields take defaults.
-type Config struct {
-	BaseURL    string       // default DefaultBaseURL
-	Key        agent.APIKey // sent as a bearer token; Source names it in errors
-	Model      string       // required, e.g. "claude-opus-4-8"
-	MaxTokens  int64        // default DefaultMaxTokens
-	HTTPClient *http.Client
-	Retry      agent.RetryPolicy // retries and timeouts
-	Logger     *slog.Logger
-}
+// DefaultModel is the model when none is configured, as Anthropic's API
+// names it.
+const DefaultModel = "claude-opus-4-8"
+
+// Config configures a [Model]: the Model is required (e.g.
+// "claude-opus-4-8"); BaseURL defaults to DefaultBaseURL and MaxTokens to
+// DefaultMaxTokens.
+type Config = agent.ModelConfig
 
 // Model calls the Messages API. It is safe for concurrent use.
 type Model struct {
@@ -50,14 +47,10 @@ var _ agent.Model = (*Model)(nil)
 
 // New returns a Model. It does no I/O.
 func New(cfg Config) (*Model, error) {
-	caller, err := modelhttp.NewCaller(modelhttp.Settings{
-		Package: "anthropic", Provider: provider, BaseURL: cfg.BaseURL, Model: cfg.Model,
-		Key: cfg.Key, Retry: cfg.Retry, Logger: cfg.Logger,
-	}, DefaultBaseURL, httpError)
+	caller, err := modelhttp.NewCaller("anthropic", provider, &cfg, DefaultBaseURL, httpError)
 	if err != nil {
 		return nil, err
 	}
-	cfg.BaseURL, cfg.Retry = caller.BaseURL, caller.Policy
 	if cfg.MaxTokens <= 0 {
 		cfg.MaxTokens = DefaultMaxTokens
 	}
@@ -115,12 +108,7 @@ func (m *Model) Generate(ctx context.Context, req *agent.Request, text func(stri
 			}
 		}
 		if err := stream.Err(); err != nil {
-			var syn *json.SyntaxError
-			var typ *json.UnmarshalTypeError
-			if errors.As(err, &syn) || errors.As(err, &typ) {
-				return modelhttp.Malformed(provider, err)
-			}
-			return err
+			return modelhttp.StreamError(provider, err)
 		}
 		if !stopped {
 			return modelhttp.ErrStreamCut
@@ -231,9 +219,9 @@ func (m *Model) params(req *agent.Request) (sdk.MessageNewParams, error) {
 		}
 	}
 	for _, t := range req.Tools {
-		var schema map[string]any
-		if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
-			return p, fmt.Errorf("anthropic: tool %s: input schema: %w", t.Name, err)
+		schema, err := modelhttp.ToolSchema("anthropic", t)
+		if err != nil {
+			return p, err
 		}
 		in := sdk.ToolInputSchemaParam{Properties: schema["properties"], ExtraFields: map[string]any{}}
 		if req, ok := schema["required"].([]any); ok {
@@ -276,13 +264,7 @@ func httpError(err error) *modelhttp.HTTPError {
 	if !errors.As(err, &e) {
 		return nil
 	}
-	h := &modelhttp.HTTPError{Status: e.StatusCode, Body: e.RawJSON()}
-	if e.Response != nil {
-		h.Header = e.Response.Header
-		if h.Body == "" && e.Response.Body != nil && e.StatusCode >= 300 {
-			h.Body = modelhttp.ReadBody(e.Response)
-		}
-	}
+	h := modelhttp.ResponseError(e.StatusCode, e.RawJSON(), e.Response)
 	if h.Status < 300 {
 		var body struct {
 			Error struct {

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"strings"
 
@@ -27,18 +26,14 @@ const DefaultBaseURL = "https://ai-gateway.vercel.sh/v1"
 
 const provider = "OpenAI-compatible API"
 
-// Config configures a [Model]. Zero fields take defaults.
-type Config struct {
-	BaseURL string       // default DefaultBaseURL
-	Key     agent.APIKey // sent as a bearer token; Source names it in errors
-	Model   string       // required, e.g. "anthropic/claude-opus-4.8"
-	// MaxTokens bounds each turn's output (max_completion_tokens); zero
-	// leaves it to the server.
-	MaxTokens  int64
-	HTTPClient *http.Client
-	Retry      agent.RetryPolicy // retries and timeouts
-	Logger     *slog.Logger
-}
+// DefaultModel is the model when none is configured, as the AI Gateway
+// names it (provider/model).
+const DefaultModel = "anthropic/claude-opus-4.8"
+
+// Config configures a [Model]: the Model is required (e.g.
+// "anthropic/claude-opus-4.8"); BaseURL defaults to DefaultBaseURL, and a
+// zero MaxTokens (max_completion_tokens) leaves the bound to the server.
+type Config = agent.ModelConfig
 
 // Model calls a chat completions API. It is safe for concurrent use.
 type Model struct {
@@ -51,14 +46,10 @@ var _ agent.Model = (*Model)(nil)
 
 // New returns a Model. It does no I/O.
 func New(cfg Config) (*Model, error) {
-	caller, err := modelhttp.NewCaller(modelhttp.Settings{
-		Package: "openai", Provider: provider, BaseURL: cfg.BaseURL, Model: cfg.Model,
-		Key: cfg.Key, Retry: cfg.Retry, Logger: cfg.Logger,
-	}, DefaultBaseURL, httpError)
+	caller, err := modelhttp.NewCaller("openai", provider, &cfg, DefaultBaseURL, httpError)
 	if err != nil {
 		return nil, err
 	}
-	cfg.BaseURL, cfg.Retry = caller.BaseURL, caller.Policy
 	opts := []option.RequestOption{
 		option.WithBaseURL(modelhttp.SDKBaseURL(cfg.BaseURL)),
 		option.WithHTTPClient(modelhttp.HTTPClient(cfg.HTTPClient)),
@@ -104,12 +95,7 @@ func (m *Model) Generate(ctx context.Context, req *agent.Request, text func(stri
 			}
 		}
 		if err := stream.Err(); err != nil {
-			var syn *json.SyntaxError
-			var typ *json.UnmarshalTypeError
-			if errors.As(err, &syn) || errors.As(err, &typ) {
-				return modelhttp.Malformed(provider, err)
-			}
-			return err
+			return modelhttp.StreamError(provider, err)
 		}
 		if !acc.finished {
 			return modelhttp.ErrStreamCut
@@ -169,9 +155,9 @@ func (m *Model) params(req *agent.Request) (oai.ChatCompletionNewParams, error) 
 		}
 	}
 	for _, t := range req.Tools {
-		var schema map[string]any
-		if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
-			return p, fmt.Errorf("openai: tool %s: input schema: %w", t.Name, err)
+		schema, err := modelhttp.ToolSchema("openai", t)
+		if err != nil {
+			return p, err
 		}
 		p.Tools = append(p.Tools, oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
 			Name:        t.Name,
@@ -201,14 +187,7 @@ func httpError(err error) *modelhttp.HTTPError {
 	if !errors.As(err, &e) {
 		return nil
 	}
-	h := &modelhttp.HTTPError{Status: e.StatusCode, Body: e.RawJSON()}
-	if e.Response != nil {
-		h.Header = e.Response.Header
-		if h.Body == "" && e.Response.Body != nil {
-			h.Body = modelhttp.ReadBody(e.Response)
-		}
-	}
-	return h
+	return modelhttp.ResponseError(e.StatusCode, e.RawJSON(), e.Response)
 }
 
 // accumulator assembles a streamed turn: text, and tool calls from their

@@ -12,9 +12,10 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox/retryafter"
 )
 
 // client speaks the Sandbox REST API v1, the API of @vercel/sandbox 1.x.
@@ -185,7 +186,7 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 			resp.Body.Close()
 			lastErr = apiErr
 			wait = c.backoff(attempt)
-			if ra, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			if ra, ok := retryafter.Parse(resp.Header, time.Now()); ok {
 				if ra > maxRetryAfter {
 					return nil, fmt.Errorf("%w (the API asks to wait %s; giving up)", apiErr, ra.Round(time.Second))
 				}
@@ -217,21 +218,6 @@ func (c *client) backoff(attempt int) time.Duration {
 	}
 	d = min(d, maxBackoff)
 	return d - d/4 + rand.N(d/2+1)
-}
-
-// retryAfter parses a Retry-After header: seconds, or an HTTP date.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
 }
 
 // explain adds what to do to the errors a user can fix.

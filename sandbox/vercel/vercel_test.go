@@ -630,28 +630,6 @@ func TestCredentialPrecedence(t *testing.T) {
 	}
 }
 
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for _, tc := range []struct {
-		in   string
-		want time.Duration
-		ok   bool
-	}{
-		{"", 0, false},
-		{"3", 3 * time.Second, true},
-		{"0", 0, true},
-		{now.Add(7 * time.Second).Format(http.TimeFormat), 7 * time.Second, true},
-		{now.Add(-7 * time.Second).Format(http.TimeFormat), 0, true},
-		{"soon", 0, false},
-		{"-1", 0, false},
-	} {
-		got, ok := retryAfter(tc.in, now)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("retryAfter(%q) = %s, %v; want %s, %v", tc.in, got, ok, tc.want, tc.ok)
-		}
-	}
-}
-
 func TestVCPUsFor(t *testing.T) {
 	for _, tc := range []struct {
 		mem   int64
