@@ -32,6 +32,17 @@ func (r Runtime) Has(name string) bool {
 	return false
 }
 
+// Missing returns those of the import names the runtime lacks.
+func (r Runtime) Missing(names ...string) []string {
+	var missing []string
+	for _, n := range names {
+		if !r.Has(n) {
+			missing = append(missing, n)
+		}
+	}
+	return missing
+}
+
 // String lists the version and modules, e.g.
 // "Python 3.11.2 with numpy 1.26.4, sympy 1.12".
 func (r Runtime) String() string {

@@ -17,6 +17,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -66,36 +67,18 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
-	if c.APIURL == "" {
-		c.APIURL = DefaultAPIURL
-	}
+	c.APIURL = cmp.Or(c.APIURL, DefaultAPIURL)
 	if !strings.HasSuffix(c.APIURL, "/") {
 		c.APIURL += "/"
 	}
-	if c.DataDir == "" {
-		c.DataDir = DefaultDataDir
-	}
-	if c.ThreadTTL <= 0 {
-		c.ThreadTTL = DefaultThreadTTL
-	}
-	if c.ShutdownTimeout <= 0 {
-		c.ShutdownTimeout = DefaultShutdownTimeout
-	}
-	if c.AnswerTimeout <= 0 {
-		c.AnswerTimeout = DefaultAnswerTimeout
-	}
-	if c.HTTPAddr == "" {
-		c.HTTPAddr = DefaultHTTPAddr
-	}
-	if c.Workers <= 0 {
-		c.Workers = DefaultWorkers
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.StatusInterval <= 0 {
-		c.StatusInterval = defaultStatusInterval
-	}
+	c.DataDir = cmp.Or(c.DataDir, DefaultDataDir)
+	c.ThreadTTL = cmp.Or(c.ThreadTTL, DefaultThreadTTL)
+	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
+	c.AnswerTimeout = cmp.Or(c.AnswerTimeout, DefaultAnswerTimeout)
+	c.HTTPAddr = cmp.Or(c.HTTPAddr, DefaultHTTPAddr)
+	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	c.StatusInterval = cmp.Or(c.StatusInterval, defaultStatusInterval)
 	c.Files = c.Files.WithDefaults()
 }
 
