@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,7 +11,6 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/chat"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
-	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
 const askUsage = `usage: sandpiper ask [--debug] [--file PATH]... [--out DIR] [QUESTION]
@@ -27,62 +27,70 @@ sends, Ctrl+D or Ctrl+C leaves.
 // defaultOutDir is where ask saves the files the program writes.
 const defaultOutDir = "sandpiper-output"
 
-// runAsk is `sandpiper ask`.
-func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	var debug bool
-	var words, paths []string
-	outDir := defaultOutDir
+// askFlags are ask's arguments.
+type askFlags struct {
+	debug    bool
+	paths    []string // --file
+	outDir   string
+	question string
+}
+
+// parseAskFlags reads ask's arguments. --file and --out count also after
+// the question (ask "plot it" --file d.csv); "--" makes the rest question
+// text. help is set for -h.
+func parseAskFlags(args []string) (f askFlags, help bool, err error) {
+	f.outDir = defaultOutDir
+	var words []string
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
 		case a == "--debug" || a == "-debug":
-			debug = true
-		// --file and --out count also after the question (ask "plot it"
-		// --file d.csv); "--" makes the rest question text.
+			f.debug = true
 		case a == "--file" || a == "-file" || a == "--out" || a == "-out":
 			if i+1 >= len(args) {
-				fmt.Fprintf(stderr, "sandpiper: ask: %s needs a value\n\n%s", a, askUsage)
-				return 2
+				return f, false, usageError(fmt.Errorf("ask: %s needs a value", a), askUsage)
 			}
 			i++
 			if strings.HasSuffix(a, "file") {
-				paths = append(paths, args[i])
+				f.paths = append(f.paths, args[i])
 			} else {
-				outDir = args[i]
+				f.outDir = args[i]
 			}
 		case strings.HasPrefix(a, "--file=") || strings.HasPrefix(a, "-file="):
-			paths = append(paths, a[strings.IndexByte(a, '=')+1:])
+			f.paths = append(f.paths, a[strings.IndexByte(a, '=')+1:])
 		case strings.HasPrefix(a, "--out=") || strings.HasPrefix(a, "-out="):
-			outDir = a[strings.IndexByte(a, '=')+1:]
+			f.outDir = a[strings.IndexByte(a, '=')+1:]
 		case a == "-h" || a == "-help" || a == "--help":
-			fmt.Fprint(stdout, askUsage)
-			return 0
+			return f, true, nil
 		case a == "--":
 			words = append(words, args[i+1:]...)
 			i = len(args)
 		case strings.HasPrefix(a, "-") && len(a) > 1 && len(words) == 0:
-			fmt.Fprintf(stderr, "sandpiper: ask: unknown flag %s\n\n%s", a, askUsage)
-			return 2
+			return f, false, usageError(fmt.Errorf("ask: unknown flag %s", a), askUsage)
 		default:
 			words = append(words, a)
 		}
 	}
-	question := strings.TrimSpace(strings.Join(words, " "))
+	f.question = strings.TrimSpace(strings.Join(words, " "))
+	return f, false, nil
+}
 
-	lookup, _, err := envLookuper(".")
-	if err != nil {
-		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
-		return 2
+// runAsk is `sandpiper ask`: one question, or a chat without one, in the
+// terminal front end (package chat).
+func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	flags, help, err := parseAskFlags(args)
+	if help || err != nil {
+		if help {
+			fmt.Fprint(stdout, askUsage)
+		}
+		return err
 	}
-	ac, err := loadAgentConfig(ctx, lookup)
+	lookup, c, err := load(ctx, loadAgentConfig)
 	if err != nil {
-		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
-		return 2
+		return err
 	}
-	mc, sc, limits := ac.model, ac.sandbox, ac.files
-	inputs, err := chat.ReadFiles(paths, limits)
+	inputs, err := chat.ReadFiles(flags.paths, c.files)
 	if err != nil {
-		fmt.Fprintf(stderr, "sandpiper: ask: %v\n", err)
-		return 2
+		return configError(fmt.Errorf("ask: %w", err))
 	}
 	var files []sandbox.File
 	for _, f := range inputs {
@@ -90,14 +98,14 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	// The runs share a workspace: the --file files, and what each run
 	// writes, for the runs after it (in a chat, also the next questions').
-	ws := agent.NewMemWorkspace(files, limits.RunSize+sc.limits().WithDefaults().DiskSize)
+	ws := agent.NewMemWorkspace(files, c.files.RunSize+c.sandbox.limits().WithDefaults().DiskSize)
 
 	_, noColor := lookup.Lookup("NO_COLOR")
 	term, _ := lookup.Lookup("TERM")
-	ui := chat.New(stdout, stderr, chat.Options{NoColor: noColor, Term: term, OutDir: outDir, Limits: sc.limits()})
+	ui := chat.New(stdout, stderr, chat.Options{NoColor: noColor, Term: term, OutDir: flags.outDir, Limits: c.sandbox.limits()})
 	defer ui.StopSpinner()
 	level := slog.LevelWarn
-	if debug || mc.Debug {
+	if flags.debug || c.model.Debug {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(ui.LogWriter(), &slog.HandlerOptions{
@@ -110,52 +118,38 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		},
 	}))
 
-	model, err := mc.newModel(log)
-	if err != nil {
-		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
-		return 2
-	}
 	ui.Spin("Starting the sandbox")
-	sc.longLived = question == "" // a chat runs many programs: prepare caches
-	sb, err := newSandbox(ctx, sc, log)
-	if err != nil {
-		ui.StopSpinner()
-		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
-		return 1
-	}
-	defer sb.Close()
-	rt, err := agent.ProbeRuntime(ctx, sb)
+	c.sandbox.longLived = flags.question == "" // a chat runs many programs: prepare caches
+	a, rt, sb, err := c.start(ctx, log)
 	ui.StopSpinner()
 	if err != nil {
 		if ctx.Err() != nil {
-			return 130
+			return &exitError{exitInterrupted, nil}
 		}
-		log.Warn("could not list the sandbox's Python modules; the model will not know them", "err", err)
+		return err
 	}
-	tool := agent.NewExecuteCode(sb, agent.ExecuteCodeOptions{Runtime: rt, Limits: sc.limits(), Logger: log})
-	a := mc.newAgent(model, []agent.Tool{tool}, log)
+	defer sb.Close()
 
-	if question != "" {
-		desc, caps := agent.DescribeFiles(ctx, inputs, nil)
-		if len(caps) > 0 {
-			log.Warn("a file's preview stopped at its budget", "caps", caps)
-		}
-		if desc != "" {
-			question += "\n\n" + desc
-		}
-		out, err := a.Run(ctx, []agent.Message{agent.UserMessage(question)}, agent.RunOptions{Workspace: ws, Observer: ui})
-		switch {
-		case ctx.Err() != nil:
-			fmt.Fprintln(stderr, "sandpiper: interrupted")
-			return 130
-		case err != nil:
-			fmt.Fprintf(stderr, "sandpiper: %s\n", safetext.Text(err.Error())) // a model API's error quotes its server
-			return 1
-		case out.Stop == agent.StopStepLimit:
-			return 1
-		}
-		return 0
+	if flags.question == "" {
+		ui.Chat(ctx, a, ws, a.Model.ID()+" · "+rt.String(), stdin)
+		return nil
 	}
-	ui.Chat(ctx, a, ws, model.ID()+" · "+rt.String(), stdin)
-	return 0
+	question := flags.question
+	desc, caps := agent.DescribeFiles(ctx, inputs, nil)
+	if len(caps) > 0 {
+		log.Warn("a file's preview stopped at its budget", "caps", caps)
+	}
+	if desc != "" {
+		question += "\n\n" + desc
+	}
+	out, err := a.Run(ctx, []agent.Message{agent.UserMessage(question)}, agent.RunOptions{Workspace: ws, Observer: ui})
+	switch {
+	case ctx.Err() != nil:
+		return &exitError{exitInterrupted, errors.New("interrupted")}
+	case err != nil:
+		return err
+	case out.Stop == agent.StopStepLimit:
+		return &exitError{1, nil} // the UI said so
+	}
+	return nil
 }

@@ -2,116 +2,152 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
-
-	"github.com/sandpiper-bot/sandpiper/agent"
-	"github.com/sandpiper-bot/sandpiper/agent/anthropic"
-	"github.com/sandpiper-bot/sandpiper/agent/openai"
 )
 
-func TestLoadModelConfig(t *testing.T) {
+func TestParseByteSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"512MiB", 512 << 20, true},
+		{"64MB", 64_000_000, true},
+		{"1G", 1 << 30, true},
+		{"4096", 4096, true},
+		{" 2 kib ", 2048, true},
+		{"", 0, false},
+		{"-1MiB", 0, false},
+		{"12 parsecs", 0, false},
+		{"MiB", 0, false},
+		{"1024TiB", 0, false},
+		{"1048576GiB", 1 << 50, true},
+		{"17179869185GiB", 0, false}, // would wrap around to 1GiB
+		{"9999999999999GiB", 0, false},
+	} {
+		got, err := parseByteSize(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("parseByteSize(%q) = %d, %v; want %d, ok=%v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+// TestREADMEDefaults: the Default column of README's variable table says
+// what the configuration takes when a variable is unset. The defaults are
+// declared once, in the packages that own them; this holds README to them.
+func TestREADMEDefaults(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]string{} // variable → the first `value` of its Default cell
+	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z0-9_]+)` \\| [^|`]*`([^`]*)`").FindAllSubmatch(readme, -1) {
+		documented[string(m[1])] = string(m[2])
+	}
+	none := envconfig.MapLookuper(nil)
+	ctx := t.Context()
+	b, err := loadBotEnv(ctx, none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := loadModelConfig(ctx, envconfig.MapLookuper(map[string]string{"SANDPIPER_MODEL_API_KEY": "k"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := loadSandboxConfig(ctx, none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim, err := loadFileEnv(ctx, none)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fileEnv{byteSize{n: lim.FileSize}, byteSize{n: lim.RunSize}, lim.RunFiles, byteSize{n: lim.ThreadSize}, lim.Uploads}
+	checked := 0
+	for _, env := range []any{b, m, s, f} {
+		v := reflect.ValueOf(env)
+		for i := range v.NumField() {
+			name := v.Type().Field(i).Tag.Get("env")
+			if name == "" || v.Field(i).IsZero() {
+				continue // no default: README says what happens instead
+			}
+			doc, ok := documented[name]
+			if !ok {
+				t.Errorf("README has no default for %s", name)
+				continue
+			}
+			var same bool
+			switch val := v.Field(i).Interface().(type) {
+			case time.Duration:
+				d, err := time.ParseDuration(doc)
+				same = err == nil && d == val
+			case byteSize:
+				n, err := parseByteSize(doc)
+				same = err == nil && n == val.n
+			default: // strings and numbers
+				same = doc == fmt.Sprint(val)
+			}
+			if !same {
+				t.Errorf("README says %s defaults to %q; the configuration takes %v", name, doc, v.Field(i))
+			}
+			checked++
+		}
+	}
+	if checked < 30 {
+		t.Errorf("checked %d defaults; README's table was not read?", checked)
+	}
+}
+
+func TestParseDotenv(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
-		env     map[string]string
-		wantAPI string
-		wantURL string
-		model   string
-		key     agent.APIKey
+		in      string
+		want    map[string]string
 		wantErr string
 	}{
 		{
-			name:    "defaults: the AI Gateway with its key",
-			env:     map[string]string{"AI_GATEWAY_API_KEY": "gw-key-123"},
-			wantAPI: "openai", wantURL: "https://ai-gateway.vercel.sh/v1", model: "anthropic/claude-opus-4.8",
-			key: agent.APIKey{Value: "gw-key-123", Source: "AI_GATEWAY_API_KEY"},
+			name: "what vercel env pull writes",
+			in:   "# Created by Vercel CLI\nVERCEL_OIDC_TOKEN=\"eyJhbGciOi.J9.sig\"\nVERCEL_ENV=\"development\"\n",
+			want: map[string]string{"VERCEL_OIDC_TOKEN": "eyJhbGciOi.J9.sig", "VERCEL_ENV": "development"},
 		},
 		{
-			name:    "SANDPIPER_MODEL_API_KEY wins",
-			env:     map[string]string{"SANDPIPER_MODEL_API_KEY": "mine-123", "AI_GATEWAY_API_KEY": "gw-key-123", "VERCEL_OIDC_TOKEN": "oidc-jwt-123", "OPENAI_API_KEY": "sk-oa-123"},
-			wantAPI: "openai", wantURL: openai.DefaultBaseURL, model: "anthropic/claude-opus-4.8",
-			key: agent.APIKey{Value: "mine-123", Source: "SANDPIPER_MODEL_API_KEY"},
+			name: "bare, exported and commented",
+			in:   "\n  export A=1\nB = two words  # a comment\nC=x#y\nD=\n",
+			want: map[string]string{"A": "1", "B": "two words", "C": "x#y", "D": ""},
 		},
 		{
-			name:    "then the OIDC token from vercel env pull",
-			env:     map[string]string{"SANDPIPER_MODEL_API_KEY": " ", "VERCEL_OIDC_TOKEN": "oidc-jwt-123", "OPENAI_API_KEY": "sk-oa-123"},
-			wantAPI: "openai", wantURL: openai.DefaultBaseURL, model: "anthropic/claude-opus-4.8",
-			key: agent.APIKey{Value: "oidc-jwt-123", Source: "VERCEL_OIDC_TOKEN"},
+			name: "quotes and escapes",
+			in:   `A="line\nnext \"q\" \\ \t."` + "\nB='lit $X \\n'\nC=\"# not a comment\" # comment\n",
+			want: map[string]string{"A": "line\nnext \"q\" \\ \t.", "B": `lit $X \n`, "C": "# not a comment"},
 		},
 		{
-			name:    "then OPENAI_API_KEY, here for OpenAI itself",
-			env:     map[string]string{"OPENAI_API_KEY": "sk-oa-123", "SANDPIPER_MODEL_BASE_URL": "https://api.openai.com/v1", "SANDPIPER_MODEL": "gpt-5"},
-			wantAPI: "openai", wantURL: "https://api.openai.com/v1", model: "gpt-5",
-			key: agent.APIKey{Value: "sk-oa-123", Source: "OPENAI_API_KEY"},
+			name: "a quoted value over lines",
+			in:   "KEY=\"-----BEGIN\nabc\n-----END\"\nNEXT=1\n",
+			want: map[string]string{"KEY": "-----BEGIN\nabc\n-----END", "NEXT": "1"},
 		},
 		{
-			// VERCEL_OIDC_TOKEN is there for the Vercel sandbox; OpenAI would
-			// refuse it, and it is not OpenAI's to see.
-			name:    "Vercel's credentials go to the AI Gateway only",
-			env:     map[string]string{"VERCEL_OIDC_TOKEN": "oidc-jwt-123", "AI_GATEWAY_API_KEY": "gw-key-123", "OPENAI_API_KEY": "sk-oa-123", "SANDPIPER_MODEL_BASE_URL": "https://api.openai.com/v1", "SANDPIPER_MODEL": "gpt-5"},
-			wantAPI: "openai", wantURL: "https://api.openai.com/v1", model: "gpt-5",
-			key: agent.APIKey{Value: "sk-oa-123", Source: "OPENAI_API_KEY"},
+			// godotenv would expand these, and make \t a t and lose a
+			// last escaped quote: the values stay as they were written.
+			name: "dollars and escapes stay literal",
+			in:   "K1=abc$def\nK2=\"a${B}c\"\nB=2\nK3=$HOME\nK4='$X \\t'\nK5=\"a\\$b\"\nK6=a\\$b\\t\nK7=\"say \\\"hi\\\"\"\n",
+			want: map[string]string{"K1": "abc$def", "K2": "a${B}c", "B": "2", "K3": "$HOME", "K4": `$X \t`, "K5": "a$b", "K6": `a\$b\t`, "K7": `say "hi"`},
 		},
-		{
-			name:    "no key for another host",
-			env:     map[string]string{"VERCEL_OIDC_TOKEN": "oidc-jwt-123", "SANDPIPER_MODEL_BASE_URL": "https://openrouter.ai/api/v1"},
-			wantErr: "config: no model API key: set SANDPIPER_MODEL_API_KEY or OPENAI_API_KEY (in the environment, .env.local or .env; AI_GATEWAY_API_KEY and VERCEL_OIDC_TOKEN are sent only to ai-gateway.vercel.sh)",
-		},
-		{
-			name:    "Anthropic's API and model naming",
-			env:     map[string]string{"SANDPIPER_MODEL_API": "Anthropic", "ANTHROPIC_API_KEY": "sk-ant-123", "OPENAI_API_KEY": "sk-oa-123"},
-			wantAPI: "anthropic", wantURL: anthropic.DefaultBaseURL, model: "claude-opus-4-8",
-			key: agent.APIKey{Value: "sk-ant-123", Source: "ANTHROPIC_API_KEY"},
-		},
-		{
-			name:    "Anthropic through the gateway keeps the gateway's model id",
-			env:     map[string]string{"SANDPIPER_MODEL_API": "anthropic", "SANDPIPER_MODEL_BASE_URL": "https://ai-gateway.vercel.sh", "SANDPIPER_MODEL_API_KEY": "gw-key-123"},
-			wantAPI: "anthropic", wantURL: "https://ai-gateway.vercel.sh", model: "anthropic/claude-opus-4.8",
-			key: agent.APIKey{Value: "gw-key-123", Source: "SANDPIPER_MODEL_API_KEY"},
-		},
-		{
-			name:    "a local server needs no key",
-			env:     map[string]string{"SANDPIPER_MODEL_BASE_URL": "http://localhost:11434/v1", "SANDPIPER_MODEL": "qwen3"},
-			wantAPI: "openai", wantURL: "http://localhost:11434/v1", model: "qwen3",
-		},
-		{
-			name:    "no key",
-			env:     map[string]string{"ANTHROPIC_API_KEY": "wrong API"},
-			wantErr: "config: no model API key: set SANDPIPER_MODEL_API_KEY, AI_GATEWAY_API_KEY, VERCEL_OIDC_TOKEN or OPENAI_API_KEY (in the environment, .env.local or .env; `vercel env pull` writes VERCEL_OIDC_TOKEN to .env.local)",
-		},
-		{
-			name:    "no Anthropic key",
-			env:     map[string]string{"SANDPIPER_MODEL_API": "anthropic", "AI_GATEWAY_API_KEY": "gw-key-123"},
-			wantErr: "config: no model API key: set SANDPIPER_MODEL_API_KEY or ANTHROPIC_API_KEY (in the environment, .env.local or .env)",
-		},
-		{
-			name:    "unknown API",
-			env:     map[string]string{"SANDPIPER_MODEL_API": "bedrock", "SANDPIPER_MODEL_API_KEY": "k"},
-			wantErr: `config: SANDPIPER_MODEL_API="bedrock": want "openai"`,
-		},
-		{
-			name:    "bad base URL",
-			env:     map[string]string{"SANDPIPER_MODEL_BASE_URL": "ai-gateway.vercel.sh/v1", "SANDPIPER_MODEL_API_KEY": "k"},
-			wantErr: `config: SANDPIPER_MODEL_BASE_URL="ai-gateway.vercel.sh/v1" is not an http(s) URL`,
-		},
-		{
-			name:    "bad timeout",
-			env:     map[string]string{"SANDPIPER_MODEL_TIMEOUT": "soon", "SANDPIPER_MODEL_API_KEY": "k"},
-			wantErr: "config: SANDPIPER_MODEL_TIMEOUT",
-		},
-		{
-			name:    "steps out of range",
-			env:     map[string]string{"SANDPIPER_MAX_STEPS": "-1", "SANDPIPER_MODEL_API_KEY": "k"},
-			wantErr: "config: SANDPIPER_MAX_STEPS=-1 is out of range: want at least 1",
-		},
+		{name: "no equals sign", in: "JUSTAWORD\n", wantErr: `unexpected character "\n" in variable name near "JUSTAWORD\n"`},
+		{name: "unterminated", in: "A=\"open\nB=2\n", wantErr: "unterminated quoted value"},
+		{name: "junk after quote", in: "A=\"x\" y\n", wantErr: "unexpected character"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := loadModelConfig(t.Context(), envconfig.MapLookuper(tt.env))
+			got, err := parseDotenv([]byte(tt.in))
 			if tt.wantErr != "" {
-				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
 				}
 				return
@@ -119,20 +155,56 @@ func TestLoadModelConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.API != tt.wantAPI || c.BaseURL != tt.wantURL || c.Model != tt.model || c.Key != tt.key {
-				t.Errorf("got %s %s %s %#v; want %s %s %s %#v", c.API, c.BaseURL, c.Model, c.Key, tt.wantAPI, tt.wantURL, tt.model, tt.key)
-			}
-			if c.MaxSteps != agent.DefaultMaxSteps || c.Timeout != 3*time.Minute || c.Retries != 3 {
-				t.Errorf("defaults: %+v", c)
-			}
-			m, err := c.newModel(nil)
-			if err != nil || m.ID() != tt.model {
-				t.Errorf("newModel = %v, %v", m, err)
-			}
-			// The key never shows in formatted config.
-			if tt.key.Value != "" && strings.Contains(fmt.Sprintf("%v %+v %#v", c, c, c), tt.key.Value) {
-				t.Errorf("the key shows in %+v", c)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestEnvLookuper: the environment wins over .env.local, which wins over
+// .env; a variable set empty in the environment still wins.
+func TestEnvLookuper(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".env", "SP_TEST_A=from-env-file\nSP_TEST_B=from-env-file\nSP_TEST_C=from-env-file\nSP_TEST_D=from-env-file\n")
+	write(".env.local", "SP_TEST_B=from-local\nSP_TEST_C=from-local\n")
+	t.Setenv("SP_TEST_C", "from-environment")
+	t.Setenv("SP_TEST_D", "")
+
+	l, read, err := envLookuper(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(read, []string{".env.local", ".env"}) {
+		t.Errorf("read %q", read)
+	}
+	for key, want := range map[string]string{
+		"SP_TEST_A": "from-env-file",
+		"SP_TEST_B": "from-local",
+		"SP_TEST_C": "from-environment",
+		"SP_TEST_D": "",
+	} {
+		if got, ok := l.Lookup(key); !ok || got != want {
+			t.Errorf("%s = %q, %v; want %q", key, got, ok, want)
+		}
+	}
+	if _, ok := l.Lookup("SP_TEST_UNSET"); ok {
+		t.Error("found an unset variable")
+	}
+	if v := os.Getenv("SP_TEST_A"); v != "" {
+		t.Errorf("the process environment changed: SP_TEST_A=%q", v)
+	}
+
+	write(".env", "oops\n")
+	if _, _, err := envLookuper(dir); err == nil || !strings.HasPrefix(err.Error(), "config: .env: unexpected character") {
+		t.Errorf("err = %v", err)
+	}
+	if _, read, err := envLookuper(t.TempDir()); err != nil || len(read) != 0 {
+		t.Errorf("empty dir: %q, %v", read, err)
 	}
 }

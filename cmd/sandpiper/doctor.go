@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,10 +19,9 @@ import (
 // runDoctor is `sandpiper doctor`: check the Slack tokens and scopes, the
 // model endpoint and key, the sandbox and the data directory, and say what
 // to fix. It exits 1 when anything failed.
-func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
 	if len(args) > 0 {
-		fmt.Fprintf(stderr, "sandpiper: doctor takes no arguments\n")
-		return 2
+		return configError(errors.New("doctor takes no arguments"))
 	}
 	var checks []bot.Check
 	fail := func(name string, err error) { checks = append(checks, bot.Check{Name: name, Detail: err.Error()}) }
@@ -35,12 +35,12 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	} else if len(read) > 0 {
 		pass("configuration", "read "+strings.Join(read, ", "))
 	}
-	env, httpAddr, err := loadBotEnv(ctx, lookup)
+	env, err := loadBotEnv(ctx, lookup)
 	if err != nil {
 		fail("configuration", err)
 	} else {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		checks = append(checks, bot.Doctor(cctx, env.botConfig(httpAddr, quiet))...)
+		checks = append(checks, bot.Doctor(cctx, env.botConfig(quiet))...)
 		cancel()
 	}
 	if mc, err := loadModelConfig(ctx, lookup); err != nil {
@@ -79,10 +79,10 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 				detail += "; " + e.Enforcement()
 			}
 			pass("sandbox", detail)
-			pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 			rt, err := agent.ProbeRuntime(pctx, sb)
 			cancel()
-			switch missing := missingDataModules(rt); {
+			switch missing := rt.Missing(dataModules...); {
 			case err != nil:
 				fail("sandbox Python modules", err)
 			case len(missing) > 0:
@@ -107,8 +107,12 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if failed > 0 {
 		fmt.Fprintf(stdout, "\n%d check(s) failed; fix them and run sandpiper doctor again.\n", failed)
-		return 1
+		return &exitError{1, nil}
 	}
 	fmt.Fprintln(stdout, "\nAll checks passed. Start the bot with: sandpiper run")
-	return 0
+	return nil
 }
+
+// dataModules are the modules data questions, files and charts need: run
+// warns and doctor fails when the sandbox's Python lacks one.
+var dataModules = []string{"numpy", "pandas", "matplotlib", "scipy", "sympy", "openpyxl"}

@@ -7,16 +7,24 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
+// Exit codes of exec when a limit ended the program, as timeout(1) and a
+// shell report them.
+const (
+	exitTimedOut = 124
+	exitKilled   = 137 // SIGKILL: the memory limit
+)
+
 // runExec is `sandpiper exec`: run Python once in the configured sandbox,
 // print its stdout and stderr, and exit with its exit code (124 on timeout,
 // 137 when killed for memory).
-func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	help := false
@@ -35,33 +43,26 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return nil
 		}
-		return 2
+		return &exitError{exitUsage, nil} // the flag package said what was wrong
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sandpiper: exec: unexpected argument %q (the code goes after -c, in quotes)\n", fs.Arg(0))
-		fs.SetOutput(stderr)
+		var u strings.Builder
+		fs.SetOutput(&u)
 		fs.Usage()
-		return 2
+		return usageError(fmt.Errorf("exec: unexpected argument %q (the code goes after -c, in quotes)", fs.Arg(0)), u.String())
 	}
 	if *code == "" {
 		b, err := io.ReadAll(stdin)
 		if err != nil {
-			fmt.Fprintf(stderr, "sandpiper: read code: %v\n", err)
-			return 1
+			return fmt.Errorf("read code: %w", err)
 		}
 		*code = string(b)
 	}
-	lookup, _, err := envLookuper(".")
+	_, cfg, err := load(ctx, loadSandboxConfig)
 	if err != nil {
-		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
-		return 2
-	}
-	cfg, err := loadSandboxConfig(ctx, lookup)
-	if err != nil {
-		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
-		return 2
+		return err
 	}
 	log := slog.New(slog.DiscardHandler)
 	if *verbose {
@@ -69,8 +70,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	sb, err := newSandbox(ctx, cfg, log)
 	if err != nil {
-		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
-		return 1
+		return err
 	}
 	defer sb.Close()
 	if *verbose {
@@ -80,8 +80,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	res, err := sb.Run(ctx, sandbox.Request{Code: *code})
 	if err != nil {
-		fmt.Fprintf(stderr, "sandpiper: %s\n", safetext.Text(err.Error()))
-		return 1
+		return err
 	}
 	// The program's own output is passed through untouched, as python3
 	// would; the lines exec adds hold no text of the program's.
@@ -101,9 +100,11 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	switch {
 	case res.TimedOut:
-		return 124
+		return &exitError{exitTimedOut, nil}
 	case res.OutOfMemory:
-		return 137
+		return &exitError{exitKilled, nil}
+	case res.ExitCode != 0:
+		return &exitError{res.ExitCode, nil}
 	}
-	return res.ExitCode
+	return nil
 }

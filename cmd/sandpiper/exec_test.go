@@ -53,30 +53,3 @@ func TestExecLocal(t *testing.T) {
 		})
 	}
 }
-
-func TestParseByteSize(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"512MiB", 512 << 20, true},
-		{"64MB", 64_000_000, true},
-		{"1G", 1 << 30, true},
-		{"4096", 4096, true},
-		{" 2 kib ", 2048, true},
-		{"", 0, false},
-		{"-1MiB", 0, false},
-		{"12 parsecs", 0, false},
-		{"MiB", 0, false},
-		{"1024TiB", 0, false},
-		{"1048576GiB", 1 << 50, true},
-		{"17179869185GiB", 0, false}, // would wrap around to 1GiB
-		{"9999999999999GiB", 0, false},
-	} {
-		got, err := parseByteSize(tc.in)
-		if (err == nil) != tc.ok || got != tc.want {
-			t.Errorf("parseByteSize(%q) = %d, %v; want %d, ok=%v", tc.in, got, err, tc.want, tc.ok)
-		}
-	}
-}

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
@@ -16,19 +15,20 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox/vercel"
 )
 
-// sandboxConfig is the sandbox's part of the environment.
+// sandboxConfig is the sandbox's part of the environment. Its defaults
+// are sandbox's and the backends'.
 type sandboxConfig struct {
-	Backend     string        `env:"SANDPIPER_SANDBOX, default=local"` // local or vercel
-	Python      string        `env:"SANDPIPER_PYTHON, default=python3"`
-	Concurrency int           `env:"SANDPIPER_SANDBOX_CONCURRENCY"` // default: number of CPUs (local), 10 (vercel)
-	Timeout     time.Duration `env:"SANDPIPER_SANDBOX_TIMEOUT, default=30s"`
-	Memory      byteSize      `env:"SANDPIPER_SANDBOX_MEMORY, default=512MiB"`
-	Processes   int           `env:"SANDPIPER_SANDBOX_PROCESSES, default=64"`
-	CPUTime     time.Duration `env:"SANDPIPER_SANDBOX_CPU_TIME, default=60s"`
-	CPUs        float64       `env:"SANDPIPER_SANDBOX_CPUS, default=1"` // local, with cgroups
-	OpenFiles   int           `env:"SANDPIPER_SANDBOX_OPEN_FILES, default=256"`
-	Disk        byteSize      `env:"SANDPIPER_SANDBOX_DISK, default=64MiB"`
-	Output      byteSize      `env:"SANDPIPER_SANDBOX_OUTPUT, default=1MiB"`
+	Backend     string        `env:"SANDPIPER_SANDBOX"` // local or vercel
+	Python      string        `env:"SANDPIPER_PYTHON"`
+	Concurrency int           `env:"SANDPIPER_SANDBOX_CONCURRENCY"` // default: the backend's
+	Timeout     time.Duration `env:"SANDPIPER_SANDBOX_TIMEOUT"`
+	Memory      byteSize      `env:"SANDPIPER_SANDBOX_MEMORY"`
+	Processes   int           `env:"SANDPIPER_SANDBOX_PROCESSES"`
+	CPUTime     time.Duration `env:"SANDPIPER_SANDBOX_CPU_TIME"`
+	CPUs        float64       `env:"SANDPIPER_SANDBOX_CPUS"` // local, with cgroups
+	OpenFiles   int           `env:"SANDPIPER_SANDBOX_OPEN_FILES"`
+	Disk        byteSize      `env:"SANDPIPER_SANDBOX_DISK"`
+	Output      byteSize      `env:"SANDPIPER_SANDBOX_OUTPUT"`
 
 	// longLived is set by the commands that run many programs (run, ask):
 	// the backend may then prepare caches in the background.
@@ -36,8 +36,8 @@ type sandboxConfig struct {
 
 	// The Vercel backend. Credentials: VERCEL_OIDC_TOKEN (names its team
 	// and project), or VERCEL_TOKEN with VERCEL_TEAM_ID and VERCEL_PROJECT_ID.
-	VercelAPIURL    string `env:"SANDPIPER_VERCEL_API_URL, default=https://api.vercel.com"`
-	VercelVCPUs     int    `env:"SANDPIPER_VERCEL_VCPUS, default=1"`
+	VercelAPIURL    string `env:"SANDPIPER_VERCEL_API_URL"`
+	VercelVCPUs     int    `env:"SANDPIPER_VERCEL_VCPUS"`
 	VercelOIDCToken string `env:"VERCEL_OIDC_TOKEN"`
 	VercelToken     string `env:"VERCEL_TOKEN"`
 	VercelTeamID    string `env:"VERCEL_TEAM_ID"`
@@ -47,13 +47,13 @@ type sandboxConfig struct {
 func (c sandboxConfig) limits() sandbox.Limits {
 	return sandbox.Limits{
 		Timeout:   c.Timeout,
-		Memory:    int64(c.Memory),
+		Memory:    c.Memory.n,
 		Processes: c.Processes,
 		CPUTime:   c.CPUTime,
 		CPUs:      c.CPUs,
 		OpenFiles: c.OpenFiles,
-		DiskSize:  int64(c.Disk),
-		Output:    int64(c.Output),
+		DiskSize:  c.Disk.n,
+		Output:    c.Output.n,
 	}
 }
 
@@ -66,16 +66,15 @@ const (
 
 // validate names the variable to fix, its value and what it may be.
 func (c sandboxConfig) validate() error {
-	size := func(n byteSize) string { return formatSize(int64(n)) }
 	if err := checkRanges(
 		rangeCheck{"SANDPIPER_SANDBOX_TIMEOUT", c.Timeout.String(), "more than 0s", c.Timeout <= 0},
-		rangeCheck{"SANDPIPER_SANDBOX_MEMORY", size(c.Memory), "at least 16MiB", c.Memory < 16<<20},
+		rangeCheck{"SANDPIPER_SANDBOX_MEMORY", c.Memory.String(), "at least 16MiB", c.Memory.n < 16<<20},
 		rangeCheck{"SANDPIPER_SANDBOX_PROCESSES", strconv.Itoa(c.Processes), "at least 1", c.Processes < 1},
 		rangeCheck{"SANDPIPER_SANDBOX_CPU_TIME", c.CPUTime.String(), "at least 1s", c.CPUTime < time.Second},
 		rangeCheck{"SANDPIPER_SANDBOX_CPUS", strconv.FormatFloat(c.CPUs, 'g', -1, 64), fmt.Sprintf("%g to %g", minCPUs, maxCPUs), !(c.CPUs >= minCPUs && c.CPUs <= maxCPUs)},
 		rangeCheck{"SANDPIPER_SANDBOX_OPEN_FILES", strconv.Itoa(c.OpenFiles), "at least 16", c.OpenFiles < 16},
-		rangeCheck{"SANDPIPER_SANDBOX_DISK", size(c.Disk), "at least 1MiB", c.Disk < 1<<20},
-		rangeCheck{"SANDPIPER_SANDBOX_OUTPUT", size(c.Output), "at least 1KiB", c.Output < 1<<10},
+		rangeCheck{"SANDPIPER_SANDBOX_DISK", c.Disk.String(), "at least 1MiB", c.Disk.n < 1<<20},
+		rangeCheck{"SANDPIPER_SANDBOX_OUTPUT", c.Output.String(), "at least 1KiB", c.Output.n < 1<<10},
 		rangeCheck{"SANDPIPER_SANDBOX_CONCURRENCY", strconv.Itoa(c.Concurrency), fmt.Sprintf("0 (the number of CPUs) to %d", maxConcurrency), c.Concurrency < 0 || c.Concurrency > maxConcurrency},
 	); err != nil {
 		return err
@@ -83,8 +82,8 @@ func (c sandboxConfig) validate() error {
 	switch c.Backend {
 	case "local":
 	case "vercel":
-		if err := checkRanges(rangeCheck{"SANDPIPER_SANDBOX_MEMORY", formatSize(int64(c.Memory)),
-			"at most " + formatSize(vercel.MaxMemory) + " with SANDPIPER_SANDBOX=vercel", int64(c.Memory) > vercel.MaxMemory}); err != nil {
+		if err := checkRanges(rangeCheck{"SANDPIPER_SANDBOX_MEMORY", c.Memory.String(),
+			"at most " + sandbox.FormatSize(vercel.MaxMemory) + " with SANDPIPER_SANDBOX=vercel", c.Memory.n > vercel.MaxMemory}); err != nil {
 			return err
 		}
 		if c.VercelVCPUs != 1 && (c.VercelVCPUs < 2 || c.VercelVCPUs > 8 || c.VercelVCPUs%2 != 0) {
@@ -101,9 +100,15 @@ func (c sandboxConfig) validate() error {
 
 // loadSandboxConfig reads the sandbox variables from the environment.
 func loadSandboxConfig(ctx context.Context, lookup envconfig.Lookuper) (sandboxConfig, error) {
-	var c sandboxConfig
-	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &c, Lookuper: lookup}); err != nil {
-		return c, fmt.Errorf("config: %s", envNames(err.Error(), c))
+	d := sandbox.Limits{}.WithDefaults()
+	c := sandboxConfig{
+		Backend: "local", Python: local.DefaultPython,
+		Timeout: d.Timeout, Memory: byteSize{n: d.Memory}, Processes: d.Processes, CPUTime: d.CPUTime,
+		CPUs: d.CPUs, OpenFiles: d.OpenFiles, Disk: byteSize{n: d.DiskSize}, Output: byteSize{n: d.Output},
+		VercelAPIURL: vercel.DefaultAPIURL, VercelVCPUs: vercel.DefaultVCPUs,
+	}
+	if err := process(ctx, lookup, &c); err != nil {
+		return c, err
 	}
 	return c, c.validate()
 }
@@ -148,58 +153,4 @@ func newSandbox(ctx context.Context, c sandboxConfig, log *slog.Logger) (sandbox
 		return nil, err
 	}
 	return s, nil
-}
-
-// byteSize is a size in bytes written as 512MiB, 64MB, 1G or 4096.
-type byteSize int64
-
-func (b *byteSize) EnvDecode(s string) error {
-	n, err := parseByteSize(s)
-	if err != nil {
-		return err
-	}
-	*b = byteSize(n)
-	return nil
-}
-
-func parseByteSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := len(t)
-	for i > 0 && (t[i-1] < '0' || t[i-1] > '9') {
-		i--
-	}
-	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	n, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("invalid size %q (want e.g. 512MiB, 64MB, 4096)", s)
-	}
-	const maxSize = 1 << 50 // 1 PiB: more than any sandbox has
-
-	mult := map[string]int64{
-		"": 1, "b": 1,
-		"k": 1 << 10, "kb": 1000, "kib": 1 << 10,
-		"m": 1 << 20, "mb": 1000 * 1000, "mib": 1 << 20,
-		"g": 1 << 30, "gb": 1000 * 1000 * 1000, "gib": 1 << 30,
-	}[unit]
-	if mult == 0 {
-		return 0, fmt.Errorf("invalid size %q: unknown unit %q", s, unit)
-	}
-	if n > maxSize/mult {
-		return 0, fmt.Errorf("invalid size %q: too large", s)
-	}
-	return n * mult, nil
-}
-
-// formatSize writes n bytes as it was likely written: with the largest
-// binary, else decimal, unit that divides it.
-func formatSize(n int64) string {
-	for _, u := range []struct {
-		name string
-		size int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}} {
-		if n != 0 && n%u.size == 0 {
-			return strconv.FormatInt(n/u.size, 10) + u.name
-		}
-	}
-	return strconv.FormatInt(n, 10)
 }

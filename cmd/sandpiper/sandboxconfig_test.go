@@ -41,7 +41,7 @@ func TestLoadSandboxConfigVercel(t *testing.T) {
 		{name: "odd vcpus", env: map[string]string{"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_VERCEL_VCPUS": "3"}, wantErr: "SANDPIPER_VERCEL_VCPUS=3"},
 		{name: "too many vcpus", env: map[string]string{"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_VERCEL_VCPUS": "16"}, wantErr: "SANDPIPER_VERCEL_VCPUS=16"},
 		{name: "bad url", env: map[string]string{"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_VERCEL_API_URL": "api.vercel.com"}, wantErr: "SANDPIPER_VERCEL_API_URL"},
-		{name: "vercel memory", env: map[string]string{"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_SANDBOX_MEMORY": "32GiB"}, wantErr: "SANDPIPER_SANDBOX_MEMORY=32GiB is out of range: want at most 16GiB with SANDPIPER_SANDBOX=vercel"},
+		{name: "vercel memory", env: map[string]string{"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_SANDBOX_MEMORY": "32GiB"}, wantErr: "SANDPIPER_SANDBOX_MEMORY=32GiB is out of range: want at most 16.0 GiB with SANDPIPER_SANDBOX=vercel"},
 		{name: "memory too small", env: map[string]string{"SANDPIPER_SANDBOX_MEMORY": "8MiB"}, wantErr: "SANDPIPER_SANDBOX_MEMORY=8MiB is out of range: want at least 16MiB"},
 		{name: "too many at once", env: map[string]string{"SANDPIPER_SANDBOX_CONCURRENCY": "300"}, wantErr: "SANDPIPER_SANDBOX_CONCURRENCY=300 is out of range: want 0 (the number of CPUs) to 256"},
 		{name: "size overflow", env: map[string]string{"SANDPIPER_SANDBOX_MEMORY": "17179869185GiB"}, wantErr: "SANDPIPER_SANDBOX_MEMORY"},

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/agent/anthropic"
+	"github.com/sandpiper-bot/sandpiper/agent/openai"
+)
+
+// Model APIs (SANDPIPER_MODEL_API).
+const (
+	apiOpenAI    = "openai"    // OpenAI-compatible chat completions
+	apiAnthropic = "anthropic" // Anthropic Messages
+)
+
+// keyVars are the variables that can hold the model API key, in order of
+// preference, per API.
+var keyVars = map[string][]string{
+	apiOpenAI:    {"SANDPIPER_MODEL_API_KEY", "AI_GATEWAY_API_KEY", "VERCEL_OIDC_TOKEN", "OPENAI_API_KEY"},
+	apiAnthropic: {"SANDPIPER_MODEL_API_KEY", "ANTHROPIC_API_KEY"},
+}
+
+// aiGatewayHost is the AI Gateway's host; gatewayKeys are credentials
+// meant for it alone.
+const aiGatewayHost = "ai-gateway.vercel.sh"
+
+var gatewayKeys = map[string]bool{"AI_GATEWAY_API_KEY": true, "VERCEL_OIDC_TOKEN": true}
+
+// modelConfig is the model's and the agent's part of the environment.
+// Its defaults are agent's and the providers'.
+type modelConfig struct {
+	API          string        `env:"SANDPIPER_MODEL_API"`
+	Model        string        `env:"SANDPIPER_MODEL"`
+	BaseURL      string        `env:"SANDPIPER_MODEL_BASE_URL"`
+	MaxTokens    int64         `env:"SANDPIPER_MODEL_MAX_TOKENS"`
+	Timeout      time.Duration `env:"SANDPIPER_MODEL_TIMEOUT"`
+	Retries      int           `env:"SANDPIPER_MODEL_RETRIES"`
+	MaxSteps     int           `env:"SANDPIPER_MAX_STEPS"`
+	Instructions string        `env:"SANDPIPER_INSTRUCTIONS"`
+	Debug        bool          `env:"SANDPIPER_DEBUG"`
+
+	// Key is found among keyVars, not by envconfig.
+	Key agent.APIKey
+}
+
+// loadModelConfig reads the model variables, fills in defaults and finds
+// the key. Its errors name the variable to fix.
+func loadModelConfig(ctx context.Context, lookup envconfig.Lookuper) (modelConfig, error) {
+	c := modelConfig{API: apiOpenAI, Timeout: agent.DefaultRequestTimeout, Retries: agent.DefaultMaxRetries, MaxSteps: agent.DefaultMaxSteps}
+	if err := process(ctx, lookup, &c); err != nil {
+		return c, err
+	}
+	c.API = strings.ToLower(strings.TrimSpace(c.API))
+	// The AI Gateway names models provider/model; Anthropic's own API
+	// does not.
+	switch c.API {
+	case apiOpenAI:
+		c.BaseURL = cmp.Or(c.BaseURL, openai.DefaultBaseURL)
+		c.Model = cmp.Or(c.Model, openai.DefaultModel)
+	case apiAnthropic:
+		c.BaseURL = cmp.Or(c.BaseURL, anthropic.DefaultBaseURL)
+		if strings.TrimSuffix(c.BaseURL, "/") == anthropic.DefaultBaseURL {
+			c.Model = cmp.Or(c.Model, anthropic.DefaultModel)
+		}
+		c.Model = cmp.Or(c.Model, openai.DefaultModel)
+	default:
+		return c, fmt.Errorf("config: SANDPIPER_MODEL_API=%q: want %q (OpenAI-compatible chat completions, the default) or %q (Anthropic Messages)", c.API, apiOpenAI, apiAnthropic)
+	}
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return c, fmt.Errorf("config: SANDPIPER_MODEL_BASE_URL=%q is not an http(s) URL", c.BaseURL)
+	}
+	if err := checkRanges(
+		rangeCheck{"SANDPIPER_MAX_STEPS", strconv.Itoa(c.MaxSteps), "at least 1", c.MaxSteps < 1},
+		rangeCheck{"SANDPIPER_MODEL_TIMEOUT", c.Timeout.String(), "at least 1s", c.Timeout < time.Second},
+		rangeCheck{"SANDPIPER_MODEL_RETRIES", strconv.Itoa(c.Retries), "0 to 20", c.Retries < 0 || c.Retries > 20},
+		rangeCheck{"SANDPIPER_MODEL_MAX_TOKENS", strconv.FormatInt(c.MaxTokens, 10), "0 (the provider's default) or more", c.MaxTokens < 0},
+	); err != nil {
+		return c, err
+	}
+	// Vercel's credentials go to the AI Gateway only: with another base
+	// URL they would fail there, and hand a Vercel token to a third party.
+	gateway := u.Hostname() == aiGatewayHost || isLoopback(u.Hostname())
+	var candidates []string
+	for _, name := range keyVars[c.API] {
+		if gateway || !gatewayKeys[name] {
+			candidates = append(candidates, name)
+		}
+	}
+	for _, name := range candidates {
+		if v, ok := lookupNonEmpty(lookup, name); ok {
+			c.Key = agent.APIKey{Value: strings.TrimSpace(v), Source: name}
+			break
+		}
+	}
+	if c.Key.Value == "" && !isLoopback(u.Hostname()) {
+		where := "in the environment, .env.local or .env"
+		switch {
+		case c.API == apiOpenAI && gateway:
+			where += "; `vercel env pull` writes VERCEL_OIDC_TOKEN to .env.local"
+		case c.API == apiOpenAI:
+			where += "; AI_GATEWAY_API_KEY and VERCEL_OIDC_TOKEN are sent only to " + aiGatewayHost
+		}
+		return c, fmt.Errorf("config: no model API key: set %s (%s)", orList(candidates), where)
+	}
+	return c, nil
+}
+
+// keySource names where the key came from.
+func (c modelConfig) keySource() string {
+	if c.Key.Source == "" {
+		return "no variable (none needed on loopback)"
+	}
+	return c.Key.Source
+}
+
+// isLoopback reports whether host is this machine, where servers such as
+// Ollama need no key.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func orList(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// retry is the providers' retry and timeout policy.
+func (c modelConfig) retry() agent.RetryPolicy {
+	retries := c.Retries
+	if retries == 0 {
+		retries = -1 // no retries
+	}
+	return agent.RetryPolicy{MaxRetries: retries, RequestTimeout: c.Timeout}
+}
+
+// newModel returns the configured provider.
+func (c modelConfig) newModel(log *slog.Logger) (agent.Model, error) {
+	cfg := agent.ModelConfig{BaseURL: c.BaseURL, Key: c.Key, Model: c.Model, MaxTokens: c.MaxTokens, Retry: c.retry(), Logger: log}
+	if c.API == apiAnthropic {
+		return anthropic.New(cfg)
+	}
+	return openai.New(cfg)
+}
+
+// newAgent returns the agent with the given tools.
+func (c modelConfig) newAgent(model agent.Model, tools []agent.Tool, log *slog.Logger) *agent.Agent {
+	return &agent.Agent{
+		Model:        model,
+		Tools:        tools,
+		Instructions: c.Instructions,
+		MaxSteps:     c.MaxSteps,
+		Logger:       log,
+	}
+}
