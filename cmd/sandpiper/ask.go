@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/chat"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -84,11 +85,11 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		return err
 	}
-	lookup, c, err := load(ctx, loadAgentConfig)
+	lookup, c, err := load(ctx, config.LoadAgent)
 	if err != nil {
 		return err
 	}
-	inputs, err := chat.ReadFiles(flags.paths, c.files)
+	inputs, err := chat.ReadFiles(flags.paths, c.Files)
 	if err != nil {
 		return configError(fmt.Errorf("ask: %w", err))
 	}
@@ -98,14 +99,14 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	// The runs share a workspace: the --file files, and what each run
 	// writes, for the runs after it (in a chat, also the next questions').
-	ws := agent.NewMemWorkspace(files, c.files.RunSize+c.sandbox.limits().WithDefaults().DiskSize)
+	ws := agent.NewMemWorkspace(files, c.Files.RunSize+c.Sandbox.Limits().WithDefaults().DiskSize)
 
 	_, noColor := lookup.Lookup("NO_COLOR")
 	term, _ := lookup.Lookup("TERM")
-	ui := chat.New(stdout, stderr, chat.Options{NoColor: noColor, Term: term, OutDir: flags.outDir, Limits: c.sandbox.limits()})
+	ui := chat.New(stdout, stderr, chat.Options{NoColor: noColor, Term: term, OutDir: flags.outDir, Limits: c.Sandbox.Limits()})
 	defer ui.StopSpinner()
 	level := slog.LevelWarn
-	if flags.debug || c.model.Debug {
+	if flags.debug || c.Model.Debug {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(ui.LogWriter(), &slog.HandlerOptions{
@@ -119,8 +120,8 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}))
 
 	ui.Spin("Starting the sandbox")
-	c.sandbox.longLived = flags.question == "" // a chat runs many programs: prepare caches
-	a, rt, sb, err := c.start(ctx, log)
+	c.Sandbox.LongLived = flags.question == "" // a chat runs many programs: prepare caches
+	a, rt, sb, err := start(ctx, c, log)
 	ui.StopSpinner()
 	if err != nil {
 		if ctx.Err() != nil {

@@ -105,19 +105,3 @@ func TestDoctorListsTheSandboxModules(t *testing.T) {
 		t.Errorf("doctor does not check the file limits:\n%s", got)
 	}
 }
-
-// TestBotLogQuotesControls: the bot's log lines name files and quote
-// errors a program chose; the handler quotes them, so no escape
-// sequence, C1 control or bidi override reaches an operator's terminal.
-func TestBotLogQuotesControls(t *testing.T) {
-	var b bytes.Buffer
-	log, err := botEnv{LogLevel: "info"}.logger(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hostile := "\x1b]52;c;cm0=\x07\x1b[2J\u009b\x9b\u202eexe.txt"
-	log.Warn("file "+hostile, "file", hostile, "err", errors.New(hostile), hostile, []string{hostile})
-	if r, i := unsafeRune(b.String()); r >= 0 {
-		t.Errorf("log line holds %U at %d: %q", r, i, &b)
-	}
-}

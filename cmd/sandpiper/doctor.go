@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -28,24 +29,24 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 	pass := func(name, detail string) { checks = append(checks, bot.Check{Name: name, OK: true, Detail: detail}) }
 	quiet := slog.New(slog.DiscardHandler)
 
-	lookup, read, err := envLookuper(".")
+	lookup, read, err := config.Lookup(".")
 	if err != nil {
 		fail("configuration", err)
 		lookup = envconfig.OsLookuper()
 	} else if len(read) > 0 {
 		pass("configuration", "read "+strings.Join(read, ", "))
 	}
-	env, err := loadBotEnv(ctx, lookup)
+	env, err := config.LoadBot(ctx, lookup)
 	if err != nil {
 		fail("configuration", err)
 	} else {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		checks = append(checks, bot.Doctor(cctx, env.botConfig(quiet))...)
+		checks = append(checks, bot.Doctor(cctx, env.Config(quiet))...)
 		cancel()
 	}
-	if mc, err := loadModelConfig(ctx, lookup); err != nil {
+	if mc, err := config.LoadModel(ctx, lookup); err != nil {
 		fail("model", err)
-	} else if model, err := mc.newModel(quiet); err != nil {
+	} else if model, err := mc.New(quiet); err != nil {
 		fail("model", err)
 	} else {
 		mctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -55,15 +56,15 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 		}, nil)
 		cancel()
 		if err != nil {
-			fail("model "+mc.Model, fmt.Errorf("%v (check SANDPIPER_MODEL, SANDPIPER_MODEL_BASE_URL and the key in %s)", err, mc.keySource()))
+			fail("model "+mc.Model, fmt.Errorf("%v (check SANDPIPER_MODEL, SANDPIPER_MODEL_BASE_URL and the key in %s)", err, mc.KeySource()))
 		} else {
-			pass("model "+mc.Model, fmt.Sprintf("%s at %s answered %q (key from %s)", mc.API, mc.BaseURL, strings.TrimSpace(resp.Message.Text), mc.keySource()))
+			pass("model "+mc.Model, fmt.Sprintf("%s at %s answered %q (key from %s)", mc.API, mc.BaseURL, strings.TrimSpace(resp.Message.Text), mc.KeySource()))
 		}
 	}
 
-	if sbCfg, err := loadSandboxConfig(ctx, lookup); err != nil {
+	if sbCfg, err := config.LoadSandbox(ctx, lookup); err != nil {
 		fail("sandbox", err)
-	} else if sb, err := newSandbox(ctx, sbCfg, quiet); err != nil {
+	} else if sb, err := sbCfg.New(ctx, quiet); err != nil {
 		fail("sandbox", err)
 	} else {
 		defer sb.Close()
@@ -92,7 +93,7 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 			}
 		}
 	}
-	if _, err := loadFileEnv(ctx, lookup); err != nil {
+	if _, err := config.LoadFiles(ctx, lookup); err != nil {
 		fail("file limits", err)
 	}
 

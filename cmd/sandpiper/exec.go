@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
@@ -60,7 +61,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		*code = string(b)
 	}
-	_, cfg, err := load(ctx, loadSandboxConfig)
+	_, cfg, err := load(ctx, config.LoadSandbox)
 	if err != nil {
 		return err
 	}
@@ -68,13 +69,13 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if *verbose {
 		log = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	sb, err := newSandbox(ctx, cfg, log)
+	sb, err := cfg.New(ctx, log)
 	if err != nil {
 		return err
 	}
 	defer sb.Close()
 	if *verbose {
-		l := cfg.limits().WithDefaults()
+		l := cfg.Limits().WithDefaults()
 		fmt.Fprintf(stderr, "sandpiper: limits: %s wall time, %s CPU time, %g CPUs, %s memory, %d processes, %d open files, %s of files, %s of output per stream\n",
 			l.Timeout, l.CPUTime, l.CPUs, sandbox.FormatSize(l.Memory), l.Processes, l.OpenFiles, sandbox.FormatSize(l.DiskSize), sandbox.FormatSize(l.Output))
 	}
@@ -92,7 +93,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if res.StderrTruncated {
 		fmt.Fprintf(stderr, "\nsandpiper: stderr truncated: %d of %d bytes shown\n", len(res.Stderr), res.StderrSize)
 	}
-	if note := res.LimitNote(cfg.limits()); note != "" {
+	if note := res.LimitNote(cfg.Limits()); note != "" {
 		fmt.Fprintf(stderr, "sandpiper: %s\n", safetext.Line(note))
 	}
 	if *verbose {

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -44,7 +44,7 @@ func TestParseByteSize(t *testing.T) {
 // what the configuration takes when a variable is unset. The defaults are
 // declared once, in the packages that own them; this holds README to them.
 func TestREADMEDefaults(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,23 +54,23 @@ func TestREADMEDefaults(t *testing.T) {
 	}
 	none := envconfig.MapLookuper(nil)
 	ctx := t.Context()
-	b, err := loadBotEnv(ctx, none)
+	b, err := LoadBot(ctx, none)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := loadModelConfig(ctx, envconfig.MapLookuper(map[string]string{"SANDPIPER_MODEL_API_KEY": "k"}))
+	m, err := LoadModel(ctx, envconfig.MapLookuper(map[string]string{"SANDPIPER_MODEL_API_KEY": "k"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := loadSandboxConfig(ctx, none)
+	s, err := LoadSandbox(ctx, none)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lim, err := loadFileEnv(ctx, none)
+	lim, err := LoadFiles(ctx, none)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := fileEnv{byteSize{n: lim.FileSize}, byteSize{n: lim.RunSize}, lim.RunFiles, byteSize{n: lim.ThreadSize}, lim.Uploads}
+	f := files{byteSize{n: lim.FileSize}, byteSize{n: lim.RunSize}, lim.RunFiles, byteSize{n: lim.ThreadSize}, lim.Uploads}
 	checked := 0
 	for _, env := range []any{b, m, s, f} {
 		v := reflect.ValueOf(env)
@@ -176,7 +176,7 @@ func TestEnvLookuper(t *testing.T) {
 	t.Setenv("SP_TEST_C", "from-environment")
 	t.Setenv("SP_TEST_D", "")
 
-	l, read, err := envLookuper(dir)
+	l, read, err := Lookup(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,10 +201,10 @@ func TestEnvLookuper(t *testing.T) {
 	}
 
 	write(".env", "oops\n")
-	if _, _, err := envLookuper(dir); err == nil || !strings.HasPrefix(err.Error(), "config: .env: unexpected character") {
+	if _, _, err := Lookup(dir); err == nil || !strings.HasPrefix(err.Error(), "config: .env: unexpected character") {
 		t.Errorf("err = %v", err)
 	}
-	if _, read, err := envLookuper(t.TempDir()); err != nil || len(read) != 0 {
+	if _, read, err := Lookup(t.TempDir()); err != nil || len(read) != 0 {
 		t.Errorf("empty dir: %q, %v", read, err)
 	}
 }

@@ -1,4 +1,13 @@
-package main
+// Package config reads sandpiper's configuration: the environment, then
+// .env.local and .env (read with godotenv, never loaded into the process
+// environment), into the settings of the bot, the model, the sandbox and
+// the file limits. Each env struct is filled with its defaults, taken from
+// the package that owns them (bot.Default…, sandbox.Default…,
+// agent.Default…, the backends' and the providers'), before the variables
+// that are set replace them: a default is declared once, and README's
+// table is checked against them (TestREADMEDefaults). Errors name the
+// variable to fix.
+package config
 
 import (
 	"bytes"
@@ -6,38 +15,28 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/joho/godotenv"
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
-
-// Configuration comes from the environment and the dotenv files (see
-// envLookuper), through go-envconfig. Each env struct is filled with its
-// defaults, taken from the package that owns them (bot.Default…,
-// sandbox.Default…, agent.Default…), before the variables that are set
-// replace them: a default is declared once, and README's table is checked
-// against them (TestREADMEDefaults).
 
 // dotenvFiles are read, when present, from the working directory: first
 // .env.local, then .env. `vercel env pull` writes .env.local.
 var dotenvFiles = []string{".env.local", ".env"}
 
-// envLookuper returns a Lookuper over the process environment backed by
+// Lookup returns a Lookuper over the process environment backed by
 // the dotenv files in dir: a variable set in the environment always wins,
 // then the first file that sets it. It also returns the files it read.
 // The process environment is not changed: the files' secrets stay out of
 // what the bot's children could inherit.
-func envLookuper(dir string) (envconfig.Lookuper, []string, error) {
+func Lookup(dir string) (envconfig.Lookuper, []string, error) {
 	vars := map[string]string{}
 	var read []string
 	for _, name := range dotenvFiles {
@@ -93,30 +92,6 @@ func parseDotenv(data []byte) (map[string]string, error) {
 		vars[k] = unmask.Replace(v)
 	}
 	return vars, nil
-}
-
-// loadEnv returns the variables: the environment, then .env.local and .env.
-func loadEnv() (envconfig.Lookuper, error) {
-	lookup, _, err := envLookuper(".")
-	if err != nil {
-		return nil, configError(err)
-	}
-	return lookup, nil
-}
-
-// load reads the variables and the part of them f reads; its errors are
-// configErrors.
-func load[T any](ctx context.Context, f func(context.Context, envconfig.Lookuper) (T, error)) (envconfig.Lookuper, T, error) {
-	lookup, err := loadEnv()
-	if err != nil {
-		var zero T
-		return nil, zero, err
-	}
-	v, err := f(ctx, lookup)
-	if err != nil {
-		return nil, v, configError(err)
-	}
-	return lookup, v, nil
 }
 
 // process sets the fields of target (a pointer to an env struct) whose
@@ -224,86 +199,4 @@ func parseByteSize(s string) (int64, error) {
 		return 0, fmt.Errorf("invalid size %q: too large", s)
 	}
 	return n * mult, nil
-}
-
-// fileEnv is the file limits' part of the environment; the defaults are
-// sandbox's (sandbox.DefaultMaxFileSize …).
-type fileEnv struct {
-	FileSize   byteSize `env:"SANDPIPER_FILE_MAX_SIZE"`
-	RunSize    byteSize `env:"SANDPIPER_FILES_MAX_TOTAL"`
-	RunFiles   int      `env:"SANDPIPER_FILES_MAX_COUNT"`
-	ThreadSize byteSize `env:"SANDPIPER_WORKSPACE_MAX_SIZE"`
-	Uploads    int      `env:"SANDPIPER_UPLOADS_MAX"`
-}
-
-func loadFileEnv(ctx context.Context, lookup envconfig.Lookuper) (sandbox.FileLimits, error) {
-	d := sandbox.FileLimits{}.WithDefaults()
-	e := fileEnv{FileSize: byteSize{n: d.FileSize}, RunSize: byteSize{n: d.RunSize}, RunFiles: d.RunFiles, ThreadSize: byteSize{n: d.ThreadSize}, Uploads: d.Uploads}
-	if err := process(ctx, lookup, &e); err != nil {
-		return sandbox.FileLimits{}, err
-	}
-	if err := checkRanges(
-		rangeCheck{"SANDPIPER_FILE_MAX_SIZE", e.FileSize.String(), "at least 1KiB", e.FileSize.n < 1<<10},
-		rangeCheck{"SANDPIPER_FILES_MAX_TOTAL", e.RunSize.String(), "at least SANDPIPER_FILE_MAX_SIZE (" + e.FileSize.String() + ")", e.RunSize.n < e.FileSize.n},
-		rangeCheck{"SANDPIPER_FILES_MAX_COUNT", strconv.Itoa(e.RunFiles), fmt.Sprintf("1 to %d", sandbox.DefaultInputFiles), e.RunFiles < 1 || e.RunFiles > sandbox.DefaultInputFiles},
-		rangeCheck{"SANDPIPER_WORKSPACE_MAX_SIZE", e.ThreadSize.String(), "at least SANDPIPER_FILES_MAX_TOTAL (" + e.RunSize.String() + ")", e.ThreadSize.n < e.RunSize.n},
-		rangeCheck{"SANDPIPER_UPLOADS_MAX", strconv.Itoa(e.Uploads), "at least 1", e.Uploads < 1},
-	); err != nil {
-		return sandbox.FileLimits{}, err
-	}
-	return sandbox.FileLimits{FileSize: e.FileSize.n, RunSize: e.RunSize.n, RunFiles: e.RunFiles, ThreadSize: e.ThreadSize.n, Uploads: e.Uploads}, nil
-}
-
-// agentConfig is what every command that runs the agent reads: the model,
-// the sandbox and the file limits.
-type agentConfig struct {
-	model   modelConfig
-	sandbox sandboxConfig
-	files   sandbox.FileLimits
-}
-
-// loadAgentConfig reads the agent's variables; its errors name the variable
-// to fix.
-func loadAgentConfig(ctx context.Context, lookup envconfig.Lookuper) (agentConfig, error) {
-	var c agentConfig
-	var err error
-	if c.model, err = loadModelConfig(ctx, lookup); err != nil {
-		return c, err
-	}
-	if c.sandbox, err = loadSandboxConfig(ctx, lookup); err != nil {
-		return c, err
-	}
-	if c.files, err = loadFileEnv(ctx, lookup); err != nil {
-		return c, err
-	}
-	return c, nil
-}
-
-// probeTimeout bounds asking the sandbox which Python modules it has.
-const probeTimeout = 30 * time.Second
-
-// start builds the model, the sandbox and the agent running code in it,
-// telling the agent which Python the sandbox has. The caller closes the
-// sandbox.
-func (c agentConfig) start(ctx context.Context, log *slog.Logger) (*agent.Agent, agent.Runtime, sandboxBackend, error) {
-	model, err := c.model.newModel(log)
-	if err != nil {
-		return nil, agent.Runtime{}, nil, configError(err)
-	}
-	sb, err := newSandbox(ctx, c.sandbox, log)
-	if err != nil {
-		return nil, agent.Runtime{}, nil, err
-	}
-	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	rt, err := agent.ProbeRuntime(pctx, sb)
-	cancel()
-	if err != nil {
-		if ctx.Err() != nil {
-			sb.Close()
-			return nil, agent.Runtime{}, nil, ctx.Err()
-		}
-		log.Warn("could not list the sandbox's Python modules; the model will not know them", "err", err)
-	}
-	tool := agent.NewExecuteCode(sb, agent.ExecuteCodeOptions{Runtime: rt, Limits: c.sandbox.limits(), Logger: log})
-	return c.model.newAgent(model, []agent.Tool{tool}, log), rt, sb, nil
 }

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox/vercel"
 )
 
-// sandboxConfig is the sandbox's part of the environment. Its defaults
+// Sandbox is the sandbox's part of the environment. Its defaults
 // are sandbox's and the backends'.
-type sandboxConfig struct {
+type Sandbox struct {
 	Backend     string        `env:"SANDPIPER_SANDBOX"` // local or vercel
 	Python      string        `env:"SANDPIPER_PYTHON"`
 	Concurrency int           `env:"SANDPIPER_SANDBOX_CONCURRENCY"` // default: the backend's
@@ -30,9 +30,9 @@ type sandboxConfig struct {
 	Disk        byteSize      `env:"SANDPIPER_SANDBOX_DISK"`
 	Output      byteSize      `env:"SANDPIPER_SANDBOX_OUTPUT"`
 
-	// longLived is set by the commands that run many programs (run, ask):
+	// LongLived is set by the commands that run many programs (run, ask):
 	// the backend may then prepare caches in the background.
-	longLived bool
+	LongLived bool
 
 	// The Vercel backend. Credentials: VERCEL_OIDC_TOKEN (names its team
 	// and project), or VERCEL_TOKEN with VERCEL_TEAM_ID and VERCEL_PROJECT_ID.
@@ -44,7 +44,7 @@ type sandboxConfig struct {
 	VercelProjectID string `env:"VERCEL_PROJECT_ID"`
 }
 
-func (c sandboxConfig) limits() sandbox.Limits {
+func (c Sandbox) Limits() sandbox.Limits {
 	return sandbox.Limits{
 		Timeout:   c.Timeout,
 		Memory:    c.Memory.n,
@@ -65,7 +65,7 @@ const (
 )
 
 // validate names the variable to fix, its value and what it may be.
-func (c sandboxConfig) validate() error {
+func (c Sandbox) validate() error {
 	if err := checkRanges(
 		rangeCheck{"SANDPIPER_SANDBOX_TIMEOUT", c.Timeout.String(), "more than 0s", c.Timeout <= 0},
 		rangeCheck{"SANDPIPER_SANDBOX_MEMORY", c.Memory.String(), "at least 16MiB", c.Memory.n < 16<<20},
@@ -98,10 +98,10 @@ func (c sandboxConfig) validate() error {
 	return nil
 }
 
-// loadSandboxConfig reads the sandbox variables from the environment.
-func loadSandboxConfig(ctx context.Context, lookup envconfig.Lookuper) (sandboxConfig, error) {
+// LoadSandbox reads the sandbox variables from the environment.
+func LoadSandbox(ctx context.Context, lookup envconfig.Lookuper) (Sandbox, error) {
 	d := sandbox.Limits{}.WithDefaults()
-	c := sandboxConfig{
+	c := Sandbox{
 		Backend: "local", Python: local.DefaultPython,
 		Timeout: d.Timeout, Memory: byteSize{n: d.Memory}, Processes: d.Processes, CPUTime: d.CPUTime,
 		CPUs: d.CPUs, OpenFiles: d.OpenFiles, Disk: byteSize{n: d.DiskSize}, Output: byteSize{n: d.Output},
@@ -113,14 +113,14 @@ func loadSandboxConfig(ctx context.Context, lookup envconfig.Lookuper) (sandboxC
 	return c, c.validate()
 }
 
-// sandboxBackend is what the commands need of a sandbox backend.
-type sandboxBackend interface {
+// Backend is a sandbox backend, as the commands use it.
+type Backend interface {
 	Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error)
 	Close() error
 }
 
-// newSandbox builds the configured backend.
-func newSandbox(ctx context.Context, c sandboxConfig, log *slog.Logger) (sandboxBackend, error) {
+// New builds the configured backend.
+func (c Sandbox) New(ctx context.Context, log *slog.Logger) (Backend, error) {
 	if c.Backend == "vercel" {
 		s, err := vercel.New(ctx, vercel.Config{
 			APIURL:      c.VercelAPIURL,
@@ -130,7 +130,7 @@ func newSandbox(ctx context.Context, c sandboxConfig, log *slog.Logger) (sandbox
 			OIDCToken:   c.VercelOIDCToken,
 			VCPUs:       c.VercelVCPUs,
 			Concurrency: c.Concurrency,
-			Limits:      c.limits(),
+			Limits:      c.Limits(),
 			Logger:      log,
 		})
 		if err != nil {
@@ -139,14 +139,14 @@ func newSandbox(ctx context.Context, c sandboxConfig, log *slog.Logger) (sandbox
 		return s, nil
 	}
 	concurrency := c.Concurrency
-	if !c.longLived {
+	if !c.LongLived {
 		concurrency = 1 // one run (exec, doctor): build no pool of sandboxes
 	}
 	s, err := local.New(ctx, local.Config{
 		Python:        c.Python,
 		Concurrency:   concurrency,
-		Limits:        c.limits(),
-		PrepareCaches: c.longLived,
+		Limits:        c.Limits(),
+		PrepareCaches: c.LongLived,
 		Logger:        log,
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -109,7 +109,7 @@ func TestLoadModelConfig(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := loadModelConfig(t.Context(), envconfig.MapLookuper(tt.env))
+			c, err := LoadModel(t.Context(), envconfig.MapLookuper(tt.env))
 			if tt.wantErr != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -125,7 +125,7 @@ func TestLoadModelConfig(t *testing.T) {
 			if c.MaxSteps != agent.DefaultMaxSteps || c.Timeout != 3*time.Minute || c.Retries != 3 {
 				t.Errorf("defaults: %+v", c)
 			}
-			m, err := c.newModel(nil)
+			m, err := c.New(nil)
 			if err != nil || m.ID() != tt.model {
 				t.Errorf("newModel = %v, %v", m, err)
 			}

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"cmp"
@@ -37,9 +37,9 @@ const aiGatewayHost = "ai-gateway.vercel.sh"
 
 var gatewayKeys = map[string]bool{"AI_GATEWAY_API_KEY": true, "VERCEL_OIDC_TOKEN": true}
 
-// modelConfig is the model's and the agent's part of the environment.
+// Model is the model's and the agent's part of the environment.
 // Its defaults are agent's and the providers'.
-type modelConfig struct {
+type Model struct {
 	API          string        `env:"SANDPIPER_MODEL_API"`
 	Model        string        `env:"SANDPIPER_MODEL"`
 	BaseURL      string        `env:"SANDPIPER_MODEL_BASE_URL"`
@@ -54,10 +54,10 @@ type modelConfig struct {
 	Key agent.APIKey
 }
 
-// loadModelConfig reads the model variables, fills in defaults and finds
+// LoadModel reads the model variables, fills in defaults and finds
 // the key. Its errors name the variable to fix.
-func loadModelConfig(ctx context.Context, lookup envconfig.Lookuper) (modelConfig, error) {
-	c := modelConfig{API: apiOpenAI, Timeout: agent.DefaultRequestTimeout, Retries: agent.DefaultMaxRetries, MaxSteps: agent.DefaultMaxSteps}
+func LoadModel(ctx context.Context, lookup envconfig.Lookuper) (Model, error) {
+	c := Model{API: apiOpenAI, Timeout: agent.DefaultRequestTimeout, Retries: agent.DefaultMaxRetries, MaxSteps: agent.DefaultMaxSteps}
 	if err := process(ctx, lookup, &c); err != nil {
 		return c, err
 	}
@@ -117,8 +117,8 @@ func loadModelConfig(ctx context.Context, lookup envconfig.Lookuper) (modelConfi
 	return c, nil
 }
 
-// keySource names where the key came from.
-func (c modelConfig) keySource() string {
+// KeySource names where the key came from.
+func (c Model) KeySource() string {
 	if c.Key.Source == "" {
 		return "no variable (none needed on loopback)"
 	}
@@ -146,7 +146,7 @@ func orList(names []string) string {
 }
 
 // retry is the providers' retry and timeout policy.
-func (c modelConfig) retry() agent.RetryPolicy {
+func (c Model) retry() agent.RetryPolicy {
 	retries := c.Retries
 	if retries == 0 {
 		retries = -1 // no retries
@@ -154,8 +154,8 @@ func (c modelConfig) retry() agent.RetryPolicy {
 	return agent.RetryPolicy{MaxRetries: retries, RequestTimeout: c.Timeout}
 }
 
-// newModel returns the configured provider.
-func (c modelConfig) newModel(log *slog.Logger) (agent.Model, error) {
+// New returns the configured provider.
+func (c Model) New(log *slog.Logger) (agent.Model, error) {
 	cfg := agent.ModelConfig{BaseURL: c.BaseURL, Key: c.Key, Model: c.Model, MaxTokens: c.MaxTokens, Retry: c.retry(), Logger: log}
 	if c.API == apiAnthropic {
 		return anthropic.New(cfg)
@@ -163,8 +163,8 @@ func (c modelConfig) newModel(log *slog.Logger) (agent.Model, error) {
 	return openai.New(cfg)
 }
 
-// newAgent returns the agent with the given tools.
-func (c modelConfig) newAgent(model agent.Model, tools []agent.Tool, log *slog.Logger) *agent.Agent {
+// Agent returns the agent, with the given model and tools.
+func (c Model) Agent(model agent.Model, tools []agent.Tool, log *slog.Logger) *agent.Agent {
 	return &agent.Agent{
 		Model:        model,
 		Tools:        tools,
