@@ -67,12 +67,12 @@ func TestExecuteCodeResult(t *testing.T) {
 		},
 		{
 			name: "timeout",
-			res:  sandbox.Result{Stdout: []byte("1\n"), ExitCode: 137, TimedOut: true, Limit: sandbox.LimitTimeout},
+			res:  sandbox.Result{Stdout: []byte("1\n"), ExitCode: 137, Limit: sandbox.LimitTimeout},
 			want: `{"output":"1\n","stderr":"[sandbox: timed out after 30s]","exitCode":137,"timedOut":true}`,
 		},
 		{
 			name: "out of memory",
-			res:  sandbox.Result{ExitCode: 137, OutOfMemory: true, Limit: sandbox.LimitMemory, Stderr: []byte("Killed")},
+			res:  sandbox.Result{ExitCode: 137, Limit: sandbox.LimitMemory, Stderr: []byte("Killed")},
 			want: `{"output":"","stderr":"Killed\n[sandbox: killed at the memory limit of 512.0 MiB]","exitCode":137}`,
 		},
 		{

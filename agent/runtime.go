@@ -127,12 +127,12 @@ func ProbeRuntime(ctx context.Context, runner Runner) (Runtime, error) {
 	if err != nil {
 		return Runtime{}, fmt.Errorf("agent: probe the sandbox's Python: %w", err)
 	}
-	if res.ExitCode != 0 || res.TimedOut {
+	if timedOut := res.Limit == sandbox.LimitTimeout; res.ExitCode != 0 || timedOut {
 		msg := strings.TrimSpace(string(res.Stderr))
 		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
 			msg = msg[i+1:] // the exception line of a traceback
 		}
-		if res.TimedOut {
+		if timedOut {
 			msg = "timed out"
 		}
 		return Runtime{}, fmt.Errorf("agent: probe the sandbox's Python: exit code %d: %s", res.ExitCode, msg)

@@ -67,7 +67,7 @@ func (t *ExecuteCode) encodeResult(res *sandbox.Result, omitted []string) string
 // result builds the model's view of res with every budget divided by
 // scale, and reports whether it cut anything.
 func (t *ExecuteCode) result(res *sandbox.Result, omitted []string, scale int) (codeResult, bool) {
-	r := codeResult{ExitCode: res.ExitCode, TimedOut: res.TimedOut}
+	r := codeResult{ExitCode: res.ExitCode, TimedOut: res.Limit == sandbox.LimitTimeout}
 	var cuts []string
 
 	var names []string
@@ -127,7 +127,7 @@ func (t *ExecuteCode) result(res *sandbox.Result, omitted []string, scale int) (
 	}
 	r.Output += outNote
 	r.Stderr += errNote
-	if len(res.Stdout) == 0 && res.ExitCode == 0 && res.Limit == sandbox.LimitNone && !res.TimedOut {
+	if len(res.Stdout) == 0 && res.ExitCode == 0 && res.Limit == sandbox.LimitNone {
 		r.Output = noOutput
 	}
 	r.Truncated = res.Truncated() || cutOut || cutErr

@@ -43,7 +43,7 @@ type attachment struct {
 
 // failed reports whether the run did not end normally.
 func (c *card) failed() bool {
-	return c.Err != nil || (c.Result != nil && (c.Result.ExitCode != 0 || c.Result.TimedOut || c.Result.OutOfMemory))
+	return c.Err != nil || c.Result != nil && c.Result.Failed()
 }
 
 func (c *card) codeFile() string   { return fmt.Sprintf("code-%d.py", c.N) }
@@ -343,7 +343,7 @@ func runOutput(r *sandbox.Result, err error, lim sandbox.Limits) string {
 		return ""
 	}
 	out := string(r.Stdout)
-	if r.ExitCode != 0 || r.TimedOut || r.OutOfMemory {
+	if r.Failed() {
 		out = strings.TrimRight(out, "\n")
 		if len(r.Stderr) > 0 {
 			out += "\n[stderr]\n" + lastRunes(string(r.Stderr), runOutputHistoryChars/2)

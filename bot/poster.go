@@ -195,9 +195,8 @@ func slackContext(ctx context.Context) (context.Context, context.CancelFunc) {
 // firedCaps lists the caps and limits that fired during a run, each once:
 // the sandbox's [sandbox.Result.Caps], "output" when the sandbox cut
 // stdout or stderr (also from a backend that does not report it in Caps),
-// "memory" when the run ran out of memory, and the [sandbox.Limit] that
-// ended the run or was hit during it ("timeout", "cpu", "processes",
-// "disk").
+// and the [sandbox.Limit] that ended the run or was hit during it
+// ("timeout", "memory", "cpu", "processes", "disk").
 func firedCaps(res *sandbox.Result) []sandbox.Cap {
 	if res == nil {
 		return nil
@@ -211,9 +210,6 @@ func firedCaps(res *sandbox.Result) []sandbox.Cap {
 	if res.Truncated() {
 		add(sandbox.CapOutput)
 	}
-	if res.OutOfMemory {
-		add(sandbox.CapMemory)
-	}
 	if res.Limit != sandbox.LimitNone {
 		add(sandbox.Cap(res.Limit)) // "memory" is both a limit and a cap
 	}
@@ -224,9 +220,9 @@ func runResult(res *sandbox.Result, err error) string {
 	switch {
 	case err != nil:
 		return "sandbox_error"
-	case res.TimedOut:
+	case res.Limit == sandbox.LimitTimeout:
 		return "timeout"
-	case res.OutOfMemory:
+	case res.Limit == sandbox.LimitMemory:
 		return "oom"
 	case res.ExitCode != 0:
 		return "failed"

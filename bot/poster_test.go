@@ -18,9 +18,9 @@ func TestFiredCaps(t *testing.T) {
 		{"from the sandbox", &sandbox.Result{Caps: []sandbox.Cap{sandbox.CapSocketFamily, sandbox.CapCPUQuota}}, []sandbox.Cap{sandbox.CapSocketFamily, sandbox.CapCPUQuota}},
 		{"stdout cut", &sandbox.Result{StdoutTruncated: true}, []sandbox.Cap{sandbox.CapOutput}},
 		{"stderr cut, already reported", &sandbox.Result{StderrTruncated: true, Caps: []sandbox.Cap{sandbox.CapOutput}}, []sandbox.Cap{sandbox.CapOutput}},
-		{"out of memory", &sandbox.Result{OutOfMemory: true, Limit: sandbox.LimitMemory, Caps: []sandbox.Cap{sandbox.CapMemory}}, []sandbox.Cap{sandbox.CapMemory}},
-		{"out of memory, not in caps", &sandbox.Result{OutOfMemory: true}, []sandbox.Cap{sandbox.CapMemory}},
-		{"timeout", &sandbox.Result{TimedOut: true, Limit: sandbox.LimitTimeout}, []sandbox.Cap{"timeout"}},
+		{"out of memory", &sandbox.Result{Limit: sandbox.LimitMemory, Caps: []sandbox.Cap{sandbox.CapMemory}}, []sandbox.Cap{sandbox.CapMemory}},
+		{"out of memory, not in caps", &sandbox.Result{Limit: sandbox.LimitMemory}, []sandbox.Cap{sandbox.CapMemory}},
+		{"timeout", &sandbox.Result{Limit: sandbox.LimitTimeout}, []sandbox.Cap{"timeout"}},
 		{"cpu and output", &sandbox.Result{Limit: sandbox.LimitCPU, StdoutTruncated: true, Caps: []sandbox.Cap{sandbox.CapResultList}}, []sandbox.Cap{sandbox.CapResultList, sandbox.CapOutput, "cpu"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

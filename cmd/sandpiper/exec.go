@@ -100,9 +100,9 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "sandpiper: exit %d in %s\n", res.ExitCode, res.Duration.Round(time.Millisecond))
 	}
 	switch {
-	case res.TimedOut:
+	case res.Limit == sandbox.LimitTimeout:
 		return &exitError{exitTimedOut, nil}
-	case res.OutOfMemory:
+	case res.Limit == sandbox.LimitMemory:
 		return &exitError{exitKilled, nil}
 	case res.ExitCode != 0:
 		return &exitError{res.ExitCode, nil}

@@ -398,12 +398,12 @@ func (s *Sandbox) exec(ctx context.Context, id, code string, lim sandbox.Limits)
 	last := lastLine(res.Stderr)
 	switch {
 	case timedOut:
-		res.TimedOut, res.Limit = true, sandbox.LimitTimeout
+		res.Limit = sandbox.LimitTimeout
 		if !ended || end.err != nil || end.code == 0 {
 			res.ExitCode = 128 + sigkill
 		}
 	case end.code != 0 && bytes.Contains(last, []byte("MemoryError")):
-		res.OutOfMemory, res.Limit = true, sandbox.LimitMemory
+		res.Limit = sandbox.LimitMemory
 	case end.code == 128+sigxcpu || end.code == -sigxcpu:
 		res.Limit = sandbox.LimitCPU
 	case end.code != 0 && bytes.Contains(last, []byte("File too large")):

@@ -225,7 +225,7 @@ func (u *UI) ToolCallFinished(_ context.Context, e agent.ToolResultEvent) {
 func status(u *UI, r *sandbox.Result, lim sandbox.Limits) string {
 	note := r.LimitNote(lim)
 	switch {
-	case r.ExitCode != 0 || r.TimedOut || r.OutOfMemory:
+	case r.Failed():
 		s := fmt.Sprintf("✗ exit %d", r.ExitCode)
 		if note != "" {
 			s += " · " + note
