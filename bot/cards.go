@@ -50,28 +50,48 @@ func (c *card) codeFile() string   { return fmt.Sprintf("code-%d.py", c.N) }
 func (c *card) outputFile() string { return fmt.Sprintf("output-%d.txt", c.N) }
 func (c *card) stderrFile() string { return fmt.Sprintf("stderr-%d.txt", c.N) }
 
+// verdict is how the run went, in the card's first line and its
+// notification: an emoji and a few words.
+func (c *card) verdict() (emoji, words string) {
+	switch r := c.Result; {
+	case c.Running:
+		return ":hourglass_flowing_sand:", "Running Python"
+	case c.Err != nil:
+		return ":warning:", "Could not run this code"
+	case r.Limit == sandbox.LimitTimeout || r.Limit == sandbox.LimitCPU:
+		return ":stopwatch:", "Stopped: " + r.LimitNote(c.Limits)
+	case r.Limit == sandbox.LimitMemory:
+		return ":boom:", "Stopped: " + r.LimitNote(c.Limits)
+	case r.ExitCode != 0:
+		return ":x:", "Python failed"
+	}
+	return ":white_check_mark:", "Ran Python"
+}
+
 // status is the card's first line.
 func (c *card) status() string {
+	emoji, words := c.verdict()
+	s := fmt.Sprintf("%s *%s* (run %d)", emoji, words, c.N)
 	switch {
 	case c.Running:
-		return fmt.Sprintf(":hourglass_flowing_sand: *Running Python* (run %d)…", c.N)
+		return s + "…"
 	case c.Err != nil:
-		return fmt.Sprintf(":warning: *Could not run this code* (run %d). The model was told why.", c.N)
+		return s + ". The model was told why."
 	}
-	r := c.Result
-	d := formatDuration(c.duration())
-	switch r.Limit {
-	case sandbox.LimitTimeout, sandbox.LimitCPU:
-		return fmt.Sprintf(":stopwatch: *Stopped: %s* (run %d) · exit %d · %s", r.LimitNote(c.Limits), c.N, r.ExitCode, d)
-	case sandbox.LimitMemory:
-		return fmt.Sprintf(":boom: *Stopped: %s* (run %d) · exit %d · %s", r.LimitNote(c.Limits), c.N, r.ExitCode, d)
-	}
+	return fmt.Sprintf("%s · exit %d · %s", s, c.Result.ExitCode, formatDuration(c.duration()))
+}
+
+// fallback is the card's notification text.
+func (c *card) fallback() string {
+	_, words := c.verdict()
+	s := fmt.Sprintf("%s (run %d)", words, c.N)
 	switch {
-	case r.ExitCode != 0:
-		return fmt.Sprintf(":x: *Python failed* (run %d) · exit %d · %s", c.N, r.ExitCode, d)
-	default:
-		return fmt.Sprintf(":white_check_mark: *Ran Python* (run %d) · exit 0 · %s", c.N, d)
+	case c.Running:
+		return s + "…"
+	case c.Err != nil:
+		return s
 	}
+	return fmt.Sprintf("%s, exit %d", s, c.Result.ExitCode)
 }
 
 func (c *card) duration() time.Duration {
@@ -79,20 +99,6 @@ func (c *card) duration() time.Duration {
 		return c.Result.Duration
 	}
 	return c.Duration
-}
-
-// fallback is the card's notification text.
-func (c *card) fallback() string {
-	switch {
-	case c.Running:
-		return fmt.Sprintf("Running Python (run %d)…", c.N)
-	case c.Err != nil:
-		return fmt.Sprintf("Could not run Python (run %d)", c.N)
-	case c.failed():
-		return fmt.Sprintf("Python failed (run %d), exit %d", c.N, c.Result.ExitCode)
-	default:
-		return fmt.Sprintf("Ran Python (run %d), exit 0", c.N)
-	}
 }
 
 // render returns the card's blocks and the files to attach for what did
