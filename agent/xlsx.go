@@ -329,16 +329,8 @@ func sheetPath(p *xmlPart, rid string) string {
 		if !ok || t.Name.Local != "Relationship" {
 			continue
 		}
-		var id, target string
-		for _, a := range t.Attr {
-			switch a.Name.Local {
-			case "Id":
-				id = a.Value
-			case "Target":
-				target = a.Value
-			}
-		}
-		if id != rid {
+		target := attr(t, "Target")
+		if attr(t, "Id") != rid {
 			continue
 		}
 		if strings.HasPrefix(target, "/") {
@@ -346,6 +338,18 @@ func sheetPath(p *xmlPart, rid string) string {
 		}
 		return path.Join("xl", target)
 	}
+}
+
+// attr returns the value of t's last attribute of the local name, in any
+// namespace, or "".
+func attr(t xml.StartElement, local string) string {
+	v := ""
+	for _, a := range t.Attr {
+		if a.Name.Local == local {
+			v = a.Value
+		}
+	}
+	return v
 }
 
 // cellText collects the text of a cell or string, keeping no more than a
@@ -389,15 +393,7 @@ func readRows(p *xmlPart, maxRows int) [][]cell {
 			case "row":
 				row = nil
 			case "c":
-				cellType, cellRef = "", ""
-				for _, a := range t.Attr {
-					switch a.Name.Local {
-					case "t":
-						cellType = a.Value
-					case "r":
-						cellRef = a.Value
-					}
-				}
+				cellType, cellRef = attr(t, "t"), attr(t, "r")
 				val.reset()
 			case "v", "t":
 				inVal = true
