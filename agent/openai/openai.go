@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
 	oai "github.com/openai/openai-go/v3"
@@ -21,25 +20,25 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent/internal/modelhttp"
 )
 
-// DefaultBaseURL is the AI Gateway's OpenAI-compatible endpoint.
-const DefaultBaseURL = "https://ai-gateway.vercel.sh/v1"
-
-const provider = "OpenAI-compatible API"
-
-// DefaultModel is the model when none is configured, as the AI Gateway
-// names it (provider/model).
-const DefaultModel = "anthropic/claude-opus-4.8"
+// Defaults for [Config]: the AI Gateway's OpenAI-compatible endpoint, and
+// the model as the Gateway names it (provider/model).
+const (
+	DefaultBaseURL = "https://ai-gateway.vercel.sh/v1"
+	DefaultModel   = "anthropic/claude-opus-4.8"
+)
 
 // Config configures a [Model]: the Model is required (e.g.
 // "anthropic/claude-opus-4.8"); BaseURL defaults to DefaultBaseURL, and a
 // zero MaxTokens (max_completion_tokens) leaves the bound to the server.
 type Config = agent.ModelConfig
 
+const provider = "OpenAI-compatible API"
+
 // Model calls a chat completions API. It is safe for concurrent use.
 type Model struct {
-	cfg    Config
-	svc    oai.ChatCompletionService
-	caller *modelhttp.Caller
+	svc       oai.ChatCompletionService
+	caller    *modelhttp.Caller // retries; knows the model's id
+	maxTokens int64             // 0: the server's
 }
 
 var _ agent.Model = (*Model)(nil)
@@ -54,25 +53,18 @@ func New(cfg Config) (*Model, error) {
 		option.WithBaseURL(modelhttp.SDKBaseURL(cfg.BaseURL)),
 		option.WithHTTPClient(modelhttp.HTTPClient(cfg.HTTPClient)),
 		option.WithMaxRetries(0), // modelhttp retries
-		option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-			return modelhttp.CheckEventStream(provider)(req, next)
-		}),
+		option.WithMiddleware(modelhttp.CheckEventStream(provider)),
 	}
 	if cfg.Key.Value != "" {
 		opts = append(opts, option.WithAPIKey(cfg.Key.Value))
 	}
-	m := &Model{
-		cfg: cfg,
-		// The service, unlike openai.NewClient, reads nothing from the
-		// environment: Config is the only source.
-		svc:    oai.NewChatCompletionService(opts...),
-		caller: caller,
-	}
-	return m, nil
+	// The service, unlike openai.NewClient, reads nothing from the
+	// environment: Config is the only source.
+	return &Model{svc: oai.NewChatCompletionService(opts...), caller: caller, maxTokens: cfg.MaxTokens}, nil
 }
 
 // ID returns the model id.
-func (m *Model) ID() string { return m.cfg.Model }
+func (m *Model) ID() string { return m.caller.Model }
 
 // Generate streams one assistant turn.
 func (m *Model) Generate(ctx context.Context, req *agent.Request, text func(string)) (*agent.Response, error) {
@@ -80,19 +72,13 @@ func (m *Model) Generate(ctx context.Context, req *agent.Request, text func(stri
 	if err != nil {
 		return nil, err
 	}
-	var (
-		resp *agent.Response
-		sent bool // text reached the caller: a failure can no longer be retried
-	)
-	err = m.caller.Do(ctx, func(ctx context.Context) error {
+	var resp *agent.Response
+	err = m.caller.Stream(ctx, text, func(ctx context.Context, emit func(string)) error {
 		stream := m.svc.NewStreaming(ctx, params)
 		defer stream.Close()
 		var acc accumulator
 		for stream.Next() {
-			if delta := acc.add(stream.Current()); delta != "" && text != nil {
-				sent = true
-				text(delta)
-			}
+			emit(acc.add(stream.Current()))
 		}
 		if err := stream.Err(); err != nil {
 			return modelhttp.StreamError(provider, err)
@@ -102,7 +88,7 @@ func (m *Model) Generate(ctx context.Context, req *agent.Request, text func(stri
 		}
 		resp = acc.response()
 		return nil
-	}, func() bool { return !sent })
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -112,11 +98,11 @@ func (m *Model) Generate(ctx context.Context, req *agent.Request, text func(stri
 // params builds the request body.
 func (m *Model) params(req *agent.Request) (oai.ChatCompletionNewParams, error) {
 	p := oai.ChatCompletionNewParams{
-		Model:         m.cfg.Model,
+		Model:         m.caller.Model,
 		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)},
 	}
-	if m.cfg.MaxTokens > 0 {
-		p.MaxCompletionTokens = oai.Int(m.cfg.MaxTokens)
+	if m.maxTokens > 0 {
+		p.MaxCompletionTokens = oai.Int(m.maxTokens)
 	}
 	if req.Instructions != "" {
 		p.Messages = append(p.Messages, oai.SystemMessage(req.Instructions))

@@ -171,6 +171,22 @@ func (c *Caller) Do(ctx context.Context, attempt func(ctx context.Context) error
 	}
 }
 
+// Stream makes a streamed model call with retries, as [Caller.Do]:
+// attempt sends the request and reads the stream, handing each piece of
+// answer text to emit, which passes it on to text (when not nil). Once
+// text has reached the caller, a failure is not retried: the caller's
+// copy would repeat it.
+func (c *Caller) Stream(ctx context.Context, text func(string), attempt func(ctx context.Context, emit func(string)) error) error {
+	sent := false
+	emit := func(s string) {
+		if s != "" && text != nil {
+			sent = true
+			text(s)
+		}
+	}
+	return c.Do(ctx, func(ctx context.Context) error { return attempt(ctx, emit) }, func() bool { return !sent })
+}
+
 // retryDelay says whether and after how long err may be retried.
 func (c *Caller) retryDelay(apiErr *agent.APIError, err error, try int) (time.Duration, bool) {
 	var given *agent.APIError
