@@ -89,14 +89,16 @@ uint64_t now_ns(void) {
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-int mkdir_p(const char *path, mode_t mode) {
+/* mkdir_prefix makes the directory named by the first n bytes of path,
+ * and its parents. */
+static int mkdir_prefix(const char *path, size_t n, mode_t mode) {
 	char tmp[4096];
-	size_t n = strlen(path);
-	if (n >= sizeof tmp) {
-		errno = ENAMETOOLONG;
+	if (n == 0 || n >= sizeof tmp) {
+		errno = n ? ENAMETOOLONG : ENOENT;
 		return -1;
 	}
-	memcpy(tmp, path, n + 1);
+	memcpy(tmp, path, n);
+	tmp[n] = 0;
 	for (char *p = tmp + 1; *p; p++) {
 		if (*p != '/')
 			continue;
@@ -110,19 +112,15 @@ int mkdir_p(const char *path, mode_t mode) {
 	return 0;
 }
 
+int mkdir_p(const char *path, mode_t mode) {
+	return mkdir_prefix(path, strlen(path), mode);
+}
+
 int mkdir_parent(const char *path) {
-	char tmp[4096];
-	size_t n = strlen(path);
-	if (n >= sizeof tmp) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(tmp, path, n + 1);
-	char *slash = strrchr(tmp, '/');
-	if (!slash || slash == tmp)
+	const char *slash = strrchr(path, '/');
+	if (!slash || slash == path)
 		return 0;
-	*slash = 0;
-	return mkdir_p(tmp, 0755);
+	return mkdir_prefix(path, (size_t)(slash - path), 0755);
 }
 
 void write_file(const char *path, const char *data, uint64_t len, mode_t mode) {
