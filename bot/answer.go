@@ -42,7 +42,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	if isFollowUp && !ours {
 		return // a conversation among humans
 	}
-	b.metrics.questions.inc()
+	b.metrics.questions.Inc()
 	if strings.TrimSpace(m.Text) == "" {
 		if len(m.Files) == 0 {
 			b.notice(ctx, m, "I didn't find a question in your message. Ask me something like _what is the 20th Fibonacci number?_")
@@ -70,7 +70,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	}
 	msgs, caps := historyMessages(actx, historyBudgeted(history), m.Text, inputs.files, inputs.notes)
 	for _, c := range caps {
-		b.metrics.caps.inc(string(c))
+		b.metrics.caps.WithLabelValues(string(c)).Inc()
 		log.Warn("a cap fired while preparing the question", "cap", c)
 	}
 	p := &cardPoster{b: b, m: m, debug: debug, log: log, status: status, files: files}
@@ -107,10 +107,10 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 				escape(safetext.Line(cmp.Or(out.Model, "unknown"))), out.Steps, thousands(out.Usage.InputTokens), thousands(out.Usage.OutputTokens), formatDuration(time.Since(start)))
 		}
 		b.postAnswer(pctx, m, text, footer)
-		b.metrics.answerSeconds.observe(time.Since(start).Seconds())
+		b.metrics.answerSeconds.Observe(time.Since(start).Seconds())
 	default:
 		kind, text := failureText(ctx, err, timedOut, out, b.cfg.AnswerTimeout)
-		b.metrics.errors.inc(kind)
+		b.metrics.errors.WithLabelValues(kind).Inc()
 		log.Warn("no answer", "kind", kind, "err", err, "steps", out.Steps)
 		if debug && err != nil {
 			text += "\n:lady_beetle: `" + escape(truncate(err.Error(), 500)) + "`"
@@ -226,7 +226,7 @@ func (b *Bot) postAnswer(ctx context.Context, m message, answer, footer string) 
 		}
 		if _, _, err := b.api.PostMessageContext(ctx, m.Channel, opts...); err != nil {
 			b.log.Error("posting answer failed", "channel", m.Channel, "thread", m.ThreadTS, "err", explain(err))
-			b.metrics.errors.inc("slack")
+			b.metrics.errors.WithLabelValues("slack").Inc()
 			if _, refused := errors.AsType[slack.SlackErrorResponse](err); refused {
 				// Slack refused the blocks: the answer still reaches the
 				// user, as a file, with a word on why.
@@ -272,7 +272,7 @@ func (b *Bot) upload(ctx context.Context, m message, a attachment) {
 	})
 	if err != nil {
 		b.log.Error("uploading file failed", "file", a.Name, "err", explain(err))
-		b.metrics.errors.inc("slack")
+		b.metrics.errors.WithLabelValues("slack").Inc()
 		b.notice(ctx, m, fmt.Sprintf(":warning: I couldn't attach `%s` to this thread (%s).", escape(a.Name), escape(safetext.Line(explain(err).Error()))))
 	}
 }

@@ -167,7 +167,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	sock := socket.New(api, socket.Config{
 		PingTimeout: cfg.PingInterval,
 		Logger:      log,
-		OnAck:       func(d time.Duration) { m.ackSeconds.observe(d.Seconds()) },
+		OnAck:       func(d time.Duration) { m.ackSeconds.Observe(d.Seconds()) },
 	})
 	if err := sock.Open(ctx); err != nil {
 		return nil, &ConfigError{"SLACK_APP_TOKEN", fmt.Errorf("apps.connections.open failed: %w (is Socket Mode enabled, and does the token have connections:write?)", explain(err))}
@@ -200,6 +200,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		metrics:    m,
 		now:        time.Now,
 	}
+	m.gauges(b.connected.Load, b.pool.busy)
 	if cfg.HTTPAddr != "-" {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)
 		if err != nil {

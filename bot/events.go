@@ -31,7 +31,7 @@ func (b *Bot) handleEvent(evt socket.Event) {
 		switch evt.Type {
 		case "hello":
 			b.connected.Store(true)
-			b.metrics.connects.inc()
+			b.metrics.connects.Inc()
 		case "events_api":
 			b.onEventsAPI(evt.Frame)
 		case "slash_commands":
@@ -170,7 +170,7 @@ func (b *Bot) onEventsAPI(frame []byte) {
 	}
 	if id := env.Payload.EventID; id != "" {
 		if b.seen.Add("event:"+id, true, 0) != nil {
-			b.metrics.duplicates.inc()
+			b.metrics.duplicates.Inc()
 			b.log.Debug("duplicate event dropped", "event_id", id)
 			return
 		}
@@ -200,7 +200,7 @@ func (b *Bot) onEventsAPI(frame []byte) {
 	// A mention arrives twice (app_mention and message.channels); and a
 	// redelivered event may carry a new event id. Handle a message once.
 	if b.seen.Add("msg:"+in.Channel+"/"+in.TS, true, 0) != nil {
-		b.metrics.duplicates.inc()
+		b.metrics.duplicates.Inc()
 		return
 	}
 	threadTS := in.ThreadTS
@@ -219,7 +219,7 @@ func (b *Bot) onEventsAPI(frame []byte) {
 		job = func(ctx context.Context) { b.answer(ctx, m, true) }
 	}
 	if !b.pool.submit(key, job) {
-		b.metrics.errors.inc("busy")
+		b.metrics.errors.WithLabelValues("busy").Inc()
 		go b.notice(context.Background(), m, ":hourglass: I'm answering too many questions right now. Please ask again in a minute.")
 	}
 }

@@ -107,7 +107,7 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 			if c.current || (c.entry == nil && c.ref.ID != "" && b.seen.Add("refused:"+c.ref.ID, true, b.cfg.ThreadTTL) == nil) {
 				in.refused = append(in.refused, fmt.Sprintf("%s: %s", fileLabel(name), problem))
 				in.refusedEarlier = in.refusedEarlier || !c.current
-				b.metrics.files.inc("refused")
+				b.metrics.files.WithLabelValues("refused").Inc()
 			}
 			log.Info("file left out of the run", "file", name, "slack_id", c.ref.ID, "why", problem)
 			continue
@@ -184,7 +184,7 @@ func (b *Bot) place(ctx context.Context, tf *threadFiles, c candidate, lim sandb
 	case total+int64(len(data)) > lim.RunSize:
 		return agent.InputFile{}, fmt.Sprintf("a run gets at most %s of files, and newer ones came first", sandbox.FormatSize(lim.RunSize))
 	}
-	b.metrics.files.inc("downloaded")
+	b.metrics.files.WithLabelValues("downloaded").Inc()
 	entry := wsEntry{TurnTS: c.turnTS}
 	if c.output && filepath.IsLocal(c.ref.Name) && !placed[c.ref.Name] {
 		entry.Name, entry.Output, entry.Posted = c.ref.Name, true, c.ref.ID

@@ -79,9 +79,9 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 	defer func() {
 		for _, f := range out {
 			if f.Posted {
-				p.b.metrics.files.inc("posted")
+				p.b.metrics.files.WithLabelValues("posted").Inc()
 			} else {
-				p.b.metrics.files.inc("not_posted")
+				p.b.metrics.files.WithLabelValues("not_posted").Inc()
 			}
 		}
 	}()
@@ -91,7 +91,7 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 	ids, err := p.b.uploadFiles(ctx, p.m, fmt.Sprintf("From run %d:", run), ups)
 	if err != nil {
 		p.log.Error("posting a run's files failed", "run", run, "err", err)
-		p.b.metrics.errors.inc("slack")
+		p.b.metrics.errors.WithLabelValues("slack").Inc()
 		for _, u := range ups {
 			out[u.i].Note = "not posted: Slack refused the upload (" + truncate(userError(err), 120) + ")"
 		}

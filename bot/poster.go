@@ -70,7 +70,7 @@ func (p *cardPoster) ToolCallStarted(ctx context.Context, e agent.ToolCallEvent)
 	)
 	if err != nil {
 		p.log.Error("posting tool card failed", "err", explain(err))
-		p.b.metrics.errors.inc("slack")
+		p.b.metrics.errors.WithLabelValues("slack").Inc()
 		return
 	}
 	p.mu.Lock()
@@ -101,11 +101,11 @@ func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEve
 	p.mu.Unlock()
 
 	b := p.b
-	b.metrics.toolRuns.inc(runResult(res, runErr))
-	b.metrics.runSeconds.observe(d.Seconds())
+	b.metrics.toolRuns.WithLabelValues(runResult(res, runErr)).Inc()
+	b.metrics.runSeconds.Observe(d.Seconds())
 	if caps := firedCaps(res); len(caps) > 0 {
 		for _, c := range caps {
-			b.metrics.caps.inc(string(c))
+			b.metrics.caps.WithLabelValues(string(c)).Inc()
 		}
 		p.log.Warn("caps fired during a run", "run", c.N, "caps", caps)
 	}
@@ -160,7 +160,7 @@ func (p *cardPoster) post(ctx context.Context, c *postedCard) {
 	}
 	if err != nil {
 		p.log.Error("updating tool card failed", "err", explain(err))
-		b.metrics.errors.inc("slack")
+		b.metrics.errors.WithLabelValues("slack").Inc()
 	}
 	for _, f := range files {
 		b.upload(ctx, p.m, f)
