@@ -117,7 +117,10 @@ const (
 	followUp       // a reply in a thread; answered if the bot is in it
 )
 
-var reBotCommand = func(text string) bool {
+// isCommand reports whether a message's text (the bot's mention removed)
+// is one of the bot's commands: help, debug on|off|status, or nothing at
+// all (a bare mention).
+func isCommand(text string) bool {
 	f := strings.Fields(strings.ToLower(text))
 	if len(f) == 0 {
 		return true // a bare mention: say hello
@@ -145,7 +148,7 @@ func classify(in incoming, botUser string) route {
 	mentioned := strings.Contains(in.Text, "<@"+botUser+">") || strings.Contains(in.Text, "<@"+botUser+"|")
 	text := cleanQuestion(in.Text, botUser)
 	kind := answer
-	if reBotCommand(text) && (text != "" || len(in.Files) == 0) {
+	if isCommand(text) && (text != "" || len(in.Files) == 0) {
 		kind = command // a bare mention with files is a question about them
 	}
 	switch {

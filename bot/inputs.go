@@ -36,12 +36,12 @@ type candidate struct {
 	turnTS  string
 }
 
-// gatherFiles collects the files for an answer's runs in the thread's
-// workspace tf: those attached to the question first, then the files
+// gatherFiles collects the files for an answer's runs in thread, the
+// thread's workspace: those attached to the question first, then the files
 // earlier runs in the thread wrote and earlier attachments, newest first,
 // within the per-run limits. Slack files are downloaded (with the bot
 // token, on this host) once into the workspace.
-func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreign []fileRef, tf *threadFiles, log *slog.Logger) *runInputs {
+func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreign []fileRef, thread *threadFiles, log *slog.Logger) *runInputs {
 	in := &runInputs{}
 	lim := b.cfg.Files
 	if len(m.Files) == 0 && len(foreign) == 0 && !b.workspaces.exists(m.Channel, m.ThreadTS) && !slices.ContainsFunc(history, func(t Turn) bool {
@@ -49,7 +49,7 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 	}) {
 		return in // a thread without files: no workspace until a run writes one
 	}
-	if err := tf.open(); err != nil {
+	if err := thread.open(); err != nil {
 		log.Error("opening the thread's workspace failed", "err", err)
 		for _, r := range m.Files {
 			in.refused = append(in.refused, fmt.Sprintf("%s: I could not store it (%s)", fileLabel(r.Name), escape(userError(err))))
@@ -63,7 +63,7 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 		seen[r.ID] = true
 		cands = append(cands, candidate{ref: r, current: true, turnTS: m.TS})
 	}
-	for _, e := range tf.entries() {
+	for _, e := range thread.entries() {
 		if seen[e.SlackID] && e.SlackID != "" || sandbox.HiddenPath(e.Name) {
 			continue // attached again with this question, or a run's cache
 		}
@@ -95,7 +95,7 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 	var total int64
 	placed := map[string]bool{}
 	for _, c := range cands {
-		f, problem := b.place(ctx, tf, c, lim, total, len(in.files), placed)
+		f, problem := b.place(ctx, thread, c, lim, total, len(in.files), placed)
 		if problem != "" {
 			name := c.ref.Name
 			if c.entry != nil {
@@ -115,14 +115,14 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 		total += int64(len(f.Data))
 		placed[f.Name] = true
 		in.files = append(in.files, f)
-		tf.run = append(tf.run, f.Name)
+		thread.run = append(thread.run, f.Name)
 	}
 	return in
 }
 
 // place reads one candidate, downloading it into the workspace when
 // needed, or says why it cannot be placed.
-func (b *Bot) place(ctx context.Context, tf *threadFiles, c candidate, lim sandbox.FileLimits, total int64, count int, placed map[string]bool) (agent.InputFile, string) {
+func (b *Bot) place(ctx context.Context, thread *threadFiles, c candidate, lim sandbox.FileLimits, total int64, count int, placed map[string]bool) (agent.InputFile, string) {
 	if c.entry == nil && !c.ref.complete() {
 		f, _, _, err := b.fileAPI.GetFileInfoContext(ctx, c.ref.ID, 0, 0)
 		if err != nil {
@@ -158,12 +158,12 @@ func (b *Bot) place(ctx context.Context, tf *threadFiles, c candidate, lim sandb
 	}
 	e := c.entry
 	if e == nil {
-		if have, ok := tf.bySlackID(c.ref.ID); ok {
+		if have, ok := thread.bySlackID(c.ref.ID); ok {
 			e = &have
 		}
 	}
 	if e != nil {
-		data, err := tf.read(e.Name)
+		data, err := thread.read(e.Name)
 		if err == nil {
 			if placed[e.Name] {
 				return agent.InputFile{}, "another file of the same name came first"
@@ -189,14 +189,14 @@ func (b *Bot) place(ctx context.Context, tf *threadFiles, c candidate, lim sandb
 	if c.output && filepath.IsLocal(c.ref.Name) && !placed[c.ref.Name] {
 		entry.Name, entry.Output, entry.Posted = c.ref.Name, true, c.ref.ID
 	} else {
-		entry.Name = sandbox.UniqueName(sandbox.SafeName(c.ref.Name, c.ref.Filetype), func(n string) bool { return placed[n] || tf.taken(n) })
+		entry.Name = sandbox.UniqueName(sandbox.SafeName(c.ref.Name, c.ref.Filetype), func(n string) bool { return placed[n] || thread.taken(n) })
 		entry.SlackID = c.ref.ID
 	}
 	keep := make([]string, 0, len(placed))
 	for n := range placed {
 		keep = append(keep, n)
 	}
-	if _, err := tf.put(entry, data, keep...); err != nil {
+	if _, err := thread.put(entry, data, keep...); err != nil {
 		b.log.Error("storing a file in the thread's workspace failed", "file", entry.Name, "err", err)
 		return agent.InputFile{}, fmt.Sprintf("I could not store it (%s)", escape(userError(err)))
 	}

@@ -20,14 +20,14 @@ func TestWorkspaceStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws.now = func() time.Time { return now }
-	tf := ws.forAnswer("C0A", "1700000000.000100", "", slog.New(slog.DiscardHandler))
-	if err := tf.open(); err != nil {
+	thread := ws.forAnswer("C0A", "1700000000.000100", "", slog.New(slog.DiscardHandler))
+	if err := thread.open(); err != nil {
 		t.Fatal(err)
 	}
 	put := func(name, data string, keep ...string) []string {
 		t.Helper()
 		now = now.Add(time.Second)
-		ev, err := tf.put(wsEntry{Name: name}, []byte(data), keep...)
+		ev, err := thread.put(wsEntry{Name: name}, []byte(data), keep...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,26 +38,26 @@ func TestWorkspaceStore(t *testing.T) {
 	if ev := put("c.txt", "12345", "a.csv"); len(ev) != 1 || ev[0] != "sub/b.txt" {
 		t.Errorf("evicted %v, want the oldest file not kept (sub/b.txt)", ev)
 	}
-	if data, err := tf.read("c.txt"); err != nil || string(data) != "12345" {
+	if data, err := thread.read("c.txt"); err != nil || string(data) != "12345" {
 		t.Errorf("read = %q, %v", data, err)
 	}
 	for _, bad := range []string{"../x", "/etc/passwd", "a/../../x"} {
-		if _, err := tf.put(wsEntry{Name: bad}, []byte("x")); err == nil {
+		if _, err := thread.put(wsEntry{Name: bad}, []byte("x")); err == nil {
 			t.Errorf("put(%q) succeeded", bad)
 		}
-		if _, err := tf.read(bad); err == nil {
+		if _, err := thread.read(bad); err == nil {
 			t.Errorf("read(%q) succeeded", bad)
 		}
 	}
-	tf.close()
+	thread.close()
 
 	// The index survives reopening; the thread expires after the TTL.
-	tf = ws.forAnswer("C0A", "1700000000.000100", "", slog.New(slog.DiscardHandler))
-	tf.open()
-	if _, ok := tf.byName("a.csv"); !ok {
+	thread = ws.forAnswer("C0A", "1700000000.000100", "", slog.New(slog.DiscardHandler))
+	thread.open()
+	if _, ok := thread.byName("a.csv"); !ok {
 		t.Error("a.csv forgotten after reopening")
 	}
-	tf.close()
+	thread.close()
 	now = now.Add(59 * time.Minute)
 	ws.sweep()
 	if _, err := os.Stat(filepath.Join(dir, workspacesDir, "C0A_1700000000.000100")); err != nil {
@@ -84,8 +84,8 @@ func TestThreadFilesAsWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 	var w agent.Workspace = ws.forAnswer("C0A", "1700000000.000100", "1700000000.000100", log)
-	tf := w.(*threadFiles)
-	defer tf.close()
+	thread := w.(*threadFiles)
+	defer thread.close()
 	if files, err := w.Files(t.Context()); err != nil || len(files) != 0 {
 		t.Fatalf("a thread without files: %v, %v", files, err)
 	}
@@ -104,22 +104,22 @@ func TestThreadFilesAsWorkspace(t *testing.T) {
 	if err != nil || len(files) != 1 || files[0].Name != "a.csv" || string(files[0].Data) != "1,2\n" {
 		t.Errorf("Files = %v, %v; want a.csv", files, err)
 	}
-	if e, ok := tf.byName("b.txt"); !ok || !e.Output || e.TurnTS != "1700000000.000100" {
+	if e, ok := thread.byName("b.txt"); !ok || !e.Output || e.TurnTS != "1700000000.000100" {
 		t.Errorf("b.txt in the thread = %+v, %v; want kept as a run's output", e, ok)
 	}
-	if _, ok := tf.byName("big.bin"); ok {
+	if _, ok := thread.byName("big.bin"); ok {
 		t.Error("big.bin kept")
 	}
 
 	a := sandbox.File{Name: "a.csv", Data: []byte("1,2\n")}
-	tf.setPosted(a, "F1")
+	thread.setPosted(a, "F1")
 	w.Put(t.Context(), []sandbox.File{a})
-	if id := tf.posted(a); id != "F1" {
+	if id := thread.posted(a); id != "F1" {
 		t.Errorf("unchanged a.csv posted as %q, want F1", id)
 	}
 	changed := sandbox.File{Name: "a.csv", Data: []byte("3,4\n")}
 	w.Put(t.Context(), []sandbox.File{changed})
-	if id := tf.posted(changed); id != "" {
+	if id := thread.posted(changed); id != "" {
 		t.Errorf("changed a.csv posted as %q, want not posted", id)
 	}
 }
