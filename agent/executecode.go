@@ -15,12 +15,12 @@ import (
 // reference tool.
 const ExecuteCodeName = "executeCode"
 
-// DefaultModelOutput is how many bytes of stdout, and of stderr, of one run
+// MaxModelOutput is how many bytes of stdout, and of stderr, of one run
 // go back to the model, counted as JSON encodes them, within
 // [MaxToolResult] for the whole result. Longer output keeps its head and
 // tail and says how much was left out; observers still get the whole
 // [sandbox.Result].
-const DefaultModelOutput = 16 << 10
+const MaxModelOutput = 16 << 10
 
 // noOutput is the result's output when a program succeeds silently.
 const noOutput = "The code ran successfully but printed nothing. Only printed output comes back: print() every result you need."
@@ -41,9 +41,6 @@ type ExecuteCodeOptions struct {
 	// fields take the sandbox package's defaults. Give the sandbox the
 	// same limits so that the description is true.
 	Limits sandbox.Limits
-	// ModelOutput is how many bytes of each stream go back to the model,
-	// as JSON, within MaxToolResult (default DefaultModelOutput).
-	ModelOutput int
 	// Logger gets a debug record of every run's code and raw output.
 	Logger *slog.Logger
 }
@@ -63,9 +60,6 @@ var _ Tool = (*ExecuteCode)(nil)
 
 // NewExecuteCode returns the executeCode tool running code through runner.
 func NewExecuteCode(runner Runner, opts ExecuteCodeOptions) *ExecuteCode {
-	if opts.ModelOutput <= 0 {
-		opts.ModelOutput = DefaultModelOutput
-	}
 	t := &ExecuteCode{
 		runner: runner,
 		opts:   opts,

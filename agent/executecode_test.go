@@ -108,14 +108,14 @@ func TestExecuteCodeResult(t *testing.T) {
 		r := &fakeRunner{fn: func(context.Context, sandbox.Request) (*sandbox.Result, error) {
 			return &sandbox.Result{Stdout: []byte("start" + long + "end")}, nil
 		}}
-		out, err := NewExecuteCode(r, ExecuteCodeOptions{ModelOutput: 1000}).Call(t.Context(), nil, json.RawMessage(`{"code":"x"}`))
+		out, err := NewExecuteCode(r, ExecuteCodeOptions{}).Call(t.Context(), nil, json.RawMessage(`{"code":"x"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var res codeResult
 		json.Unmarshal([]byte(out.Content), &res)
 		if !res.Truncated || !strings.HasPrefix(res.Output, "start") || !strings.HasSuffix(res.Output, "end") ||
-			!strings.Contains(res.Output, "\n[... 38.1 KiB left out ...]\n") || len(res.Output) > 1100 || !utf8.ValidString(res.Output) {
+			!strings.Contains(res.Output, " KiB left out ...]\n") || len(res.Output) > MaxModelOutput+100 || !utf8.ValidString(res.Output) {
 			t.Errorf("output (%d bytes) = %.200q…", len(res.Output), res.Output)
 		}
 	})

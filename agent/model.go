@@ -67,10 +67,9 @@ type ModelConfig struct {
 	Model   string // required: the model's ID, as the API names it
 	// MaxTokens bounds each turn's output; zero takes the provider's
 	// default (see its package).
-	MaxTokens  int64
-	HTTPClient *http.Client
-	Retry      RetryPolicy // retries and timeouts
-	Logger     *slog.Logger
+	MaxTokens int64
+	Retry     RetryPolicy // retries and timeouts
+	Logger    *slog.Logger
 }
 
 // Defaults for [RetryPolicy].

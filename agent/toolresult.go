@@ -42,7 +42,7 @@ type codeResult struct {
 }
 
 // encodeResult returns the JSON the model reads for res, within
-// MaxToolResult: stdout and stderr within t's ModelOutput, kept head and
+// MaxToolResult: stdout and stderr within MaxModelOutput, kept head and
 // tail, the lists of files within their budgets, every name made safe to
 // show. omitted are notes on files left out besides the sandbox's. When
 // anything was cut it adds [sandbox.CapToolResult] to res.Caps.
@@ -104,12 +104,12 @@ func (t *ExecuteCode) result(res *sandbox.Result, omitted []string, scale int) (
 		errNote += note
 	}
 
-	// What is left goes to stdout and stderr, each within ModelOutput;
+	// What is left goes to stdout and stderr, each within MaxModelOutput;
 	// one that needs less than half leaves the rest to the other.
 	room := (MaxToolResult-resultFixedBytes)/scale - listCost(r.Files) - listCost(r.FilesOmitted) -
 		jsonCost(outNote) - jsonCost(errNote)
 	room = max(room, 0)
-	limit := t.opts.ModelOutput / scale
+	limit := MaxModelOutput / scale
 	outNeed := min(costUpTo(res.Stdout, limit+1), limit)
 	errNeed := min(costUpTo(res.Stderr, limit+1), limit)
 	errRoom := min(errNeed, room/2)

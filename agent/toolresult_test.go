@@ -89,7 +89,7 @@ func TestToolResultCap(t *testing.T) {
 // TestToolResultUncut: a result within every budget is whole, has no cut
 // note and reports no cap.
 func TestToolResultUncut(t *testing.T) {
-	res := &sandbox.Result{Stdout: []byte(strings.Repeat("x", DefaultModelOutput)), Files: []sandbox.File{{Name: "a.png"}}, FilesOmitted: []string{"link (not a regular file)"}}
+	res := &sandbox.Result{Stdout: []byte(strings.Repeat("x", MaxModelOutput)), Files: []sandbox.File{{Name: "a.png"}}, FilesOmitted: []string{"link (not a regular file)"}}
 	r := &fakeRunner{fn: func(context.Context, sandbox.Request) (*sandbox.Result, error) { return res, nil }}
 	out, err := NewExecuteCode(r, ExecuteCodeOptions{}).Call(t.Context(), nil, json.RawMessage(`{"code":"x"}`))
 	if err != nil {

@@ -52,7 +52,7 @@ func New(cfg Config) (*Model, error) {
 		option.WithoutEnvironmentDefaults(), // Config is the only source
 		option.WithoutOpenTelemetry(),
 		option.WithBaseURL(modelhttp.SDKBaseURL(cfg.BaseURL)),
-		option.WithHTTPClient(modelhttp.HTTPClient(cfg.HTTPClient)),
+		option.WithHTTPClient(modelhttp.HTTPClient()),
 		option.WithMaxRetries(0), // modelhttp retries
 		option.WithMiddleware(modelhttp.CheckEventStream(provider)),
 	}

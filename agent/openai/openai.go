@@ -51,7 +51,7 @@ func New(cfg Config) (*Model, error) {
 	}
 	opts := []option.RequestOption{
 		option.WithBaseURL(modelhttp.SDKBaseURL(cfg.BaseURL)),
-		option.WithHTTPClient(modelhttp.HTTPClient(cfg.HTTPClient)),
+		option.WithHTTPClient(modelhttp.HTTPClient()),
 		option.WithMaxRetries(0), // modelhttp retries
 		option.WithMiddleware(modelhttp.CheckEventStream(provider)),
 	}

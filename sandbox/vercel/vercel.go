@@ -113,8 +113,6 @@ type Config struct {
 	// Logger receives start-up facts, retries and cleanup failures
 	// (default: discard).
 	Logger *slog.Logger
-	// HTTPClient sends the API calls (default: a client of its own).
-	HTTPClient *http.Client
 }
 
 // Sandbox is the Vercel backend. It is safe for concurrent use.
@@ -158,10 +156,7 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	}
+	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	creds, err := resolveCredentials(cfg, time.Now())
 	if err != nil {
 		return nil, err

@@ -382,13 +382,10 @@ func Malformed(provider string, err error) error {
 	}
 }
 
-// HTTPClient returns client, or a new one when nil. The call's own
-// timeout (SANDPIPER_MODEL_TIMEOUT) bounds waiting for headers too: a
-// local server loading a model may take minutes to answer.
-func HTTPClient(client *http.Client) *http.Client {
-	if client != nil {
-		return client
-	}
+// HTTPClient returns a client of the provider's own. It has no timeout:
+// the call's own (SANDPIPER_MODEL_TIMEOUT) bounds waiting for headers too,
+// and a local server loading a model may take minutes to answer.
+func HTTPClient() *http.Client {
 	return &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 }
 
