@@ -13,6 +13,20 @@ import (
 	"github.com/sethvargo/go-envconfig"
 )
 
+// failed fails t unless err is what want says (no error when want is "",
+// else an error holding want), and reports whether err is an error: the
+// case ends there.
+func failed(t *testing.T, err error, want string) bool {
+	t.Helper()
+	switch {
+	case want == "" && err != nil:
+		t.Fatal(err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Fatalf("err = %v, want one with %q", err, want)
+	}
+	return err != nil
+}
+
 func TestParseByteSize(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
@@ -146,14 +160,8 @@ func TestParseDotenv(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := parseDotenv([]byte(tt.in))
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
+			if failed(t, err, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %q, want %q", got, tt.want)

@@ -110,14 +110,8 @@ func TestLoadModelConfig(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := LoadModel(t.Context(), envconfig.MapLookuper(tt.env))
-			if tt.wantErr != "" {
-				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
+			if failed(t, err, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if c.API != tt.wantAPI || c.BaseURL != tt.wantURL || c.Model != tt.model || c.Key != tt.key {
 				t.Errorf("got %s %s %s %#v; want %s %s %s %#v", c.API, c.BaseURL, c.Model, c.Key, tt.wantAPI, tt.wantURL, tt.model, tt.key)

@@ -58,14 +58,8 @@ func TestLoadSandboxConfigVercel(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := LoadSandbox(t.Context(), envconfig.MapLookuper(tc.env))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want %q", err, tc.wantErr)
-				}
+			if failed(t, err, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if tc.check != nil {
 				tc.check(t, c)
