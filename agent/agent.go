@@ -6,7 +6,9 @@
 // The loop is model-agnostic: it talks to a [Model], which the subpackages
 // openai (OpenAI-compatible chat completions, including the Vercel AI
 // Gateway) and anthropic (the Messages API) implement. Whoever shows a run
-// (the terminal, Slack) watches it through an [Observer].
+// (the terminal, Slack) watches it through an [Observer], and gives it the
+// conversation's working directory, a [Workspace], which every
+// executeCode run starts with and adds its files to.
 package agent
 
 import (
