@@ -1,0 +1,74 @@
+package redistest_test
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandpiper-bot/sandpiper/bot/internal/shared/redistest"
+)
+
+func TestStartStopRestart(t *testing.T) {
+	ctx := t.Context()
+	for _, persist := range []bool{false, true} {
+		srv := redistest.StartWith(t, redistest.Options{Persist: persist})
+		if _, err := srv.Do(ctx, "SET", "k", "v"); err != nil {
+			t.Fatal(err)
+		}
+		srv.Kill()
+		if _, err := srv.Do(ctx, "PING"); err == nil {
+			t.Fatal("PING answered after Kill")
+		}
+		srv.Restart()
+		got, err := srv.Do(ctx, "EXISTS", "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := ":0" // an empty server
+		if persist {
+			want = ":1"
+		}
+		if got != want {
+			t.Errorf("persist=%v: EXISTS k after restart = %s, want %s", persist, got, want)
+		}
+	}
+}
+
+func TestProxyCut(t *testing.T) {
+	srv := redistest.Start(t)
+	p := redistest.NewProxy(t, srv.Addr())
+	addr := strings.TrimSuffix(strings.TrimPrefix(p.URL(0), "redis://"), "/0")
+	ping := func() error {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write([]byte("PING\r\n")); err != nil {
+			return err
+		}
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			return err
+		}
+		if line != "+PONG\r\n" {
+			return fmt.Errorf("PING answered %q", line)
+		}
+		return nil
+	}
+	if err := ping(); err != nil {
+		t.Fatalf("through the proxy: %v", err)
+	}
+	p.Cut()
+	if err := ping(); err == nil {
+		t.Fatal("PING answered through a cut proxy")
+	}
+	p.Restore()
+	if err := ping(); err != nil {
+		t.Fatalf("after Restore: %v", err)
+	}
+}
