@@ -146,7 +146,8 @@ type consumer struct {
 
 	mu      sync.Mutex
 	held    map[string]*entry
-	busy    int // worker slots: entries starting or running
+	blocked map[string]bool // threads whose entries wait for another's turn
+	busy    int             // worker slots: entries starting or running
 	closing bool
 	work    sync.WaitGroup // starts and handlers
 	settle  sync.WaitGroup // done and hand-back retries
@@ -164,6 +165,7 @@ func newConsumer(s *Store, h Handler) *consumer {
 		wake:     make(chan struct{}, 1),
 		giveUp:   make(chan struct{}),
 		held:     map[string]*entry{},
+		blocked:  map[string]bool{},
 	}
 }
 
@@ -408,18 +410,28 @@ func (c *consumer) add(msgs []redis.XMessage, reclaimed bool) (added int) {
 }
 
 // tryStart starts the waiting entries (of thread, or all) whose turn it
-// is, while workers are free.
+// is, while workers are free. Once a thread's entry has started, or the
+// thread is found busy, its other entries are not tried: they cannot be
+// next. A thread found busy is not tried again until its turn notice, or
+// the next poll, unblocks it.
 func (c *consumer) tryStart(ctx context.Context, thread string) {
 	c.mu.Lock()
+	if thread != "" {
+		delete(c.blocked, thread)
+	}
 	var cands []*entry
 	for _, e := range c.held {
-		if e.state == waiting && (thread == "" || e.d.Thread == thread) {
+		if e.state == waiting && !c.blocked[e.d.Thread] && (thread == "" || e.d.Thread == thread) {
 			cands = append(cands, e)
 		}
 	}
 	c.mu.Unlock()
 	slices.SortFunc(cands, func(a, b *entry) int { return compareIDs(a.d.Entry, b.d.Entry) })
+	settled := map[string]bool{} // threads with nothing more to try
 	for _, e := range cands {
+		if settled[e.d.Thread] {
+			continue
+		}
 		c.mu.Lock()
 		if c.closing || c.busy >= c.workers {
 			c.mu.Unlock()
@@ -433,16 +445,23 @@ func (c *consumer) tryStart(ctx context.Context, thread string) {
 		c.busy++
 		c.work.Add(1)
 		c.mu.Unlock()
-		if err := c.start(ctx, e); err != nil {
+		next, err := c.start(ctx, e)
+		if err != nil {
 			c.s.log.Debug("queue: start failed; will retry", "entry", e.d.Entry, "err", err)
 			return
 		}
+		// Go on with the thread only if its first entry is one held here
+		// and still to be tried (after a hand-back the order list, not the
+		// ids, says which is first).
+		settled[e.d.Thread] = !next
 	}
 }
 
 // start runs the start script for e and, if it is e's turn, its handler.
-// It returns an error only when Redis failed (e is waiting again).
-func (c *consumer) start(ctx context.Context, e *entry) error {
+// It reports whether another entry of e's thread held here waiting is
+// first in the thread's order, and returns an error only when Redis
+// failed (e is waiting again).
+func (c *consumer) start(ctx context.Context, e *entry) (next bool, err error) {
 	s := c.s
 	d := &e.d
 	token := s.nonce + "." + strconv.FormatUint(s.tokens.Add(1), 10)
@@ -453,9 +472,10 @@ func (c *consumer) start(ctx context.Context, e *entry) error {
 	res, err := startScript.Run(ctx, s.rdb,
 		[]string{s.k.stream(), s.k.order(d.Thread), s.k.lease(d.Thread), s.k.started(), s.k.answer(d.ID), s.k.stop(d.ID)},
 		group, d.Entry, s.cfg.Replica, token, s.cfg.ClaimAfter.Milliseconds(), hasID, int64(answerTTL/time.Second), d.Thread).Slice()
-	status := ""
-	if err == nil && len(res) > 0 {
+	status, head := "", ""
+	if err == nil && len(res) > 1 {
 		status, _ = res[0].(string)
+		head, _ = res[1].(string)
 	}
 	if err != nil || status != "go" {
 		c.mu.Lock()
@@ -469,8 +489,15 @@ func (c *consumer) start(ctx context.Context, e *entry) error {
 			// waiting entries without this one.
 			e.state = finishing
 			c.settle.Add(1)
-		default:
+		case err != nil:
 			e.state = waiting
+		default: // "wait" or "busy": not this entry's turn
+			e.state = waiting
+			if h := c.held[head]; status == "wait" && h != nil && h.state == waiting {
+				next = true
+			} else {
+				c.blocked[d.Thread] = true
+			}
 		}
 		c.mu.Unlock()
 		c.work.Done()
@@ -478,7 +505,7 @@ func (c *consumer) start(ctx context.Context, e *entry) error {
 		if closing && status != "lost" {
 			go c.finish(e, handBack)
 		}
-		return err
+		return next, err
 	}
 	n, _ := res[1].(int64)
 	d.Attempt = int(n)
@@ -502,7 +529,7 @@ func (c *consumer) start(ctx context.Context, e *entry) error {
 		c.settle.Add(1)
 		c.work.Done()
 		go c.finish(e, handBack)
-		return nil
+		return false, nil
 	}
 	if stoppedBy != "" {
 		cancel(&StopError{By: stoppedBy})
@@ -511,7 +538,7 @@ func (c *consumer) start(ctx context.Context, e *entry) error {
 		s.log.Info("queue: answering a question again", "entry", d.Entry, "thread", d.Thread, "attempt", d.Attempt, "previous", d.PreviousReplica)
 	}
 	go c.handle(hctx, cancel, e)
-	return nil
+	return false, nil
 }
 
 type outcome int
@@ -676,6 +703,9 @@ func (c *consumer) keep(ctx context.Context) {
 			}
 		case <-poll.C:
 			c.checkStops(ctx)
+			c.mu.Lock()
+			clear(c.blocked) // in case a turn notice was missed
+			c.mu.Unlock()
 			c.tryStart(ctx, "")
 		}
 	}
