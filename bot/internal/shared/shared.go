@@ -321,7 +321,9 @@ func (s *Store) Check(ctx context.Context) (Info, error) {
 		}
 		return info, fmt.Errorf("cannot reach Redis: %w", err)
 	}
-	text, err := s.rdb.Info(ctx, "server", "memory", "persistence").Result()
+	// INFO without a section (Redis 6 takes at most one) includes server,
+	// memory and persistence.
+	text, err := s.rdb.Info(ctx).Result()
 	if err != nil {
 		return info, fmt.Errorf("INFO: %w", err)
 	}

@@ -50,17 +50,20 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 	}
 	var xlen *redis.IntCmd
 	var pending *redis.XPendingCmd
-	_, err := s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+	s.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		xlen = p.XLen(ctx, s.k.stream())
 		pending = p.XPending(ctx, s.k.stream(), group)
 		return nil
 	})
-	if err != nil && !isNoGroup(pending.Err()) {
+	if err := xlen.Err(); err != nil {
 		return st, fmt.Errorf("shared: stats: %w", err)
 	}
 	st.Queued = xlen.Val()
-	if pending.Err() == nil {
+	switch err := pending.Err(); {
+	case err == nil:
 		st.Pending = pending.Val().Count
+	case !isNoGroup(err): // no group yet: nothing pending
+		return st, fmt.Errorf("shared: stats: %w", err)
 	}
 	return st, nil
 }
