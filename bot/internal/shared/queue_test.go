@@ -303,18 +303,29 @@ func TestStopAcrossReplicas(t *testing.T) {
 }
 
 // Redis stopped and restarted empty: calls fail and Ready says why, a
-// question submitted meanwhile waits in memory, and once Redis is back
-// the group is re-created, the question answered, and nothing answered
-// twice.
+// question submitted meanwhile waits in memory, an answer in flight goes
+// on, and once Redis is back the group is re-created, the question
+// answered, and nothing answered twice.
 func TestRedisRestartEmpty(t *testing.T) {
 	srv := newServer(t)
 	ctx := context.Background()
-	a := open(t, srv.URL(0), shared.Config{Replica: "a"})
+	a := open(t, srv.URL(0), shared.Config{Replica: "a", ClaimAfter: shortClaim})
 	j := newJournal()
-	serve(t, a, j.handler("a", 0))
+	release := make(chan struct{})
+	serve(t, a, func(ctx context.Context, d *shared.Delivery) error {
+		j.begin("a", d)
+		if d.Thread == "C9/1.0" {
+			<-release // spans the outage
+		}
+		j.end(d)
+		return nil
+	})
 	q0, q1, q2 := question("C1/1.0", 0), question("C1/1.0", 1), question("C2/1.0", 2)
-	enqueue(t, a, q0)
-	eventually(t, "q0 answered", func() bool { return j.finished(q0.ID) })
+	inFlight := question("C9/1.0", 0)
+	enqueue(t, a, q0, inFlight)
+	eventually(t, "q0 answered, the other started", func() bool {
+		return j.finished(q0.ID) && len(j.order(inFlight.Thread)) == 1
+	})
 
 	srv.Stop()
 	eventually(t, "not ready", func() bool { return a.Ready() != nil })
@@ -327,8 +338,12 @@ func TestRedisRestartEmpty(t *testing.T) {
 	if _, err := a.Settings(ctx, "C1"); err == nil {
 		t.Error("Settings succeeded with Redis stopped")
 	}
+	if _, err := a.Stats(ctx); err == nil {
+		t.Error("Stats succeeded with Redis stopped")
+	}
 	queued := make(chan error, 1)
 	a.Submit(q1, func(err error) { queued <- err })
+	time.Sleep(2 * shortClaim) // heartbeats fail meanwhile
 
 	srv.Restart()
 	eventually(t, "ready again", func() bool { return a.Ready() == nil })
@@ -336,12 +351,14 @@ func TestRedisRestartEmpty(t *testing.T) {
 		t.Fatalf("submitted while Redis was down: %v", err)
 	}
 	enqueue(t, a, q2)
-	eventually(t, "q1 and q2 answered", func() bool { return j.finished(q1.ID, q2.ID) })
-	for _, id := range []string{q0.ID, q1.ID, q2.ID} {
+	close(release)
+	eventually(t, "all answered", func() bool { return j.finished(q1.ID, q2.ID, inFlight.ID) })
+	for _, id := range []string{q0.ID, q1.ID, q2.ID, inFlight.ID} {
 		if j.count[id] != 1 {
 			t.Errorf("%s answered %d times", id, j.count[id])
 		}
 	}
+	eventually(t, "the queue empties", func() bool { st := stats(t, a); return st.Queued == 0 && st.Pending == 0 && st.Running == 0 })
 }
 
 // Redis killed and restarted with its data while a question is being
