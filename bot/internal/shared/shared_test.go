@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/shared/redistest"
 )
 
 func TestParseURL(t *testing.T) {
@@ -112,6 +113,20 @@ func TestOpenFails(t *testing.T) {
 			t.Error(err)
 		}
 	})
+}
+
+// rediss:// connects over TLS, and checks the server's certificate.
+func TestOpenTLS(t *testing.T) {
+	srv := redistest.StartWith(t, redistest.Options{TLS: true})
+	_, err := shared.Open(context.Background(), shared.Config{URL: srv.URL(0), Logger: testLogger(t)})
+	if err == nil || !strings.HasPrefix(err.Error(), shared.EnvURL) || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("self-signed certificate: %v; want a certificate error naming %s", err, shared.EnvURL)
+	}
+	s := open(t, srv.URL(0)+"?skip_verify=true", shared.Config{})
+	enqueue(t, s, question("C1/1.0", 0))
+	j := newJournal()
+	serve(t, s, j.handler("a", 0))
+	eventually(t, "answered over TLS", func() bool { return j.finished("C1/1.0#0") })
 }
 
 func TestOpenBadConfig(t *testing.T) {

@@ -11,8 +11,16 @@ package redistest
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -44,6 +52,9 @@ type Options struct {
 	// Persist turns on the append-only file with an fsync per write, so a
 	// server stopped (even killed) and restarted keeps its data.
 	Persist bool
+	// TLS serves TLS only, with a self-signed certificate for 127.0.0.1
+	// (clients must skip verification, or trust [Server.CertFile]).
+	TLS bool
 }
 
 // Server is a running redis-server. Its methods are safe to call from
@@ -74,6 +85,11 @@ func StartWith(t testing.TB, opts Options) *Server {
 		t.Skipf("redistest: %v; install the redis-server package (apt-get install redis-server) to run this test", err)
 	}
 	s := &Server{t: t, bin: bin, dir: t.TempDir(), opts: opts}
+	if opts.TLS {
+		if err := writeCert(s.dir); err != nil {
+			t.Fatalf("redistest: %v", err)
+		}
+	}
 	t.Cleanup(s.Stop)
 	var lastErr error
 	for range startAttempts {
@@ -113,8 +129,12 @@ func freePort() (int, error) {
 
 // start runs the server on port and waits until it answers PING.
 func (s *Server) start(port int) error {
+	plain := port
+	if s.opts.TLS {
+		plain = 0 // TLS only
+	}
 	args := []string{
-		"--port", strconv.Itoa(port),
+		"--port", strconv.Itoa(plain),
 		"--bind", "127.0.0.1",
 		"--dir", s.dir,
 		"--save", "",
@@ -127,6 +147,11 @@ func (s *Server) start(port int) error {
 	} else {
 		args = append(args, "--appendonly", "no")
 	}
+	if s.opts.TLS {
+		args = append(args, "--tls-port", strconv.Itoa(port),
+			"--tls-cert-file", s.CertFile(), "--tls-key-file", filepath.Join(s.dir, "key.pem"),
+			"--tls-auth-clients", "no")
+	}
 	cmd := exec.Command(s.bin, args...)
 	cmd.Dir = s.dir
 	if err := cmd.Start(); err != nil {
@@ -137,7 +162,7 @@ func (s *Server) start(port int) error {
 
 	deadline := time.Now().Add(startTimeout)
 	for {
-		if err := ping(port); err == nil {
+		if err := s.ping(port); err == nil {
 			break
 		}
 		select {
@@ -157,9 +182,22 @@ func (s *Server) start(port int) error {
 	return nil
 }
 
+// dial connects to the server on port, over TLS if it serves TLS.
+func (s *Server) dial(ctx context.Context, port int) (net.Conn, error) {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if s.opts.TLS {
+		d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true}}
+		return d.DialContext(ctx, "tcp", addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", addr)
+}
+
 // ping sends PING over RESP and expects +PONG.
-func ping(port int) error {
-	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
+func (s *Server) ping(port int) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	c, err := s.dial(ctx, port)
 	if err != nil {
 		return err
 	}
@@ -197,9 +235,50 @@ func (s *Server) Addr() string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
 }
 
-// URL returns a redis:// URL for the server's database db.
+// URL returns a redis:// URL for the server's database db (rediss:// with
+// [Options.TLS]).
 func (s *Server) URL(db int) string {
-	return fmt.Sprintf("redis://%s/%d", s.Addr(), db)
+	scheme := "redis"
+	if s.opts.TLS {
+		scheme = "rediss"
+	}
+	return fmt.Sprintf("%s://%s/%d", scheme, s.Addr(), db)
+}
+
+// CertFile returns the path of the server's certificate (PEM), with
+// [Options.TLS].
+func (s *Server) CertFile() string { return filepath.Join(s.dir, "cert.pem") }
+
+// writeCert writes a self-signed certificate for 127.0.0.1 and its key.
+func writeCert(dir string) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "redistest"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
+		DNSNames:              []string{"localhost"},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return err
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cert.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "key.pem"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600)
 }
 
 // Stop stops the server (SIGTERM, then SIGKILL after a while) and waits for
@@ -260,8 +339,10 @@ func (s *Server) Restart() {
 // first line (for simple replies and errors) — enough for test set-up such
 // as FLUSHALL or CONFIG SET without a client library.
 func (s *Server) Do(ctx context.Context, args ...string) (string, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", s.Addr())
+	s.mu.Lock()
+	port := s.port
+	s.mu.Unlock()
+	c, err := s.dial(ctx, port)
 	if err != nil {
 		return "", err
 	}

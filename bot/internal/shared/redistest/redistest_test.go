@@ -72,3 +72,23 @@ func TestProxyCut(t *testing.T) {
 		t.Fatalf("after Restore: %v", err)
 	}
 }
+
+func TestTLS(t *testing.T) {
+	srv := redistest.StartWith(t, redistest.Options{TLS: true})
+	if !strings.HasPrefix(srv.URL(0), "rediss://") {
+		t.Errorf("URL %s", srv.URL(0))
+	}
+	if got, err := srv.Do(t.Context(), "PING"); err != nil || got != "+PONG" {
+		t.Fatalf("PING over TLS: %q, %v", got, err)
+	}
+	// Plain text is refused.
+	c, err := net.Dial("tcp", srv.Addr())
+	if err == nil {
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		c.Write([]byte("PING\r\n"))
+		if line, err := bufio.NewReader(c).ReadString('\n'); err == nil && strings.Contains(line, "PONG") {
+			t.Error("PONG over plain text")
+		}
+	}
+}
