@@ -154,6 +154,7 @@ func (s *Server) start(port int) error {
 	}
 	cmd := exec.Command(s.bin, args...)
 	cmd.Dir = s.dir
+	dieWithParent(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", s.bin, err)
 	}
