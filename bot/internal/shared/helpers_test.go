@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -38,6 +39,8 @@ func TestMain(m *testing.M) {
 // $SHARED_TEST_REPLICA with one worker; its handler prints "started ID
 // ATTEMPT" and blocks until the process is killed.
 func replicaMain() int {
+	// The test holds our stdin: when it ends (or dies), so do we.
+	go func() { io.Copy(io.Discard, os.Stdin); os.Exit(0) }()
 	claim, _ := time.ParseDuration(os.Getenv("SHARED_TEST_CLAIM_AFTER"))
 	s, err := shared.Open(context.Background(), shared.Config{
 		URL: os.Getenv("SHARED_TEST_URL"), Replica: os.Getenv("SHARED_TEST_REPLICA"),
@@ -62,6 +65,9 @@ func startReplicaProcess(t *testing.T, url, name string, claimAfter time.Duratio
 	cmd.Env = append(os.Environ(), "SHARED_TEST_REPLICA="+name, "SHARED_TEST_URL="+url, "SHARED_TEST_CLAIM_AFTER="+claimAfter.String())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cmd.StdinPipe(); err != nil { // closed when this process ends
 		t.Fatal(err)
 	}
 	cmd.Stderr = os.Stderr
