@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"mime"
 	"net"
 	"net/http"
@@ -20,7 +19,7 @@ import (
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
-	"github.com/sandpiper-bot/sandpiper/sandbox/retryafter"
+	"github.com/sandpiper-bot/sandpiper/sandbox/httpretry"
 )
 
 // OIDCVar is the variable holding a Vercel OIDC token, which expires.
@@ -201,7 +200,7 @@ func (c *Caller) retryDelay(apiErr *agent.APIError, err error, try int) (time.Du
 		return 0, false
 	}
 	if h := c.httpError(err); h != nil {
-		if d, ok := retryafter.Parse(h.Header, time.Now()); ok {
+		if d, ok := httpretry.RetryAfter(h.Header, time.Now()); ok {
 			if d > c.Policy.MaxRetryAfter {
 				apiErr.Hint = fmt.Sprintf("The API asks to wait %s before trying again; try later.", d.Round(time.Second))
 				return 0, false
@@ -209,12 +208,7 @@ func (c *Caller) retryDelay(apiErr *agent.APIError, err error, try int) (time.Du
 			return d, true
 		}
 	}
-	d := c.Policy.BaseDelay << min(try, 20)
-	if d > c.Policy.MaxDelay || d <= 0 {
-		d = c.Policy.MaxDelay
-	}
-	d -= time.Duration(rand.Int64N(int64(d)/4 + 1)) // jitter
-	return d, true
+	return httpretry.Backoff(try, c.Policy.BaseDelay, c.Policy.MaxDelay, 2), true
 }
 
 func (c *Caller) httpError(err error) *HTTPError {
