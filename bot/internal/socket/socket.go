@@ -41,6 +41,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/slack-go/slack"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox/httpretry"
 )
 
 // Limits and defaults.
@@ -447,13 +449,9 @@ func (c *Client) emit(ctx context.Context, evt Event) {
 }
 
 // backoff is the wait before reconnect attempt n+1: doubling from
-// backoffMin up to backoffMax, with up to 20% jitter.
+// backoffMin up to backoffMax, with jitter.
 func backoff(attempt int) time.Duration {
-	d := backoffMax
-	if attempt < 20 {
-		d = min(backoffMin<<(attempt-1), backoffMax)
-	}
-	return d + rand.N(d/5+1)
+	return httpretry.Backoff(attempt-1, backoffMin, backoffMax, 2)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
