@@ -112,6 +112,9 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 		kind, text := failureText(ctx, err, timedOut, out, b.cfg.AnswerTimeout)
 		b.metrics.errors.WithLabelValues(kind).Inc()
 		log.Warn("no answer", "kind", kind, "err", err, "steps", out.Steps)
+		if text == "" {
+			break // handed on: another replica answers
+		}
 		if debug && err != nil {
 			text += "\n:lady_beetle: `" + escape(truncate(err.Error(), 500)) + "`"
 		}
@@ -143,7 +146,7 @@ func answerText(out *agent.Outcome) string {
 func failureText(ctx context.Context, err error, timedOut bool, out *agent.Outcome, limit time.Duration) (kind, text string) {
 	switch {
 	case ctx.Err() != nil:
-		return "shutdown", ":warning: I was restarted before I could finish this answer. Please ask again."
+		return interrupted(ctx)
 	case timedOut:
 		return "timeout", fmt.Sprintf(":stopwatch: I gave up after %s without an answer. Try a simpler question, or split it into steps.", formatDuration(limit))
 	case out.Stop == agent.StopStepLimit:

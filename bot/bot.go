@@ -31,6 +31,7 @@ import (
 	"github.com/patrickmn/go-cache"
 	"github.com/slack-go/slack"
 
+	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
@@ -64,6 +65,16 @@ type Config struct {
 	PingInterval time.Duration
 	// StatusInterval is how often the "working" status is renewed.
 	StatusInterval time.Duration
+
+	// RedisURL, when set, makes this bot one of several replicas sharing
+	// Redis: redis://[user:password@]host:port/db, or rediss:// for TLS.
+	RedisURL string
+	// RedisClaimAfter is how long a question a replica took may go without
+	// its heartbeat before another replica answers it.
+	RedisClaimAfter time.Duration
+	// Replica names this process among the replicas (default: the host
+	// name and a random suffix).
+	Replica string
 }
 
 func (c *Config) setDefaults() {
@@ -80,6 +91,7 @@ func (c *Config) setDefaults() {
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	c.StatusInterval = cmp.Or(c.StatusInterval, defaultStatusInterval)
 	c.Files = c.Files.WithDefaults()
+	c.RedisClaimAfter = cmp.Or(c.RedisClaimAfter, DefaultRedisClaimAfter)
 }
 
 // ConfigError is a configuration problem found at start-up; Var names the
@@ -131,8 +143,9 @@ type Bot struct {
 	seen       *cache.Cache // event ids and message keys already handled
 	memory     *threadMemory
 	workspaces *workspaces
-	settings   *settingsStore
+	settings   settingsStore
 	admins     *admins
+	intake     intake // runs what the event loop accepts: on the pool, or shared in Redis
 	pool       *dispatcher
 	metrics    *metrics
 	http       *http.Server
@@ -172,9 +185,29 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if err := sock.Open(ctx); err != nil {
 		return nil, &ConfigError{"SLACK_APP_TOKEN", fmt.Errorf("apps.connections.open failed: %w (is Socket Mode enabled, and does the token have connections:write?)", explain(err))}
 	}
-	settings, err := openSettings(cfg.DataDir)
+	file, err := openSettings(cfg.DataDir)
 	if err != nil {
 		return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
+	}
+	var settings settingsStore = file
+	var store *shared.Store
+	if cfg.RedisURL != "" {
+		if store, err = openShared(ctx, cfg); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if store != nil { // New failed after opening it
+				store.Close()
+			}
+		}()
+		n, err := importSettings(ctx, file, store)
+		if err != nil {
+			return nil, &ConfigError{shared.EnvURL, fmt.Errorf("importing %s into redis: %w", settingsFile, err)}
+		}
+		if n > 0 {
+			log.Info("channel settings copied into redis", "from", file.path, "channels", n)
+		}
+		settings = newSharedSettings(store, log)
 	}
 	// An answer's runs start with the files placed for it, and keep those
 	// they write within the disk the sandbox promises a program.
@@ -200,7 +233,12 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		metrics:    m,
 		now:        time.Now,
 	}
-	m.gauges(b.connected.Load, b.pool.busy)
+	b.intake = localIntake{b}
+	if store != nil {
+		b.intake = newSharedIntake(b, store)
+		m.reg.MustRegister(newQueueCollector(store))
+	}
+	m.gauges(b.connected.Load, b.intake.busy)
 	if cfg.HTTPAddr != "-" {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)
 		if err != nil {
@@ -210,6 +248,10 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		b.http = &http.Server{Handler: b.httpHandler(), ReadHeaderTimeout: 5 * time.Second}
 	}
 	log.Info("slack credentials ok", "team", auth.Team, "team_id", auth.TeamID, "bot_user", auth.UserID)
+	if store != nil {
+		log.Info("sharing questions, settings and stops with other replicas through redis", "replica", store.Replica(), "claim_after", cfg.RedisClaimAfter)
+	}
+	store = nil // the bot's now
 	return b, nil
 }
 
@@ -258,7 +300,7 @@ func explain(err error) error {
 func (b *Bot) Run(ctx context.Context) error {
 	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelWork()
-	b.pool.start(workCtx)
+	b.intake.start(workCtx)
 
 	if b.http != nil {
 		go func() {
@@ -317,15 +359,7 @@ loop:
 		b.handleEvent(evt)
 	}
 
-	done := make(chan struct{})
-	go func() { b.pool.wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(b.cfg.ShutdownTimeout):
-		b.log.Warn("shutdown timeout: cancelling answers in flight")
-		cancelWork()
-		<-done
-	}
+	b.intake.finish(b.cfg.ShutdownTimeout, cancelWork)
 	if b.http != nil {
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		b.http.Shutdown(sctx)

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -56,6 +57,8 @@ func (c *card) verdict() (emoji, words string) {
 	switch r := c.Result; {
 	case c.Running:
 		return ":hourglass_flowing_sand:", "Running Python"
+	case errors.Is(c.Err, errInterrupted):
+		return ":leftwards_arrow_with_hook:", "Interrupted"
 	case c.Err != nil:
 		return ":warning:", "Could not run this code"
 	case r.Limit == sandbox.LimitTimeout || r.Limit == sandbox.LimitCPU:
@@ -75,6 +78,8 @@ func (c *card) status() string {
 	switch {
 	case c.Running:
 		return s + "…"
+	case errors.Is(c.Err, errInterrupted):
+		return s + ": the bot running it stopped, and the question was picked up again."
 	case c.Err != nil:
 		return s + ". The model was told why."
 	}

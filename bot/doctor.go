@@ -82,6 +82,9 @@ func Doctor(ctx context.Context, cfg Config) []Check {
 			add("Slack app token (apps.connections.open)", nil, "Socket Mode connection allowed")
 		}
 	}
+	if cfg.RedisURL != "" {
+		checks = append(checks, doctorRedis(ctx, cfg))
+	}
 	if _, err := os.Stat(cfg.DataDir); errors.Is(err, fs.ErrNotExist) {
 		// Check without creating it: doctor should change nothing.
 		parent := filepath.Dir(filepath.Clean(cfg.DataDir))

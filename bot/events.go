@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -211,20 +210,7 @@ func (b *Bot) onEventsAPI(frame []byte) {
 		threadTS = in.TS
 	}
 	m := message{Channel: in.Channel, User: in.User, TS: in.TS, ThreadTS: threadTS, Text: cleanQuestion(in.Text, b.userID), IM: in.ChannelType == "im", Files: refsOf(in.Files)}
-	key := threadKey(in.Channel, threadTS)
-	var job func(context.Context)
-	switch r {
-	case command:
-		job = func(ctx context.Context) { b.runCommand(ctx, m) }
-	case answer:
-		job = func(ctx context.Context) { b.answer(ctx, m, false) }
-	case followUp:
-		job = func(ctx context.Context) { b.answer(ctx, m, true) }
-	}
-	if !b.pool.submit(key, job) {
-		b.metrics.errors.WithLabelValues("busy").Inc()
-		go b.notice(context.Background(), m, ":hourglass: I'm answering too many questions right now. Please ask again in a minute.")
-	}
+	b.intake.submit(task{Route: r, Message: m, EventID: env.Payload.EventID})
 }
 
 // message is a human's message the bot acts on.

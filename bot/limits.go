@@ -1,6 +1,10 @@
 package bot
 
-import "time"
+import (
+	"time"
+
+	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
+)
 
 // Slack's limits (docs.slack.dev) and the bot's own budgets, in one place.
 const (
@@ -50,6 +54,9 @@ const (
 	DefaultHTTPAddr        = "127.0.0.1:8080" // the image listens on :8080
 	DefaultWorkers         = 8
 	DefaultAnswerTimeout   = 10 * time.Minute
+	// DefaultRedisClaimAfter is how long a question a replica took may go
+	// without its heartbeat before another replica answers it.
+	DefaultRedisClaimAfter = shared.DefaultClaimAfter
 
 	defaultQueueLimit     = 1000             // questions waiting for a worker
 	defaultDedupeTTL      = time.Hour        // remembered event ids

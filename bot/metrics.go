@@ -34,7 +34,7 @@ type metrics struct {
 var (
 	runResults = []string{"ok", "failed", "timeout", "oom", "sandbox_error"}
 	fileEvents = []string{"downloaded", "refused", "posted", "not_posted"}
-	errorKinds = []string{"shutdown", "timeout", "step_limit", "empty", "model", "slack", "busy"}
+	errorKinds = []string{"shutdown", "timeout", "step_limit", "empty", "model", "slack", "busy", "stopped", "lost"}
 	capNames   = []sandbox.Cap{
 		sandbox.CapOutput, sandbox.CapResultList, sandbox.CapMemory, sandbox.CapCPUQuota, sandbox.CapSocketFamily,
 		sandbox.CapPreview, sandbox.CapToolResult,
@@ -101,6 +101,10 @@ func (b *Bot) httpHandler() http.Handler {
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if !b.connected.Load() {
 			http.Error(w, "not connected to slack", http.StatusServiceUnavailable)
+			return
+		}
+		if err := b.intake.ready(); err != nil {
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
 		io.WriteString(w, "ok\n")

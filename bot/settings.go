@@ -22,9 +22,19 @@ type channelSettings struct {
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
 
-// settingsStore keeps per-channel settings in a JSON file, written
+// settingsStore keeps per-channel settings: in a file of the data
+// directory ([fileSettings]), or in Redis, shared by the replicas
+// ([sharedSettings]).
+type settingsStore interface {
+	get(channel string) channelSettings
+	// setDebug changes a channel's debug setting; on an error nothing
+	// changed.
+	setDebug(channel string, on bool, by string, now time.Time) error
+}
+
+// fileSettings keeps per-channel settings in a JSON file, written
 // atomically (temporary file, fsync, rename) on every change.
-type settingsStore struct {
+type fileSettings struct {
 	path string
 
 	mu       sync.Mutex
@@ -33,11 +43,11 @@ type settingsStore struct {
 
 // openSettings loads the store from dir, creating dir when missing. A file
 // that cannot be read or parsed is an error naming it.
-func openSettings(dir string) (*settingsStore, error) {
+func openSettings(dir string) (*fileSettings, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
-	s := &settingsStore{path: filepath.Join(dir, settingsFile), channels: map[string]channelSettings{}}
+	s := &fileSettings{path: filepath.Join(dir, settingsFile), channels: map[string]channelSettings{}}
 	data, err := os.ReadFile(s.path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -64,7 +74,7 @@ func openSettings(dir string) (*settingsStore, error) {
 	return s, nil
 }
 
-func (s *settingsStore) get(channel string) channelSettings {
+func (s *fileSettings) get(channel string) channelSettings {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.channels[channel]
@@ -72,7 +82,7 @@ func (s *settingsStore) get(channel string) channelSettings {
 
 // setDebug changes a channel's debug setting and saves the store. On a
 // failed save the change is undone.
-func (s *settingsStore) setDebug(channel string, on bool, by string, now time.Time) error {
+func (s *fileSettings) setDebug(channel string, on bool, by string, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, had := s.channels[channel]
@@ -88,7 +98,7 @@ func (s *settingsStore) setDebug(channel string, on bool, by string, now time.Ti
 	return nil
 }
 
-func (s *settingsStore) saveLocked() error {
+func (s *fileSettings) saveLocked() error {
 	data, err := json.MarshalIndent(struct {
 		Channels map[string]channelSettings `json:"channels"`
 	}{s.channels}, "", "  ")

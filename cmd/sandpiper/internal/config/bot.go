@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -28,7 +29,17 @@ type Bot struct {
 	LogLevel        string        `env:"SANDPIPER_LOG_LEVEL"`
 	// HTTPAddr is "-" when SANDPIPER_HTTP_ADDR is set empty: no server.
 	HTTPAddr string `env:"SANDPIPER_HTTP_ADDR"`
+	// RedisURL turns on replicas sharing state through Redis; empty, the
+	// bot runs alone, as it always has.
+	RedisURL        string        `env:"SANDPIPER_REDIS_URL"`
+	RedisClaimAfter time.Duration `env:"SANDPIPER_REDIS_CLAIM_AFTER"`
+	// Replica names this process among the replicas; empty, the host name
+	// and a random suffix.
+	Replica string `env:"SANDPIPER_REPLICA"`
 }
+
+// reReplica is what a replica name may hold (Redis consumer names).
+var reReplica = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,100}$`)
 
 // LoadBot reads and checks the bot's variables; errors name the
 // variable to fix.
@@ -37,6 +48,7 @@ func LoadBot(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
 		APIURL: bot.DefaultAPIURL, DataDir: bot.DefaultDataDir, ThreadTTL: bot.DefaultThreadTTL,
 		ShutdownTimeout: bot.DefaultShutdownTimeout, AnswerTimeout: bot.DefaultAnswerTimeout,
 		Workers: bot.DefaultWorkers, LogLevel: "info", HTTPAddr: bot.DefaultHTTPAddr,
+		RedisClaimAfter: bot.DefaultRedisClaimAfter,
 	}
 	if err := process(ctx, lookup, &e); err != nil {
 		return e, err
@@ -49,6 +61,8 @@ func LoadBot(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
 		rangeCheck{"SANDPIPER_SHUTDOWN_TIMEOUT", e.ShutdownTimeout.String(), "more than 0s", e.ShutdownTimeout <= 0},
 		rangeCheck{"SANDPIPER_ANSWER_TIMEOUT", e.AnswerTimeout.String(), "at least 10s", e.AnswerTimeout < 10*time.Second},
 		rangeCheck{"SANDPIPER_WORKERS", strconv.Itoa(e.Workers), "at least 1", e.Workers < 1},
+		rangeCheck{"SANDPIPER_REDIS_CLAIM_AFTER", e.RedisClaimAfter.String(), "at least 1s", e.RedisClaimAfter < time.Second},
+		rangeCheck{"SANDPIPER_REPLICA", e.Replica, "1 to 100 letters, digits and . _ : -", e.Replica != "" && !reReplica.MatchString(e.Replica)},
 	)
 }
 
@@ -66,5 +80,6 @@ func (e Bot) Config(log *slog.Logger) bot.Config {
 		Admins: e.Admins, DataDir: e.DataDir, ThreadTTL: e.ThreadTTL,
 		ShutdownTimeout: e.ShutdownTimeout, AnswerTimeout: e.AnswerTimeout,
 		HTTPAddr: e.HTTPAddr, Workers: e.Workers, Logger: log,
+		RedisURL: strings.TrimSpace(e.RedisURL), RedisClaimAfter: e.RedisClaimAfter, Replica: e.Replica,
 	}
 }

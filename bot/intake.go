@@ -1,0 +1,96 @@
+package bot
+
+import (
+	"context"
+	"time"
+)
+
+// task is a message the bot acts on: a question, a follow-up or a
+// command, as the event loop accepted it.
+type task struct {
+	Route   route
+	Message message
+	EventID string // the event that brought it, for dedupe across replicas
+}
+
+// thread is the key that orders a task among its thread's.
+func (t task) thread() string { return threadKey(t.Message.Channel, t.Message.ThreadTS) }
+
+// perform runs t. It returns when t is finished with, or ctx ends.
+func (b *Bot) perform(ctx context.Context, t task) {
+	switch t.Route {
+	case command:
+		b.runCommand(ctx, t.Message)
+	case answer:
+		b.answer(ctx, t.Message, false)
+	case followUp:
+		b.answer(ctx, t.Message, true)
+	}
+}
+
+// intake is where the event loop puts the tasks it accepts and where they
+// are run: on this process's workers ([localIntake]), or through the queue
+// replicas share in Redis ([sharedIntake]).
+type intake interface {
+	// start begins running tasks, with contexts derived from ctx.
+	start(ctx context.Context)
+	// submit takes t from the event loop; it never blocks. A task that
+	// cannot be taken gets a notice in its thread, never silence.
+	submit(t task)
+	// finish runs at shutdown, after the last submit: the tasks taken
+	// are finished (or handed back) within timeout; then cancel cuts
+	// short those still running, and finish returns when they have.
+	finish(timeout time.Duration, cancel context.CancelFunc)
+	// busy counts the tasks this process holds, waiting or running.
+	busy() int
+	// ready returns why tasks cannot be taken now, or nil.
+	ready() error
+}
+
+// localIntake runs tasks on the bot's own workers: one process, no
+// Redis.
+type localIntake struct{ b *Bot }
+
+func (l localIntake) start(ctx context.Context) { l.b.pool.start(ctx) }
+
+func (l localIntake) submit(t task) {
+	b := l.b
+	if !b.pool.submit(t.thread(), func(ctx context.Context) { b.perform(ctx, t) }) {
+		b.busyNotice(t.Message, busyText)
+	}
+}
+
+func (l localIntake) finish(timeout time.Duration, cancel context.CancelFunc) {
+	waitOrCancel(l.b.pool.wait, timeout, cancel, l.b.log)
+}
+
+func (l localIntake) busy() int    { return l.b.pool.busy() }
+func (l localIntake) ready() error { return nil }
+
+// waitOrCancel waits for wait to return; past timeout it calls cancel and
+// waits on.
+func waitOrCancel(wait func(), timeout time.Duration, cancel context.CancelFunc, log interface{ Warn(string, ...any) }) {
+	done := make(chan struct{})
+	go func() { wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(timeout):
+		log.Warn("shutdown timeout: cancelling answers in flight")
+		cancel()
+		<-done
+	}
+}
+
+// busyText is the notice for a question the bot has no room for.
+const busyText = ":hourglass: I'm answering too many questions right now. Please ask again in a minute."
+
+// busyNotice tells the asker, off the event loop, that their message was
+// not taken.
+func (b *Bot) busyNotice(m message, text string) {
+	b.metrics.errors.WithLabelValues("busy").Inc()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), slackCallTimeout)
+		defer cancel()
+		b.notice(ctx, m, text)
+	}()
+}

@@ -1,0 +1,267 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
+)
+
+// Replicas: with Config.RedisURL set, several bot processes share one
+// Redis (package shared). Each acks its envelopes as before, drops what
+// it has seen itself, and queues the rest in Redis, where the event's id
+// and its message's channel and ts are recorded in the same step: a retry
+// delivered to another replica is dropped there. Every replica answers
+// from the queue, a thread's questions one at a time and in order;
+// questions a replica took and did not finish are answered by another.
+
+// openShared opens the store replicas share. Its errors are
+// [*ConfigError]s naming SANDPIPER_REDIS_URL.
+func openShared(ctx context.Context, cfg Config) (*shared.Store, error) {
+	st, err := shared.Open(ctx, shared.Config{
+		URL:        cfg.RedisURL,
+		Replica:    cfg.Replica,
+		ClaimAfter: cfg.RedisClaimAfter,
+		Workers:    cfg.Workers,
+		MaxQueued:  defaultQueueLimit,
+		Logger:     cfg.Logger,
+	})
+	if err != nil {
+		if ue, ok := errors.AsType[*shared.URLError](err); ok {
+			if ue.URL != "" {
+				return nil, &ConfigError{shared.EnvURL, fmt.Errorf("%s: %w", ue.URL, ue.Err)}
+			}
+			return nil, &ConfigError{shared.EnvURL, ue.Err}
+		}
+		return nil, &ConfigError{"SANDPIPER_REPLICA", err}
+	}
+	return st, nil
+}
+
+// sharedIntake queues tasks in Redis and answers them from there.
+type sharedIntake struct {
+	b      *Bot
+	store  *shared.Store
+	served chan struct{} // closed when Serve has returned
+}
+
+func newSharedIntake(b *Bot, st *shared.Store) *sharedIntake {
+	return &sharedIntake{b: b, store: st, served: make(chan struct{})}
+}
+
+func (s *sharedIntake) start(ctx context.Context) {
+	s.b.pool.start(ctx) // slash commands
+	go func() {
+		defer close(s.served)
+		if err := s.store.Serve(ctx, s.handle); err != nil {
+			s.b.log.Error("the shared queue stopped", "err", err)
+		}
+	}()
+}
+
+// queuedTask is a task as it waits in Redis: the message with its files
+// whole (fileRef keeps only some fields in JSON).
+type queuedTask struct {
+	Route   route       `json:"route"`
+	Message message     `json:"message"`
+	Files   []queuedRef `json:"files,omitempty"`
+}
+
+type queuedRef struct {
+	ID, Name, Mimetype, Filetype, Mode, URL, User string
+	Size                                          int64
+	External                                      bool
+}
+
+func encodeTask(t task) ([]byte, error) {
+	q := queuedTask{Route: t.Route, Message: t.Message}
+	q.Message.Files = nil
+	for _, f := range t.Message.Files {
+		q.Files = append(q.Files, queuedRef{f.ID, f.Name, f.Mimetype, f.Filetype, f.Mode, f.URL, f.User, f.Size, f.External})
+	}
+	return json.Marshal(q)
+}
+
+func decodeTask(payload []byte) (task, error) {
+	var q queuedTask
+	if err := json.Unmarshal(payload, &q); err != nil {
+		return task{}, err
+	}
+	t := task{Route: q.Route, Message: q.Message}
+	for _, f := range q.Files {
+		t.Message.Files = append(t.Message.Files, fileRef{ID: f.ID, Name: f.Name, Size: f.Size, Mimetype: f.Mimetype, Filetype: f.Filetype, Mode: f.Mode, External: f.External, URL: f.URL, User: f.User})
+	}
+	return t, nil
+}
+
+// questionID names a message's task for stops and answer states.
+func questionID(m message) string { return m.Channel + "/" + m.TS }
+
+func (s *sharedIntake) submit(t task) {
+	b := s.b
+	payload, err := encodeTask(t)
+	if err != nil {
+		b.log.Error("task not queued: cannot encode it", "err", err)
+		b.busyNotice(t.Message, unavailableText)
+		return
+	}
+	m := t.Message
+	s.store.Submit(shared.Question{
+		ID: questionID(m), Thread: t.thread(), Payload: payload,
+		EventID: t.EventID, Channel: m.Channel, TS: m.TS,
+	}, func(err error) {
+		switch {
+		case err == nil:
+			return
+		case errors.Is(err, shared.ErrDuplicate):
+			b.metrics.duplicates.Inc()
+			b.log.Debug("duplicate event dropped: another replica has it", "event_id", t.EventID, "channel", m.Channel, "ts", m.TS)
+			return
+		}
+		b.log.Warn("message not queued", "channel", m.Channel, "ts", m.TS, "err", err)
+		if t.Route == followUp && !b.memory.knows(m.Channel, m.ThreadTS) {
+			return // maybe people talking among themselves: say nothing
+		}
+		switch {
+		case errors.Is(err, shared.ErrQueueFull):
+			b.busyNotice(m, busyText)
+		case errors.Is(err, shared.ErrBacklog):
+			b.busyNotice(m, ":hourglass: I can't reach my queue right now, and too many questions are waiting for it. Please ask again in a few minutes.")
+		default:
+			b.busyNotice(m, unavailableText)
+		}
+	})
+}
+
+// knows reports whether the thread is one the bot answers in, as far as
+// this replica remembers.
+func (m *threadMemory) knows(channel, threadTS string) bool {
+	_, ok := m.cache.Get(threadKey(channel, threadTS))
+	return ok
+}
+
+// unavailableText is the notice for a question the queue refused.
+const unavailableText = ":warning: I couldn't take your question: my queue is unavailable. Please ask again in a minute."
+
+func (s *sharedIntake) finish(timeout time.Duration, cancel context.CancelFunc) {
+	b := s.b
+	ctx, stop := context.WithTimeout(context.Background(), timeout)
+	defer stop()
+	// Shutdown lets the answers in flight finish until ctx ends, then cuts
+	// them short and hands them back; the slash commands run on the pool.
+	if err := s.store.Shutdown(ctx); err != nil {
+		b.log.Warn("shutdown: the shared queue did not take everything", "err", err)
+	}
+	<-s.served
+	waitOrCancel(b.pool.wait, time.Until(deadlineOf(ctx)), cancel, b.log)
+	if err := s.store.Close(); err != nil {
+		b.log.Debug("closing redis", "err", err)
+	}
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	d, _ := ctx.Deadline()
+	return d
+}
+
+func (s *sharedIntake) busy() int {
+	ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
+	defer cancel()
+	st, _ := s.store.Stats(ctx) // the local figures hold on an error
+	return st.Running + st.Waiting + s.b.pool.busy()
+}
+
+func (s *sharedIntake) ready() error { return s.store.Ready() }
+
+// handle answers a question from the queue.
+func (s *sharedIntake) handle(ctx context.Context, d *shared.Delivery) error {
+	b := s.b
+	t, err := decodeTask(d.Payload)
+	if err != nil {
+		b.log.Error("unreadable question in the queue dropped", "entry", d.Entry, "err", err)
+		return nil
+	}
+	m := t.Message
+	log := b.log.With("channel", m.Channel, "thread", m.ThreadTS, "ts", m.TS, "attempt", d.Attempt)
+	if d.Attempt > 1 {
+		log.Info("question picked up again", "previous_replica", d.PreviousReplica, "reclaimed", d.Reclaimed)
+		leftovers := b.markLeftovers(ctx, m)
+		switch {
+		case d.Attempt > shared.MaxAttempts:
+			log.Error("question given up: the bot stopped each time it answered it", "attempts", d.Attempt-1)
+			b.notice(ctx, m, fmt.Sprintf(":warning: I started on this %d times and each time the bot answering it stopped, so I gave up. Please try a different question; the operator can find why in the logs.", d.Attempt-1))
+			return nil
+		case leftovers > 0 || t.Route != followUp:
+			b.notice(ctx, m, ":leftwards_arrow_with_hook: The bot answering this stopped before it finished; I picked the question up again.")
+		}
+	}
+	b.perform(ctx, t)
+	if ctx.Err() != nil && errors.Is(context.Cause(ctx), shared.ErrShutdown) {
+		return context.Cause(ctx) // handed back: another replica answers
+	}
+	return nil
+}
+
+// markLeftovers marks the tool cards an earlier attempt at m left
+// "running" as interrupted, and returns how many messages that attempt
+// left for m.
+func (b *Bot) markLeftovers(ctx context.Context, m message) int {
+	ctx, cancel := slackContext(ctx)
+	defer cancel()
+	msgs, _, _, err := b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
+		ChannelID: m.Channel, Timestamp: m.ThreadTS, Limit: 200, IncludeAllMetadata: true,
+	})
+	if err != nil {
+		b.log.Warn("could not read the thread to mark an earlier attempt's cards", "channel", m.Channel, "thread", m.ThreadTS, "err", explain(err))
+		return 0
+	}
+	n := 0
+	for _, msg := range msgs {
+		meta := msg.Metadata
+		if msg.User != b.userID || metaString(meta, "question_ts") != m.TS {
+			continue
+		}
+		n++
+		if meta.EventType != metaToolRun || metaString(meta, "state") != "running" {
+			continue
+		}
+		run, _ := meta.EventPayload["run"].(float64)
+		c := card{N: int(run), QuestionTS: m.TS, Code: metaString(meta, "code"), Err: errInterrupted, Limits: b.cfg.SandboxLimits}
+		blocks, _ := c.render()
+		if _, _, _, err := b.api.UpdateMessageContext(ctx, m.Channel, msg.Timestamp,
+			slack.MsgOptionText(c.fallback(), false), slack.MsgOptionBlocks(blocks...), slack.MsgOptionMetadata(c.metadata()),
+		); err != nil {
+			b.log.Warn("could not mark an interrupted card", "channel", m.Channel, "ts", msg.Timestamp, "err", explain(err))
+		}
+	}
+	return n
+}
+
+// errInterrupted is the end of a run whose bot stopped while it ran.
+var errInterrupted = errors.New("the bot running this code stopped before it finished")
+
+// interrupted says why an answer's context ended, for its thread: a user
+// stopped it (through any replica), or the bot is shutting down. The text
+// is empty when nothing should be posted: the question was handed back,
+// or taken over, and another replica answers it.
+func interrupted(ctx context.Context) (kind, text string) {
+	cause := context.Cause(ctx)
+	var stop *shared.StopError
+	switch {
+	case errors.As(cause, &stop):
+		if stop.By != "" {
+			return "stopped", fmt.Sprintf(":octagonal_sign: Stopped by <@%s>.", stop.By)
+		}
+		return "stopped", ":octagonal_sign: Stopped."
+	case errors.Is(cause, shared.ErrShutdown):
+		return "shutdown", ""
+	case errors.Is(cause, shared.ErrLost):
+		return "lost", ""
+	}
+	return "shutdown", ":warning: I was restarted before I could finish this answer. Please ask again."
+}
