@@ -3,9 +3,15 @@ package config
 import (
 	"bytes"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/sandpiper-bot/sandpiper/bot"
 )
 
 // TestBotLogQuotesControls: the bot's log lines name files and quote
@@ -23,5 +29,38 @@ func TestBotLogQuotesControls(t *testing.T) {
 		return r < 0x20 && r != '\n' || r >= 0x7f && r <= 0x9f || r >= 0x202a && r <= 0x202e
 	}); i >= 0 || !utf8.ValidString(b.String()) {
 		t.Errorf("log line holds a control at %d: %q", i, &b)
+	}
+}
+
+// TestLoadBotRedis: the replicas' variables reach the bot's
+// configuration; bad values name the variable.
+func TestLoadBotRedis(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		env     map[string]string
+		want    bot.Config
+		wantErr string
+	}{
+		{name: "unset: no redis", env: nil, want: bot.Config{RedisClaimAfter: bot.DefaultRedisClaimAfter}},
+		{
+			name: "set",
+			env:  map[string]string{"SANDPIPER_REDIS_URL": " redis://:pw@redis:6379/2 ", "SANDPIPER_REDIS_CLAIM_AFTER": "90s", "SANDPIPER_REPLICA": "bot-1"},
+			want: bot.Config{RedisURL: "redis://:pw@redis:6379/2", RedisClaimAfter: 90 * time.Second, Replica: "bot-1"},
+		},
+		{name: "claim-after too short", env: map[string]string{"SANDPIPER_REDIS_CLAIM_AFTER": "100ms"}, wantErr: "SANDPIPER_REDIS_CLAIM_AFTER=100ms is out of range"},
+		{name: "claim-after not a duration", env: map[string]string{"SANDPIPER_REDIS_CLAIM_AFTER": "soon"}, wantErr: "SANDPIPER_REDIS_CLAIM_AFTER"},
+		{name: "replica name", env: map[string]string{"SANDPIPER_REPLICA": "bot one"}, wantErr: "SANDPIPER_REPLICA=bot one is out of range"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := LoadBot(t.Context(), envconfig.MapLookuper(tt.env))
+			if failed(t, err, tt.wantErr) {
+				return
+			}
+			c := e.Config(nil)
+			got := bot.Config{RedisURL: c.RedisURL, RedisClaimAfter: c.RedisClaimAfter, Replica: c.Replica}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
 	}
 }
