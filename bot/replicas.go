@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/patrickmn/go-cache"
 	"github.com/slack-go/slack"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
@@ -48,10 +49,13 @@ type sharedIntake struct {
 	b      *Bot
 	store  *shared.Store
 	served chan struct{} // closed when Serve has returned
+	// marks are the threads' marks this replica set when it last
+	// finished a question there ([shared.Store.MarkThread]).
+	marks *cache.Cache
 }
 
 func newSharedIntake(b *Bot, st *shared.Store) *sharedIntake {
-	return &sharedIntake{b: b, store: st, served: make(chan struct{})}
+	return &sharedIntake{b: b, store: st, served: make(chan struct{}), marks: cache.New(b.cfg.ThreadTTL, b.cfg.ThreadTTL/4+time.Minute)}
 }
 
 func (s *sharedIntake) start(ctx context.Context) {
@@ -145,6 +149,11 @@ func (m *threadMemory) knows(channel, threadTS string) bool {
 	return ok
 }
 
+// forget drops the thread from memory: it is read again from Slack.
+func (m *threadMemory) forget(channel, threadTS string) {
+	m.cache.Delete(threadKey(channel, threadTS))
+}
+
 // unavailableText is the notice for a question the queue refused.
 const unavailableText = ":warning: I couldn't take your question: my queue is unavailable. Please ask again in a minute."
 
@@ -200,11 +209,42 @@ func (s *sharedIntake) handle(ctx context.Context, d *shared.Delivery) error {
 			b.notice(ctx, m, ":leftwards_arrow_with_hook: The bot answering this stopped before it finished; I picked the question up again.")
 		}
 	}
+	s.freshen(ctx, t)
 	b.perform(ctx, t)
+	s.mark(ctx, t)
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), shared.ErrShutdown) {
 		return context.Cause(ctx) // handed back: another replica answers
 	}
 	return nil
+}
+
+// freshen forgets what this replica remembers of t's thread when another
+// replica has answered in it since: the thread is read again from Slack.
+func (s *sharedIntake) freshen(ctx context.Context, t task) {
+	m := t.Message
+	if !s.b.memory.knows(m.Channel, m.ThreadTS) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, settingsTimeout)
+	defer cancel()
+	mark, err := s.store.ThreadMark(ctx, t.thread())
+	ours, _ := s.marks.Get(t.thread())
+	if err != nil || ours == nil || mark != ours.(string) {
+		s.b.memory.forget(m.Channel, m.ThreadTS)
+	}
+}
+
+// mark records in Redis that this replica has just answered in t's
+// thread.
+func (s *sharedIntake) mark(ctx context.Context, t task) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settingsTimeout)
+	defer cancel()
+	mark, err := s.store.MarkThread(ctx, t.thread(), s.b.cfg.ThreadTTL)
+	if err != nil {
+		s.marks.Delete(t.thread()) // the next question reads the thread again
+		return
+	}
+	s.marks.SetDefault(t.thread(), mark)
 }
 
 // markLeftovers marks the tool cards an earlier attempt at m left

@@ -149,6 +149,7 @@ type Server struct {
 	// EchoBotMessages makes the fake send message events for the bot's own
 	// posts and edits, as Slack does when the app subscribes to message.*.
 	EchoBotMessages bool
+	spreading
 
 	mu        sync.Mutex
 	cond      *sync.Cond

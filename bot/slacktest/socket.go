@@ -174,16 +174,17 @@ func (s *Server) WaitConnections(n int, timeout time.Duration) bool {
 
 // SendEnvelope sends a raw envelope (already JSON) over the current socket.
 func (s *Server) SendEnvelope(envelopeID string, raw []byte) error {
-	return s.sendEnvelope(envelopeID, raw, 10*time.Second)
+	return s.sendEnvelope(envelopeID, raw, 10*time.Second, "")
 }
 
-func (s *Server) sendEnvelope(envelopeID string, raw []byte, wait time.Duration) error {
-	c := s.current(wait)
+func (s *Server) sendEnvelope(envelopeID string, raw []byte, wait time.Duration, retryOf string) error {
+	c := s.pick(wait, retryOf)
 	if c == nil {
 		return fmt.Errorf("slacktest: no open socket")
 	}
 	s.mu.Lock()
 	s.sent[envelopeID] = time.Now()
+	s.delivered(envelopeID, c)
 	s.mu.Unlock()
 	return c.writeRaw(raw)
 }
@@ -193,6 +194,9 @@ type Event struct {
 	EventID      string
 	RetryAttempt int
 	Inner        map[string]any
+	// RetryOf is the envelope this one retries: with [Server.Spread] it
+	// goes to another connection.
+	RetryOf string
 }
 
 // SendEvent wraps inner in an event_callback envelope and sends it. It
@@ -233,7 +237,7 @@ func (s *Server) sendEvent(ev Event, wait time.Duration) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return env, s.sendEnvelope(env, raw, wait)
+	return env, s.sendEnvelope(env, raw, wait, ev.RetryOf)
 }
 
 // Disconnect sends a disconnect frame with reason (e.g. "refresh_requested")
@@ -350,10 +354,11 @@ func (s *Server) UserPosts(p Post) (Delivery, error) {
 }
 
 // Redeliver sends the deliveries' events again as Slack's retries do: same
-// event_id, retry_attempt 1, new envelope ids.
+// event_id, retry_attempt 1, new envelope ids (with [Server.Spread], to
+// other connections).
 func (s *Server) Redeliver(d Delivery) error {
 	for i, inner := range d.inners {
-		if _, err := s.SendEvent(Event{EventID: d.EventIDs[i], RetryAttempt: 1, Inner: inner}); err != nil {
+		if _, err := s.SendEvent(Event{EventID: d.EventIDs[i], RetryAttempt: 1, Inner: inner, RetryOf: d.Envelopes[i]}); err != nil {
 			return err
 		}
 	}

@@ -444,5 +444,6 @@ func (k keys) stop(id string) string       { return k.prefix + "stop:" + id }
 func (k keys) channels() string            { return k.prefix + "channels" }
 func (k keys) feedback() string            { return k.prefix + "feedback" }
 func (k keys) tally(channel string) string { return k.prefix + "feedback:tally:" + channel }
+func (k keys) mark(thread string) string   { return k.prefix + "mark:" + thread }
 func (k keys) stops() string               { return k.prefix + "stops" } // pub/sub
 func (k keys) turns() string               { return k.prefix + "turns" } // pub/sub

@@ -1,0 +1,38 @@
+package shared
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// A thread's mark names the replica, and the answer, that last finished
+// a question in it. A replica that keeps a thread's conversation in
+// memory compares the mark with the one it set itself: when another
+// replica has answered since, its memory is stale and it reads the thread
+// again (from Slack).
+
+// MarkThread sets the thread's mark to a new value of this replica's,
+// kept for ttl, and returns it.
+func (s *Store) MarkThread(ctx context.Context, thread string, ttl time.Duration) (string, error) {
+	mark := fmt.Sprintf("%s/%s/%d", s.cfg.Replica, s.nonce, s.tokens.Add(1))
+	if err := s.rdb.Set(ctx, s.k.mark(thread), mark, ttl).Err(); err != nil {
+		return "", fmt.Errorf("shared: marking thread: %w", err)
+	}
+	return mark, nil
+}
+
+// ThreadMark returns the thread's mark, or "" if it has none.
+func (s *Store) ThreadMark(ctx context.Context, thread string) (string, error) {
+	mark, err := s.rdb.Get(ctx, s.k.mark(thread)).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("shared: reading thread mark: %w", err)
+	}
+	return mark, nil
+}

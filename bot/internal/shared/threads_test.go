@@ -1,0 +1,39 @@
+package shared_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
+)
+
+// TestThreadMark: a replica's mark holds until another replica marks the
+// thread; marks are new each time and expire.
+func TestThreadMark(t *testing.T) {
+	srv := newServer(t)
+	a := open(t, srv.URL(0), shared.Config{Replica: "a"})
+	b := open(t, srv.URL(0), shared.Config{Replica: "b"})
+	ctx := t.Context()
+	if m, err := a.ThreadMark(ctx, "C1/1"); err != nil || m != "" {
+		t.Fatalf("unmarked thread: %q, %v", m, err)
+	}
+	ma, err := a.MarkThread(ctx, "C1/1", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := b.ThreadMark(ctx, "C1/1"); m != ma {
+		t.Errorf("b reads %q, a set %q", m, ma)
+	}
+	mb, _ := b.MarkThread(ctx, "C1/1", time.Minute)
+	ma2, _ := a.MarkThread(ctx, "C1/2", 200*time.Millisecond)
+	if mb == ma || ma2 == ma {
+		t.Errorf("marks repeat: %q %q %q", ma, mb, ma2)
+	}
+	if m, _ := a.ThreadMark(ctx, "C1/1"); m != mb {
+		t.Errorf("a reads %q after b marked %q", m, mb)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if m, _ := a.ThreadMark(ctx, "C1/2"); m != "" {
+		t.Errorf("expired mark still read: %q", m)
+	}
+}
