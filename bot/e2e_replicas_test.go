@@ -1,0 +1,287 @@
+package bot_test
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sandpiper-bot/sandpiper/bot"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/shared/redistest"
+	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
+)
+
+// cluster is several bot replicas sharing one Redis, one fake Slack that
+// spreads envelopes over their connections at random, and one model.
+type cluster struct {
+	t        *testing.T
+	slack    *slacktest.Server
+	wire     *wireModel
+	redis    *redistest.Server
+	replicas []*harness
+}
+
+// testClaimAfter is the replicas' claim-after in the tests: short, so a
+// dead replica's question is taken over within seconds.
+const testClaimAfter = time.Second
+
+func newCluster(t *testing.T, n int, opts redistest.Options) *cluster {
+	t.Helper()
+	c := &cluster{t: t, slack: slacktest.New(t), wire: newWireModel(t, defaultScript), redis: redistest.StartWith(t, opts)}
+	c.slack.PingInterval = 500 * time.Millisecond
+	c.slack.Spread = true
+	c.slack.AddUser(slacktest.User{ID: "U0ALICE", Name: "alice"})
+	c.slack.AddUser(slacktest.User{ID: "U0BOB", Name: "bob"})
+	for i := range n {
+		c.add(fmt.Sprintf("r%d", i+1))
+	}
+	return c
+}
+
+// add starts one more replica.
+func (c *cluster) add(name string) *harness {
+	t := c.t
+	h := &harness{t: t, slack: c.slack, wire: c.wire, retry: testRetry, logs: &syncBuffer{}}
+	h.cfg = bot.Config{
+		BotToken:        slacktest.BotToken,
+		AppToken:        slacktest.AppToken,
+		APIURL:          c.slack.URL,
+		DataDir:         t.TempDir(),
+		HTTPAddr:        "127.0.0.1:0",
+		Workers:         2,
+		Admins:          []string{"U0ADMIN"},
+		PingInterval:    5 * time.Second,
+		RedisURL:        c.redis.URL(0),
+		RedisClaimAfter: testClaimAfter,
+		Replica:         name,
+		Logger:          slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("r", name),
+	}
+	h.start()
+	t.Cleanup(func() {
+		h.stop()
+		if t.Failed() {
+			t.Logf("replica %s logs:\n%s", name, h.logs.String())
+		}
+	})
+	c.replicas = append(c.replicas, h)
+	return h
+}
+
+// sum adds up a metric over the running replicas.
+func (c *cluster) sum(series string) int {
+	n := 0
+	for _, h := range c.replicas {
+		if h.running {
+			v, _ := strconv.ParseFloat(h.metric(c.t, series), 64)
+			n += int(v)
+		}
+	}
+	return n
+}
+
+// only fails the test unless the thread holds exactly n answers and no
+// more arrive for a while: a duplicate answer from another replica would.
+func only(t *testing.T, s *slacktest.Server, channel, ts string, n int) []slacktest.Message {
+	t.Helper()
+	msgs, _ := s.WaitThread(channel, ts, 1500*time.Millisecond, func(ms []slacktest.Message) bool {
+		return len(botMessages(ms, isAnswer)) > n
+	})
+	if got := len(botMessages(msgs, isAnswer)); got != n {
+		t.Errorf("thread %s: %d answers, want %d:\n%s", ts, got, n, dump(msgs))
+	}
+	return msgs
+}
+
+// TestReplicasAnswerOnce: three replicas; every event reaches a random one
+// of them and its retry another; each question is answered once, and
+// every duplicate is counted once.
+func TestReplicasAnswerOnce(t *testing.T) {
+	c := newCluster(t, 3, redistest.Options{})
+	const n = 6
+	var ds []slacktest.Delivery
+	for i := range n {
+		d := c.replicas[0].post(fmt.Sprintf("C0R%d", i%2), "U0ALICE", mention+fmt.Sprintf("compute %d*7", i+1), "")
+		if err := c.slack.Redeliver(d); err != nil {
+			t.Fatal(err)
+		}
+		ds = append(ds, d)
+	}
+	for i, d := range ds {
+		ch := fmt.Sprintf("C0R%d", i%2)
+		c.replicas[0].waitReplies(ch, d.TS, 1)
+		msgs := only(t, c.slack, ch, d.TS, 1)
+		if got := botMessages(msgs, isAnswer)[0].Visible(); !strings.Contains(got, strconv.Itoa((i+1)*7)) {
+			t.Errorf("answer %d = %q", i, got)
+		}
+		if cards := botMessages(msgs, isCard); len(cards) != 1 {
+			t.Errorf("thread %d: %d cards, want 1:\n%s", i, len(cards), dump(msgs))
+		}
+	}
+	// Each question came as four envelopes: app_mention, message, and a
+	// retry of each.
+	if got := c.sum("sandpiper_duplicate_events_total"); got != 3*n {
+		t.Errorf("duplicates counted %d, want %d", got, 3*n)
+	}
+	if got := c.sum("sandpiper_questions_total"); got != n {
+		t.Errorf("questions taken up %d, want %d", got, n)
+	}
+	busy := 0
+	for _, r := range c.slack.Receivers() {
+		if r > 0 {
+			busy++
+		}
+	}
+	if busy < 2 {
+		t.Errorf("envelopes went to %d connections (%v); the fake should spread them", busy, c.slack.Receivers())
+	}
+}
+
+// TestReplicasThreadOrder: follow-ups in one thread, spread over the
+// replicas, are answered one at a time and in order, each with the
+// thread's history however many replicas answered before. (Order is the
+// order the messages reach the queue: two posted within a millisecond or
+// two and delivered to different replicas may swap, as people do not
+// post; so the follow-ups here are 50ms apart.)
+func TestReplicasThreadOrder(t *testing.T) {
+	c := newCluster(t, 2, redistest.Options{})
+	h := c.replicas[0]
+	d := h.post("C0ORD", "U0ALICE", mention+"compute 40+2", "")
+	h.waitReplies("C0ORD", d.TS, 1)
+	const n = 4
+	for i := range n {
+		h.post("C0ORD", "U0BOB", fmt.Sprintf("compute %d+1000", i), d.TS)
+		time.Sleep(50 * time.Millisecond)
+	}
+	msgs := h.waitReplies("C0ORD", d.TS, 1+n)
+	answers := botMessages(msgs, isAnswer)
+	for i := range n {
+		if got := answers[1+i].Visible(); !strings.Contains(got, strconv.Itoa(i+1000)) {
+			t.Errorf("answer %d = %q, want %d: out of order", i+1, got, i+1000)
+		}
+	}
+	// Each follow-up's model call saw every earlier answer of the thread.
+	for _, r := range c.wire.requests() {
+		q := r.transcript()
+		for i := range n {
+			if strings.HasSuffix(strings.TrimSpace(q), fmt.Sprintf("compute %d+1000", i)) {
+				for j := range i {
+					if !strings.Contains(q, strconv.Itoa(j+1000)) {
+						t.Errorf("follow-up %d's history lacks answer %d:\n%s", i, j, q)
+					}
+				}
+			}
+		}
+	}
+	only(t, c.slack, "C0ORD", d.TS, 1+n)
+}
+
+// TestReplicasShareSettings: debug switched on through one replica holds
+// on every replica.
+func TestReplicasShareSettings(t *testing.T) {
+	c := newCluster(t, 2, redistest.Options{})
+	h := c.replicas[0]
+	c.slack.AddUser(slacktest.User{ID: "U0ADMIN", Name: "ada"})
+	on := h.post("C0DBG", "U0ADMIN", mention+"debug on", "")
+	h.waitReplies("C0DBG", on.TS, 1)
+	const n = 6
+	for i := range n {
+		d := h.post("C0DBG", "U0ALICE", mention+fmt.Sprintf("compute %d*3", i), "")
+		msgs := h.waitReplies("C0DBG", d.TS, 1)
+		if got := botMessages(msgs, isAnswer)[0].Visible(); !strings.Contains(got, ":lady_beetle: model") {
+			t.Errorf("answer %d has no debug footer:\n%s", i, got)
+		}
+	}
+	for _, r := range c.replicas {
+		if q := r.metric(t, "sandpiper_questions_total"); q == "0" {
+			t.Logf("replica %s answered no question; the settings were read by the other only", r.cfg.Replica)
+		}
+	}
+}
+
+// TestReplicasRedisOutage: with Redis stopped, /readyz says so and
+// questions wait; when it is back, the replicas are ready again and each
+// question is answered once.
+func TestReplicasRedisOutage(t *testing.T) {
+	c := newCluster(t, 2, redistest.Options{Persist: true})
+	h := c.replicas[0]
+	d := h.post("C0OUT", "U0ALICE", mention+"compute 1+1", "")
+	h.waitReplies("C0OUT", d.TS, 1)
+
+	c.redis.Stop()
+	for _, r := range c.replicas {
+		code, body := readyz(t, r, func(code int) bool { return code == http.StatusServiceUnavailable })
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "redis unreachable") {
+			t.Errorf("replica %s: /readyz = %d %q during the outage", r.cfg.Replica, code, body)
+		}
+	}
+	waiting := h.post("C0OUT", "U0ALICE", mention+"compute 2+2", "")
+	time.Sleep(500 * time.Millisecond)
+	c.redis.Restart()
+	for _, r := range c.replicas {
+		if code, body := readyz(t, r, func(code int) bool { return code == http.StatusOK }); code != http.StatusOK {
+			t.Errorf("replica %s: /readyz = %d %q after Redis came back", r.cfg.Replica, code, body)
+		}
+	}
+	msgs := h.waitReplies("C0OUT", waiting.TS, 1)
+	if got := botMessages(msgs, isAnswer)[0].Visible(); !strings.Contains(got, "4") {
+		t.Errorf("answer = %q", got)
+	}
+	only(t, c.slack, "C0OUT", waiting.TS, 1)
+	only(t, c.slack, "C0OUT", d.TS, 1)
+	for _, r := range c.replicas {
+		if !strings.Contains(r.logs.String(), "redis unreachable") {
+			t.Errorf("replica %s did not log the outage", r.cfg.Replica)
+		}
+	}
+}
+
+// readyz polls the replica's /readyz until done accepts its status (or
+// 10s pass) and returns the last status and body.
+func readyz(t *testing.T, h *harness, done func(int) bool) (int, string) {
+	t.Helper()
+	var code int
+	var body string
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get("http://" + h.bot.HTTPAddr() + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		code, body = resp.StatusCode, string(b)
+		if done(code) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return code, body
+}
+
+// TestReplicasBadRedis: a bad URL or an unreachable Redis stops the bot at
+// start-up, naming SANDPIPER_REDIS_URL.
+func TestReplicasBadRedis(t *testing.T) {
+	s := slacktest.New(t)
+	for _, tt := range []struct{ url, want string }{
+		{"http://localhost:6379", `scheme "http"`},
+		{"redis://127.0.0.1:1/0", "cannot reach Redis"},
+		{"redis://:secret@127.0.0.1:1/0", "redis://:xxxxx@127.0.0.1:1/0"},
+	} {
+		_, err := bot.New(t.Context(), bot.Config{
+			BotToken: slacktest.BotToken, AppToken: slacktest.AppToken, APIURL: s.URL,
+			DataDir: t.TempDir(), HTTPAddr: "-", Agent: instantAgent{}, RedisURL: tt.url,
+		})
+		ce, ok := err.(*bot.ConfigError)
+		if !ok || ce.Var != "SANDPIPER_REDIS_URL" || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want a ConfigError for SANDPIPER_REDIS_URL with %q", tt.url, err, tt.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("the error shows the password: %v", err)
+		}
+	}
+}
+
