@@ -284,4 +284,3 @@ func TestReplicasBadRedis(t *testing.T) {
 		}
 	}
 }
-
