@@ -791,11 +791,14 @@ func TestUnprivileged(t *testing.T) {
 const nogroupTestID = 65533
 
 func unprivilegedInner(t *testing.T, mode string) {
-	s, err := New(t.Context(), Config{Python: testPython(), Concurrency: 1})
+	// Warm runs, as in the shared sandbox: every run below is warm.
+	s, err := New(t.Context(), Config{Python: testPython(), Concurrency: 1, Preload: testPreload(), PrepareCaches: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	<-s.cachesDone
+	alwaysWarm(s)
 	if s.cgroups != nil || s.canCloneTrees {
 		t.Fatalf("cgroups %v, clone trees %v: want neither without root's powers", s.cgroups, s.canCloneTrees)
 	}
@@ -851,6 +854,10 @@ print("OK")`, sandbox.Limits{Timeout: 20 * time.Second})
 	if res.ExitCode != 0 || slices.Contains(res.Caps, sandbox.CapCPUQuota) {
 		t.Errorf("CPU burn without cgroups: exit %d caps %v stderr %q", res.ExitCode, res.Caps, res.Stderr)
 	}
+	// Warm runs without cgroups: the watcher and the rlimits.
+	t.Run("warm share nothing", func(t *testing.T) { checkWarmShareNothing(t, s) })
+	t.Run("warm runs differ", func(t *testing.T) { checkWarmRunsDiffer(t, s) })
+	t.Run("warm limits", func(t *testing.T) { checkWarmLimits(t, s) })
 }
 
 // TestSweep removes the cgroups a dead bot process left behind, and

@@ -262,6 +262,10 @@ const (
 	rCut       = C.R_CUT
 	statusSize = C.sizeof_struct_status_msg
 	cutSize    = C.sizeof_struct_cut_msg
+
+	eWarmReady  = C.E_WARM_READY
+	eWarmFailed = C.E_WARM_FAILED
+	warmMsgSize = C.sizeof_struct_warm_msg
 )
 
 // Bounds on the messages init sends, checked whatever init does: init.c
