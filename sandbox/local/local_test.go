@@ -92,21 +92,19 @@ func run(t *testing.T, s *Sandbox, code string, lim sandbox.Limits, files ...san
 }
 
 // awaitWarm waits until s has a warm sandbox that fits a run with limits
-// lim; it reports false, at once, when none will.
+// lim; it reports false when none will (the warm interpreter holds more
+// than half the run's memory limit).
 func awaitWarm(t *testing.T, s *Sandbox, lim sandbox.Limits) bool {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	if err := s.waitWarm(ctx); err != nil { // and learn what it holds
+		t.Fatalf("waiting for a warm sandbox: %v", err)
+	}
 	s.pmu.Lock()
 	fits := s.fits(s.warmStats.Memory, lim.Or(s.cfg.Limits))
 	s.pmu.Unlock()
-	if !fits {
-		return false
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	if err := s.waitWarm(ctx); err != nil {
-		t.Fatalf("waiting for a warm sandbox: %v", err)
-	}
-	return true
+	return fits
 }
 
 // stillWorks checks that the sandbox serves an ordinary run after an

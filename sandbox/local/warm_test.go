@@ -231,6 +231,7 @@ func TestWarmLimits(t *testing.T) {
 }
 
 func checkWarmLimits(t *testing.T, s *Sandbox) {
+	awaitWarm(t, s, sandbox.Limits{})
 	s.pmu.Lock()
 	importCPU := s.warmStats.CPU
 	s.pmu.Unlock()
