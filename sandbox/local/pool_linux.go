@@ -589,3 +589,29 @@ func (s *Sandbox) waitWarm(ctx context.Context) error {
 		}
 	}
 }
+
+// Warmth says, for doctor, how runs start: whether a run that imports
+// modules beyond the standard library starts warm, what is preloaded (and
+// left out) and what a warm-up costs. It waits, within ctx, for the pool's
+// first warm-up to end, and fails when there is nothing it could preload
+// or the warm-up failed.
+func (s *Sandbox) Warmth(ctx context.Context) (string, error) {
+	if len(s.cfg.Preload) == 0 {
+		return "runs start cold: nothing to preload", nil
+	}
+	left := ""
+	if len(s.missing) > 0 {
+		left = "; left out, not installed: " + strings.Join(s.missing, ", ")
+	}
+	if len(s.preload) == 0 {
+		return "", fmt.Errorf("runs start cold: none of the modules to preload is installed (%s)", strings.Join(s.missing, ", "))
+	}
+	if err := s.waitWarm(ctx); err != nil {
+		return "", fmt.Errorf("runs start cold: %w%s", err, left)
+	}
+	s.pmu.Lock()
+	st := s.warmStats
+	s.pmu.Unlock()
+	return fmt.Sprintf("runs importing beyond the standard library start warm: %s preloaded in %.1f s (%.1f s of CPU, while idle); a warm sandbox holds %d MiB%s",
+		strings.Join(s.preload, ", "), st.Wall.Seconds(), st.CPU.Seconds(), st.Memory>>20, left), nil
+}

@@ -341,6 +341,9 @@ func TestWarmUpFailure(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "import encodings.mbcs: ImportError") {
 		t.Fatalf("waitWarm: %v, want the failed import", err)
 	}
+	if _, err := s.Warmth(ctx); err == nil || !strings.Contains(err.Error(), "runs start cold") {
+		t.Errorf("Warmth: %v, want the failure", err)
+	}
 	for range 3 {
 		res, err := s.Run(t.Context(), sandbox.Request{Code: "print(6 * 7)"})
 		if err != nil {
@@ -541,4 +544,31 @@ func TestPreloadMissingModules(t *testing.T) {
 	if len(s2.preload) != 0 || s2.bootstrap != "" {
 		t.Errorf("preload %q", s2.preload)
 	}
+}
+
+func TestWarmth(t *testing.T) {
+	s := newTestSandbox(t)
+	got, err := s.Warmth(t.Context())
+	if err != nil || !strings.Contains(got, "start warm: "+strings.Join(s.preload, ", ")+" preloaded in") {
+		t.Errorf("Warmth = %q, %v", got, err)
+	}
+	cold := coldSandbox(t)
+	if got, err := cold.Warmth(t.Context()); err != nil || got != "runs start cold: nothing to preload" {
+		t.Errorf("without preloading: %q, %v", got, err)
+	}
+}
+
+// coldSandbox returns a sandbox without preloading: the warm tests' one,
+// or one of its own.
+func coldSandbox(t *testing.T) *Sandbox {
+	if hasDataStack() {
+		_, cold := newDataSandboxes(t)
+		return cold
+	}
+	s, err := New(t.Context(), Config{Python: testPython(), Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
