@@ -335,45 +335,73 @@ func settle(b *testing.B, s *Sandbox) {
 	b.Fatal("the pool did not finish warming")
 }
 
-// BenchmarkWarm runs one program at a chat's pace (chatPause apart, time
-// enough for the pool to warm the next sandbox while idle), through bare
-// python3 -c, the sandbox without preloading (off) and with (on):
-// "data" imports numpy, pandas and matplotlib.pyplot, "small" prints a
-// number (a run importing only the standard library takes a cold sandbox
-// even with preloading on). p50-ms is the median run; cpu-ms/op the CPU
-// time of everything involved per run, warm-ups done between runs
-// included. Each iteration takes about two seconds: run with -benchtime
-// 20x or so.
+// BenchmarkWarm runs one program at a chat's pace through bare python3
+// -c, the sandbox without preloading (off) and with (on), taking them in
+// turn in each iteration, so that all three see the same machine: "data"
+// imports numpy, pandas and matplotlib.pyplot, "small" prints a number (a
+// run importing only the standard library takes a cold sandbox even with
+// preloading on). Between two runs of "on" its pool warms again, as it
+// would during the model call between two runs of an answer; while it
+// does, the others wait (settle), so that they do not compete with it.
+// It reports each one's median run (p50-ms) and CPU time per run of
+// everything involved (cpu-ms), for "on" the warm-up that follows its run
+// included. An iteration takes about four seconds for "data": run with
+// -benchtime 20x or so.
 func BenchmarkWarm(b *testing.B) {
-	const chatPause = 1500 * time.Millisecond
+	const gap = 200 * time.Millisecond // between runs: the pools refill
 	for _, prog := range []struct{ name, code, want string }{
 		{"data", dataCode, ""},
 		{"small", benchCode, "-592694\n"},
 	} {
-		for _, variant := range []string{"bare", "off", "on"} {
-			b.Run(prog.name+"/"+variant, func(b *testing.B) {
-				on, off := newWarmBenchSandboxes(b)
-				settle(b, on)
-				s := map[string]*Sandbox{"off": off, "on": on}[variant]
-				warm := 0
-				benchLoop(b, chatPause, func() error {
-					if variant == "bare" {
-						return exec.Command(testPython(), "-c", prog.code).Run()
+		b.Run(prog.name, func(b *testing.B) {
+			on, off := newWarmBenchSandboxes(b)
+			variants := []string{"bare", "off", "on"}
+			durs := map[string][]time.Duration{}
+			cpu := map[string]time.Duration{}
+			warm := 0
+			for b.Loop() {
+				for _, v := range variants {
+					b.StopTimer()
+					settle(b, on)
+					time.Sleep(gap)
+					b.StartTimer()
+					cpu0 := cpuTime()
+					start := time.Now()
+					var err error
+					if v == "bare" {
+						err = exec.Command(testPython(), "-c", prog.code).Run()
+					} else {
+						s := map[string]*Sandbox{"off": off, "on": on}[v]
+						var res *sandbox.Result
+						res, err = s.Run(b.Context(), sandbox.Request{Code: prog.code})
+						if err == nil && (res.ExitCode != 0 || prog.want != "" && string(res.Stdout) != prog.want) {
+							b.Fatalf("exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+						}
+						if err == nil && v == "on" && res.Warm {
+							warm++
+						}
 					}
-					res, err := s.Run(b.Context(), sandbox.Request{Code: prog.code})
-					if err == nil && (res.ExitCode != 0 || prog.want != "" && string(res.Stdout) != prog.want) {
-						b.Fatalf("exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+					if err != nil {
+						b.Fatal(err)
 					}
-					if err == nil && res.Warm {
-						warm++
+					durs[v] = append(durs[v], time.Since(start))
+					b.StopTimer()
+					if v == "on" {
+						settle(b, on) // its warm-up is its cost
 					}
-					return err
-				})
-				if variant != "bare" {
-					b.ReportMetric(float64(warm)/float64(b.N), "warm/op")
+					time.Sleep(100 * time.Millisecond) // the teardown, counted
+					cpu[v] += cpuTime() - cpu0
+					b.StartTimer()
 				}
-			})
-		}
+			}
+			for _, v := range variants {
+				d := durs[v]
+				slices.Sort(d)
+				b.ReportMetric(float64(d[len(d)/2])/1e6, v+"-p50-ms")
+				b.ReportMetric(float64(cpu[v])/1e6/float64(len(d)), v+"-cpu-ms")
+			}
+			b.ReportMetric(float64(warm)/float64(len(durs["on"])), "on-warm/op")
+		})
 	}
 }
 
