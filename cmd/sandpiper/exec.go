@@ -63,6 +63,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
 		return 2
 	}
+	cfg.Preload = "" // one run: nothing to warm
 	log := slog.New(slog.DiscardHandler)
 	if *verbose {
 		log = slog.New(slog.NewTextHandler(stderr, nil))

@@ -29,6 +29,9 @@ type sandboxConfig struct {
 	OpenFiles   int           `env:"SANDPIPER_SANDBOX_OPEN_FILES, default=256"`
 	Disk        byteSize      `env:"SANDPIPER_SANDBOX_DISK, default=64MiB"`
 	Output      byteSize      `env:"SANDPIPER_SANDBOX_OUTPUT, default=1MiB"`
+	// Preload lists the modules warm runs start with (local); empty: every
+	// run starts cold. The default is local.DefaultPreload.
+	Preload string `env:"SANDPIPER_SANDBOX_PRELOAD, default=numpy,pandas,matplotlib.pyplot"`
 
 	// longLived is set by the commands that run many programs (run, ask):
 	// the backend may then prepare caches in the background.
@@ -80,6 +83,9 @@ func (c sandboxConfig) validate() error {
 	); err != nil {
 		return err
 	}
+	if err := local.CheckPreload(c.preload()); err != nil {
+		return fmt.Errorf("config: SANDPIPER_SANDBOX_PRELOAD=%q: %v", c.Preload, err)
+	}
 	switch c.Backend {
 	case "local":
 	case "vercel":
@@ -97,6 +103,17 @@ func (c sandboxConfig) validate() error {
 		return fmt.Errorf("config: SANDPIPER_SANDBOX=%q: want \"local\" (this host) or \"vercel\" (Vercel Sandbox)", c.Backend)
 	}
 	return nil
+}
+
+// preload returns the modules of SANDPIPER_SANDBOX_PRELOAD.
+func (c sandboxConfig) preload() []string {
+	var mods []string
+	for _, m := range strings.Split(c.Preload, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			mods = append(mods, m)
+		}
+	}
+	return mods
 }
 
 // loadSandboxConfig reads the sandbox variables from the environment.
@@ -142,6 +159,7 @@ func newSandbox(ctx context.Context, c sandboxConfig, log *slog.Logger) (sandbox
 		Concurrency:   concurrency,
 		Limits:        c.limits(),
 		PrepareCaches: c.longLived,
+		Preload:       c.preload(),
 		Logger:        log,
 	})
 	if err != nil {

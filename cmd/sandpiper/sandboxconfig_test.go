@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 	"github.com/sandpiper-bot/sandpiper/sandbox/vercel"
 )
 
@@ -60,6 +62,22 @@ func TestLoadSandboxConfigVercel(t *testing.T) {
 		{name: "not a number of cpus", env: map[string]string{"SANDPIPER_SANDBOX_CPUS": "two"}, wantErr: "SANDPIPER_SANDBOX_CPUS"},
 		{name: "NaN cpus", env: map[string]string{"SANDPIPER_SANDBOX_CPUS": "NaN"}, wantErr: "SANDPIPER_SANDBOX_CPUS=NaN is out of range"},
 		{name: "vercel knobs ignored by local", env: map[string]string{"SANDPIPER_SANDBOX": "local", "SANDPIPER_VERCEL_VCPUS": "3"}},
+		{name: "preload default", env: map[string]string{}, check: func(t *testing.T, c sandboxConfig) {
+			if !slices.Equal(c.preload(), local.DefaultPreload) {
+				t.Errorf("preload %q, want %q", c.preload(), local.DefaultPreload)
+			}
+		}},
+		{name: "preload off", env: map[string]string{"SANDPIPER_SANDBOX_PRELOAD": ""}, check: func(t *testing.T, c sandboxConfig) {
+			if c.preload() != nil {
+				t.Errorf("preload %q, want none", c.preload())
+			}
+		}},
+		{name: "preload list", env: map[string]string{"SANDPIPER_SANDBOX_PRELOAD": " numpy , scipy.stats,,"}, check: func(t *testing.T, c sandboxConfig) {
+			if !slices.Equal(c.preload(), []string{"numpy", "scipy.stats"}) {
+				t.Errorf("preload %q", c.preload())
+			}
+		}},
+		{name: "preload not a module", env: map[string]string{"SANDPIPER_SANDBOX_PRELOAD": "numpy,os;x"}, wantErr: `SANDPIPER_SANDBOX_PRELOAD="numpy,os;x"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := loadSandboxConfig(t.Context(), envconfig.MapLookuper(tc.env))

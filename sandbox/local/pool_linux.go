@@ -378,6 +378,9 @@ func (s *Sandbox) fillPool() bool {
 			return true
 		}
 		r, err := s.prepare()
+		if errors.Is(err, errClosed) {
+			return false
+		}
 		if err != nil {
 			s.log.Warn("sandbox: cannot prepare a sandbox ahead of time", "err", err)
 			time.Sleep(time.Second) // Run will report it; do not spin
