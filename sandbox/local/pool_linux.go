@@ -263,6 +263,7 @@ func (s *Sandbox) take(lim sandbox.Limits, code string) (*ready, error) {
 		return nil, errClosed
 	}
 	defer s.wantMore()
+	beyond := len(s.preload) > 0 && importsBeyond(code, s.stdlib)
 	s.pmu.Lock()
 	var dead []*ready
 	s.pool = slices.DeleteFunc(s.pool, func(r *ready) bool {
@@ -276,7 +277,7 @@ func (s *Sandbox) take(lim sandbox.Limits, code string) (*ready, error) {
 		return true
 	})
 	best, bestRank := -1, rankNone
-	wantWarm := len(s.preload) > 0 && (s.alwaysWarm || importsBeyond(code, s.stdlib))
+	wantWarm := beyond || len(s.preload) > 0 && s.alwaysWarm
 	for i, r := range s.pool {
 		if k := s.rank(r, lim, wantWarm); k < bestRank {
 			best, bestRank = i, k
