@@ -170,8 +170,9 @@ except BaseException:
     raise
 `
 
-// importRE finds import statements: "from X import", "import X, Y as Z".
-var importRE = regexp.MustCompile(`(?m)^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([^\n#;]+))`)
+// importRE finds import statements, at the start of a line or after a
+// semicolon: "from X import", "import X, Y as Z".
+var importRE = regexp.MustCompile(`(?m)(?:^|;)[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([^\n#;]+))`)
 
 // importsBeyond reports whether code imports a module whose package is
 // not in stdlib (or imports by name at run time): such a run starts
