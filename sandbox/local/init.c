@@ -1199,22 +1199,39 @@ static void warm_readable(void) {
 	}
 }
 
+// warm_gone reports the warm interpreter's end, reaped with status st,
+// with the reason the bootstrap gave ("F..."), if it gave one.
+static void warm_gone(int st) {
+	char why[1200], reason[1024] = "";
+	if (warm.sock >= 0) {
+		struct pollfd p = {.fd = warm.sock, .events = POLLIN};
+		ssize_t n;
+		if (poll(&p, 1, 0) > 0 && (n = read(warm.sock, reason, sizeof reason - 1)) > 1 && reason[0] == 'F')
+			reason[n] = 0;
+		else
+			reason[0] = 0;
+	}
+	const char *what = reason[0] ? reason + 1
+	                   : warm.ready ? "the warm interpreter ended while it waited for the run"
+	                                : "the warm-up ended before it was ready";
+	int n;
+	if (WIFSIGNALED(st))
+		n = snprintf(why, sizeof why, "%s (signal %d)", what, WTERMSIG(st));
+	else
+		n = snprintf(why, sizeof why, "%s (exit %d)", what, WEXITSTATUS(st));
+	warm_close();
+	if (n > 0)
+		send_event(E_WARM_FAILED, why, (uint64_t)n < sizeof why ? (uint64_t)n : sizeof why - 1);
+}
+
 // warm_reap reaps the sandbox's ended processes before the run: only the
 // warm interpreter can be among them.
 static void warm_reap(void) {
 	int st;
 	pid_t w;
-	while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
-		if (w != warm.pid)
-			continue;
-		char why[64];
-		if (WIFSIGNALED(st))
-			snprintf(why, sizeof why, "the warm-up was killed by signal %d", WTERMSIG(st));
-		else
-			snprintf(why, sizeof why, "the warm-up exited with %d", WEXITSTATUS(st));
-		warm_close();
-		send_event(E_WARM_FAILED, why, strlen(why));
-	}
+	while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+		if (w == warm.pid)
+			warm_gone(st);
 }
 
 // warm_limits sets the run's limits on the warm interpreter, as child()
@@ -1273,14 +1290,15 @@ static void await_run(int sigfd, sigset_t *unblock) {
 		}
 		if (p[3].revents)
 			answer_refusals(&warm.listener, &refused);
+		// What it said first: an "F" comes before its exit.
+		if (p[1].revents && warm.pid > 0 && !warm.ready)
+			warm_readable();
 		if (p[2].revents) {
 			struct signalfd_siginfo si;
 			while (read(sigfd, &si, sizeof si) > 0) {
 			}
 			warm_reap();
 		}
-		if (p[1].revents && warm.pid > 0 && !warm.ready)
-			warm_readable();
 		if (!p[0].revents)
 			continue;
 		struct msg m;
@@ -1387,14 +1405,12 @@ void init_main(void) {
 		}
 		// It ended before it was ready: reaped, or killed at the
 		// deadline with everything else.
-		warm.pid = 0;
-		warm_close();
 		use_warm = 0;
 		if (timed_out) {
+			warm_close();
 			status = st;
 		} else {
-			static const char why[] = "the warm-up ended before it was ready";
-			send_event(E_WARM_FAILED, why, sizeof why - 1);
+			warm_gone(st);
 		}
 	}
 	close_events();
