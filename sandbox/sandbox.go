@@ -10,7 +10,6 @@ package sandbox
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -269,18 +268,15 @@ type Result struct {
 	// ExitCode is the program's exit status; a program killed by a signal
 	// reports 128+signal (137 for SIGKILL), as a shell would.
 	ExitCode int
-	// TimedOut is set when the wall-clock timeout ended the run.
-	TimedOut bool
-	// OutOfMemory is set when the memory limit killed the program, or
-	// one of its processes.
-	OutOfMemory bool
 	// StdoutTruncated and StderrTruncated are set when a stream passed
 	// Limits.Output; StdoutSize and StderrSize count every byte written.
 	StdoutTruncated bool
 	StderrTruncated bool
 	StdoutSize      int64
 	StderrSize      int64
-	// Limit names the limit that ended the run, or was hit during it.
+	// Limit names the limit that ended the run (LimitTimeout: the wall
+	// clock; LimitMemory: the memory limit killed the program, or one of
+	// its processes), or was hit during it.
 	Limit Limit
 	// MemoryPeak is the most memory the run used, where the backend can
 	// tell (0 otherwise).
@@ -308,14 +304,14 @@ func (r *Result) AddCap(c Cap) {
 	}
 }
 
+// Failed reports whether the program did not end well: it exited with a
+// non-zero status, or the wall clock or the memory limit stopped it.
+func (r *Result) Failed() bool {
+	return r.ExitCode != 0 || r.Limit == LimitTimeout || r.Limit == LimitMemory
+}
+
 // Truncated reports whether any output was cut.
 func (r *Result) Truncated() bool { return r.StdoutTruncated || r.StderrTruncated }
-
-// Runner runs requests. Backends implement it; consumers usually declare
-// the subset they use.
-type Runner interface {
-	Run(ctx context.Context, req Request) (*Result, error)
-}
 
 // Error wraps a failure of the sandbox machinery (not of the user program).
 type Error struct {

@@ -12,40 +12,40 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
 // runDoctor is `sandpiper doctor`: check the Slack tokens and scopes, the
 // model endpoint and key, the sandbox and the data directory, and say what
 // to fix. It exits 1 when anything failed.
-func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintf(stderr, "sandpiper: doctor takes no arguments\n")
-		return 2
+func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
+	if err := noArgs("doctor", args); err != nil {
+		return err
 	}
 	var checks []bot.Check
 	fail := func(name string, err error) { checks = append(checks, bot.Check{Name: name, Detail: err.Error()}) }
 	pass := func(name, detail string) { checks = append(checks, bot.Check{Name: name, OK: true, Detail: detail}) }
 	quiet := slog.New(slog.DiscardHandler)
 
-	lookup, read, err := envLookuper(".")
+	lookup, read, err := config.Lookup(".")
 	if err != nil {
 		fail("configuration", err)
 		lookup = envconfig.OsLookuper()
 	} else if len(read) > 0 {
 		pass("configuration", "read "+strings.Join(read, ", "))
 	}
-	env, httpAddr, err := loadBotEnv(ctx, lookup)
+	env, err := config.LoadBot(ctx, lookup)
 	if err != nil {
 		fail("configuration", err)
 	} else {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		checks = append(checks, bot.Doctor(cctx, env.botConfig(httpAddr, quiet))...)
+		checks = append(checks, bot.Doctor(cctx, env.Config(quiet))...)
 		cancel()
 	}
-	if mc, err := loadModelConfig(ctx, lookup); err != nil {
+	if mc, err := config.LoadModel(ctx, lookup); err != nil {
 		fail("model", err)
-	} else if model, err := mc.newModel(quiet); err != nil {
+	} else if model, err := mc.New(quiet); err != nil {
 		fail("model", err)
 	} else {
 		mctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -55,15 +55,15 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}, nil)
 		cancel()
 		if err != nil {
-			fail("model "+mc.Model, fmt.Errorf("%v (check SANDPIPER_MODEL, SANDPIPER_MODEL_BASE_URL and the key in %s)", err, mc.keySource()))
+			fail("model "+mc.Model, fmt.Errorf("%v (check SANDPIPER_MODEL, SANDPIPER_MODEL_BASE_URL and the key in %s)", err, mc.KeySource()))
 		} else {
-			pass("model "+mc.Model, fmt.Sprintf("%s at %s answered %q (key from %s)", mc.API, mc.BaseURL, strings.TrimSpace(resp.Message.Text), mc.keySource()))
+			pass("model "+mc.Model, fmt.Sprintf("%s at %s answered %q (key from %s)", mc.API, mc.BaseURL, strings.TrimSpace(resp.Message.Text), mc.KeySource()))
 		}
 	}
 
-	if sbCfg, err := loadSandboxConfig(ctx, lookup); err != nil {
+	if sbCfg, err := config.LoadSandbox(ctx, lookup); err != nil {
 		fail("sandbox", err)
-	} else if sb, err := newSandbox(ctx, sbCfg, quiet); err != nil {
+	} else if sb, err := sbCfg.New(ctx, quiet); err != nil {
 		fail("sandbox", err)
 	} else {
 		defer sb.Close()
@@ -84,7 +84,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			}); ok {
 				wctx, cancel := context.WithTimeout(ctx, time.Minute)
 				switch msg, err := w.Warmth(wctx); {
-				case len(sbCfg.preload()) == 0:
+				case len(sbCfg.PreloadModules()) == 0:
 					pass("sandbox warm runs", "off (SANDPIPER_SANDBOX_PRELOAD is empty): every run starts cold")
 				case err != nil:
 					fail("sandbox warm runs", fmt.Errorf("%v; fix the module for SANDPIPER_PYTHON or leave it out of SANDPIPER_SANDBOX_PRELOAD", err))
@@ -93,10 +93,10 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 				}
 				cancel()
 			}
-			pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 			rt, err := agent.ProbeRuntime(pctx, sb)
 			cancel()
-			switch missing := missingDataModules(rt); {
+			switch missing := rt.Missing(dataModules...); {
 			case err != nil:
 				fail("sandbox Python modules", err)
 			case len(missing) > 0:
@@ -106,7 +106,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			}
 		}
 	}
-	if _, err := loadFileEnv(ctx, lookup); err != nil {
+	if _, err := config.LoadFiles(ctx, lookup); err != nil {
 		fail("file limits", err)
 	}
 
@@ -121,8 +121,12 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if failed > 0 {
 		fmt.Fprintf(stdout, "\n%d check(s) failed; fix them and run sandpiper doctor again.\n", failed)
-		return 1
+		return &exitError{1, nil}
 	}
 	fmt.Fprintln(stdout, "\nAll checks passed. Start the bot with: sandpiper run")
-	return 0
+	return nil
 }
+
+// dataModules are the modules data questions, files and charts need: run
+// warns and doctor fails when the sandbox's Python lacks one.
+var dataModules = []string{"numpy", "pandas", "matplotlib", "scipy", "sympy", "openpyxl"}

@@ -259,8 +259,8 @@ with mp.Pool(4) as p:
 			watch0 := s.watchCPU.Load()
 			benchLoop(b, 0, func() error {
 				res, err := s.Run(b.Context(), sandbox.Request{Code: bc.code})
-				if err == nil && (res.ExitCode != 0 || res.OutOfMemory) {
-					b.Fatalf("exit %d, out of memory %v: %s", res.ExitCode, res.OutOfMemory, res.Stderr)
+				if err == nil && (res.ExitCode != 0 || res.Limit == sandbox.LimitMemory) {
+					b.Fatalf("exit %d, limit %q: %s", res.ExitCode, res.Limit, res.Stderr)
 				}
 				return err
 			})

@@ -199,15 +199,21 @@ func enableV2(dir string, available []string) (string, error) {
 // hierarchy, a sibling of this process's own group: a group may not hold
 // processes and enable controllers at once.
 func detectV2Root(root string, available []string) (*cgroups, error) {
-	enable, err := enableV2(root, available)
+	return runsGroup(root, available, false)
+}
+
+// runsGroup enables the available controllers for dir's children and
+// makes the runs' parent group in dir.
+func runsGroup(dir string, available []string, delegated bool) (*cgroups, error) {
+	enable, err := enableV2(dir, available)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := processGroup(filepath.Join(root, cgroupName), enable)
+	runs, err := processGroup(filepath.Join(dir, cgroupName), enable)
 	if err != nil {
 		return nil, err
 	}
-	return &cgroups{v2: dir, v2CPU: strings.Contains(enable, "+cpu")}, nil
+	return &cgroups{v2: runs, v2CPU: strings.Contains(enable, "+cpu"), delegated: delegated}, nil
 }
 
 // delegatedLeaf is the group, inside the delegated one, that the
@@ -259,15 +265,7 @@ func detectDelegated(h cgroupHost) (*cgroups, error) {
 			return nil, fmt.Errorf("move process %s of the delegated cgroup %s into %s: %w", pid, own, leaf, err)
 		}
 	}
-	enable, err := enableV2(dir, available)
-	if err != nil {
-		return nil, err
-	}
-	runs, err := processGroup(filepath.Join(dir, cgroupName), enable)
-	if err != nil {
-		return nil, err
-	}
-	return &cgroups{v2: runs, v2CPU: strings.Contains(enable, "+cpu"), delegated: true}, nil
+	return runsGroup(dir, available, true)
 }
 
 func (c *cgroups) String() string {

@@ -549,7 +549,7 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	res.Duration = time.Since(start)
 	if ir.err != nil {
 		if killedByHost {
-			res.TimedOut, res.Limit, res.ExitCode = true, sandbox.LimitTimeout, 128+int(unix.SIGKILL)
+			res.Limit, res.ExitCode = sandbox.LimitTimeout, 128+int(unix.SIGKILL)
 			return res, nil
 		}
 		return nil, &sandbox.Error{Op: "wait", Err: fmt.Errorf("no result from the sandbox's init: %w", ir.err)}
@@ -569,13 +569,13 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	}
 	switch {
 	case r.TimedOut:
-		res.TimedOut, res.Limit = true, sandbox.LimitTimeout
+		res.Limit = sandbox.LimitTimeout
 	case r.MemoryKilled > 0 || cg != nil && cg.oomKills() > base.oomKills:
 		// init's watcher ended the run, or the cgroup's OOM killer
 		// killed one of its processes (the program may have gone on).
-		res.OutOfMemory, res.Limit = true, sandbox.LimitMemory
+		res.Limit = sandbox.LimitMemory
 	case cg == nil && r.Exited && r.ExitCode != 0 && refusedMemory(lastLine(res.Stderr)):
-		res.OutOfMemory, res.Limit = true, sandbox.LimitMemory
+		res.Limit = sandbox.LimitMemory
 	case r.Signal == int(unix.SIGXCPU):
 		res.Limit = sandbox.LimitCPU
 	case r.DiskFull:
@@ -589,7 +589,7 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 			res.AddCap(sandbox.CapCPUQuota)
 		}
 	}
-	if res.OutOfMemory {
+	if res.Limit == sandbox.LimitMemory {
 		res.AddCap(sandbox.CapMemory)
 	}
 	if r.RefusedSockets > 0 {
