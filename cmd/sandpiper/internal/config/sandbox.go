@@ -129,6 +129,9 @@ func LoadSandbox(ctx context.Context, lookup envconfig.Lookuper) (Sandbox, error
 	if err := process(ctx, lookup, &c); err != nil {
 		return c, err
 	}
+	if v, ok := lookup.Lookup("SANDPIPER_SANDBOX_PRELOAD"); ok && v == "" {
+		c.Preload = "" // set and empty: warming off (envconfig keeps the default)
+	}
 	return c, c.validate()
 }
 
