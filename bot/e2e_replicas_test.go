@@ -284,3 +284,46 @@ func TestReplicasBadRedis(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicasStop: a stop reaching another replica than the one
+// answering stops the answer there, long before its run would end.
+func TestReplicasStop(t *testing.T) {
+	c := newCluster(t, 2, redistest.Options{})
+	h := c.replicas[0]
+	d := h.post("C0STOP", "U0ALICE", mention+"please sleep a bit", "")
+	msgs, ok := c.slack.WaitThread("C0STOP", d.TS, 20*time.Second, func(ms []slacktest.Message) bool {
+		for _, m := range ms {
+			if isCard(m) && strings.Contains(m.Visible(), "Running Python") {
+				return true
+			}
+		}
+		return false
+	})
+	if !ok {
+		t.Fatalf("no running card:\n%s", dump(msgs))
+	}
+	var other *harness
+	for _, r := range c.replicas {
+		if r.metric(t, "sandpiper_queue_running") == "0" {
+			other = r
+		}
+	}
+	if other == nil {
+		t.Fatal("both replicas say they are answering")
+	}
+	asked := time.Now()
+	if shared, err := other.bot.StopShared(t.Context(), "C0STOP", d.TS, d.TS, "U0BOB"); !shared || err != nil {
+		t.Fatalf("StopShared = %v, %v", shared, err)
+	}
+	msgs = h.waitReplies("C0STOP", d.TS, 1)
+	took := time.Since(asked)
+	notes := botMessages(msgs, isNotice)
+	if len(notes) != 1 || !strings.Contains(notes[0].Visible(), "Stopped by <@U0BOB>") {
+		t.Errorf("notes:\n%s", dump(notes))
+	}
+	only(t, c.slack, "C0STOP", d.TS, 0)
+	if took > 2500*time.Millisecond {
+		t.Errorf("stopped after %s: the run (3s) ended first", took)
+	}
+	t.Logf("stopped %s after the request reached the other replica", took.Round(time.Millisecond))
+}

@@ -305,3 +305,20 @@ func interrupted(ctx context.Context) (kind, text string) {
 	}
 	return "shutdown", ":warning: I was restarted before I could finish this answer. Please ask again."
 }
+
+// stopShared asks the answer to the question at questionTS, in the thread
+// at threadTS, to stop on whichever replica runs it (by is the user who
+// stopped it): the replica answering it is told over Redis pub/sub, and
+// its answer's context ends with a *[shared.StopError]. It reports false
+// when the bot runs alone: the caller stops the answer itself.
+func (b *Bot) stopShared(ctx context.Context, channel, threadTS, questionTS, by string) (bool, error) {
+	s, ok := b.intake.(*sharedIntake)
+	if !ok {
+		return false, nil
+	}
+	st := shared.Stop{Thread: threadKey(channel, threadTS), By: by}
+	if questionTS != "" {
+		st.Question = questionID(message{Channel: channel, TS: questionTS})
+	}
+	return true, s.store.PublishStop(ctx, st)
+}
