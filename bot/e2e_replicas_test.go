@@ -327,3 +327,27 @@ func TestReplicasStop(t *testing.T) {
 	}
 	t.Logf("stopped %s after the request reached the other replica", took.Round(time.Millisecond))
 }
+
+// TestDoctorRedis: doctor pings the Redis, names its version and says the
+// queue's commands work, or says what is wrong.
+func TestDoctorRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	for _, tt := range []struct {
+		url  string
+		ok   bool
+		want string
+	}{
+		{srv.URL(0), true, "Streams with consumer groups (XAUTOCLAIM) and scripts work; warning: append-only file is off"},
+		{"redis://127.0.0.1:1/0", false, "SANDPIPER_REDIS_URL: redis://127.0.0.1:1/0: cannot reach Redis"},
+	} {
+		var got *bot.Check
+		for _, c := range bot.Doctor(t.Context(), bot.Config{DataDir: t.TempDir(), RedisURL: tt.url}) {
+			if c.Name == "Redis (SANDPIPER_REDIS_URL)" {
+				got = &c
+			}
+		}
+		if got == nil || got.OK != tt.ok || !strings.Contains(got.Detail, tt.want) {
+			t.Errorf("%s: check = %+v, want ok=%v with %q", tt.url, got, tt.ok, tt.want)
+		}
+	}
+}
