@@ -351,3 +351,24 @@ func TestDoctorRedis(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicasQueueFull: a question the shared queue has no room for gets
+// a notice in its thread, not silence.
+func TestReplicasQueueFull(t *testing.T) {
+	bot.SetSharedQueueLimit(t, 1)
+	c := newCluster(t, 1, redistest.Options{})
+	h := c.replicas[0]
+	busy := h.post("C0FULL", "U0ALICE", mention+"please sleep a bit", "")
+	msgs, ok := c.slack.WaitThread("C0FULL", busy.TS, 20*time.Second, func(ms []slacktest.Message) bool {
+		return len(botMessages(ms, isCard)) > 0
+	})
+	if !ok {
+		t.Fatalf("no card:\n%s", dump(msgs))
+	}
+	d := h.post("C0FULL2", "U0ALICE", mention+"compute 1+1", "")
+	msgs = h.waitReplies("C0FULL2", d.TS, 1)
+	if notes := botMessages(msgs, isNotice); len(notes) != 1 || !strings.Contains(notes[0].Visible(), "too many questions") {
+		t.Errorf("thread:\n%s", dump(msgs))
+	}
+	h.waitReplies("C0FULL", busy.TS, 1)
+}

@@ -29,7 +29,7 @@ func openShared(ctx context.Context, cfg Config) (*shared.Store, error) {
 		Replica:    cfg.Replica,
 		ClaimAfter: cfg.RedisClaimAfter,
 		Workers:    cfg.Workers,
-		MaxQueued:  defaultQueueLimit,
+		MaxQueued:  sharedQueueLimit,
 		Logger:     cfg.Logger,
 	})
 	if err != nil {
@@ -43,6 +43,10 @@ func openShared(ctx context.Context, cfg Config) (*shared.Store, error) {
 	}
 	return st, nil
 }
+
+// sharedQueueLimit bounds the questions in the shared queue, across
+// replicas (a variable for the tests).
+var sharedQueueLimit = defaultQueueLimit
 
 // sharedIntake queues tasks in Redis and answers them from there.
 type sharedIntake struct {
