@@ -37,6 +37,11 @@ func newSharedSettings(st *shared.Store, log *slog.Logger) *sharedSettings {
 }
 
 func (s *sharedSettings) get(channel string) channelSettings {
+	if s.store.Ready() != nil { // known to be away: do not wait for it
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.last[channel]
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), settingsTimeout)
 	defer cancel()
 	raw, err := s.store.Settings(ctx, channel)
