@@ -18,7 +18,8 @@ const healthcheckUsage = `usage: sandpiper healthcheck [URL]
 Exits 0 when the bot's /healthz answers 200 OK, 1 otherwise: a container
 HEALTHCHECK that needs no curl. The default URL is /healthz on
 SANDPIPER_HTTP_ADDR (default ` + bot.DefaultHTTPAddr + `), at 127.0.0.1 when it
-names all interfaces.
+names all interfaces. Give .../readyz as URL for readiness: it fails, with
+the reason, while the bot is not connected to Slack or cannot reach Redis.
 `
 
 // runHealthcheck is `sandpiper healthcheck`.
