@@ -42,8 +42,8 @@ func newCluster(t *testing.T, n int, opts redistest.Options) *cluster {
 	return c
 }
 
-// add starts one more replica.
-func (c *cluster) add(name string) *harness {
+// add starts one more replica; opts change its configuration.
+func (c *cluster) add(name string, opts ...func(*bot.Config)) *harness {
 	t := c.t
 	h := &harness{t: t, slack: c.slack, wire: c.wire, retry: testRetry, logs: &syncBuffer{}}
 	h.cfg = bot.Config{
@@ -59,6 +59,9 @@ func (c *cluster) add(name string) *harness {
 		RedisClaimAfter: testClaimAfter,
 		Replica:         name,
 		Logger:          slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("r", name),
+	}
+	for _, o := range opts {
+		o(&h.cfg)
 	}
 	h.start()
 	t.Cleanup(func() {
@@ -371,4 +374,36 @@ func TestReplicasQueueFull(t *testing.T) {
 		t.Errorf("thread:\n%s", dump(msgs))
 	}
 	h.waitReplies("C0FULL", busy.TS, 1)
+}
+
+// TestReplicasShutdownHandsBack: a replica shut down (SIGTERM) with an
+// answer in flight past its shutdown timeout hands the question back; the
+// other replica answers it once, and the thread is not told to ask again.
+func TestReplicasShutdownHandsBack(t *testing.T) {
+	c := newCluster(t, 0, redistest.Options{})
+	leaving := c.add("leaving", func(cfg *bot.Config) { cfg.ShutdownTimeout = 500 * time.Millisecond })
+	d := leaving.post("C0BYE", "U0ALICE", mention+"please sleep a bit", "")
+	msgs, ok := c.slack.WaitThread("C0BYE", d.TS, 20*time.Second, func(ms []slacktest.Message) bool {
+		return len(botMessages(ms, isCard)) > 0
+	})
+	if !ok {
+		t.Fatalf("no card:\n%s", dump(msgs))
+	}
+	staying := c.add("staying")
+	if err := leaving.stop(); err != nil {
+		t.Fatal(err)
+	}
+	msgs = staying.waitReplies("C0BYE", d.TS, 2) // the note and the answer
+	msgs = only(t, c.slack, "C0BYE", d.TS, 1)
+	for _, m := range botMessages(msgs, isNotice) {
+		if strings.Contains(m.Visible(), "ask again") {
+			t.Errorf("the thread was told to ask again:\n%s", dump(msgs))
+		}
+	}
+	if got := botMessages(msgs, isAnswer)[0].Visible(); !strings.Contains(got, "woke") {
+		t.Errorf("answer = %q", got)
+	}
+	if !strings.Contains(leaving.logs.String(), "handed a question back") {
+		t.Error("the leaving replica did not hand the question back")
+	}
 }
