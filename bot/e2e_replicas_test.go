@@ -407,3 +407,28 @@ func TestReplicasShutdownHandsBack(t *testing.T) {
 		t.Error("the leaving replica did not hand the question back")
 	}
 }
+
+// TestReplicasFilesInAReplyToSomeoneElse: a file posted in the bot's
+// thread for someone else reaches the next question whichever replica
+// received the file's event and whichever answers.
+func TestReplicasFilesInAReplyToSomeoneElse(t *testing.T) {
+	requireModules(t, "pandas")
+	c := newCluster(t, 2, redistest.Options{})
+	c.wire.setScript(dataScript)
+	h := c.replicas[0]
+	for i := range 2 {
+		ch := fmt.Sprintf("C0FILE%d", i)
+		d := h.post(ch, "U0ALICE", mention+"compute 1+1", "")
+		h.waitReplies(ch, d.TS, 1)
+		if _, err := c.slack.UserPosts(slacktest.Post{Channel: ch, User: "U0BOB", Text: "<@U0ALICE> here are the numbers", ThreadTS: d.TS,
+			Files: []slacktest.File{{Name: "sales.csv", Data: salesCSV()}}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		h.post(ch, "U0ALICE", "what is the total revenue?", d.TS)
+		msgs := h.waitReplies(ch, d.TS, 2)
+		if a := botMessages(msgs, isAnswer); len(a) != 2 || !strings.Contains(a[1].Visible(), salesTotal) {
+			t.Errorf("want the file's total %s in the second answer:\n%s", salesTotal, dump(msgs))
+		}
+	}
+}

@@ -196,6 +196,7 @@ func (b *Bot) onEventsAPI(frame []byte) {
 		// still the thread's: the next question can use them.
 		if len(in.Files) > 0 && in.ThreadTS != "" && in.ThreadTS != in.TS && in.User != "" && in.User != b.userID && in.BotID == "" && !in.Edited {
 			b.memory.noteFiles(in.Channel, in.ThreadTS, Turn{User: in.User, TS: in.TS, Files: refsOf(in.Files)})
+			b.intake.changed(in.Channel, in.ThreadTS)
 		}
 		return
 	}

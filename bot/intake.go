@@ -45,6 +45,9 @@ type intake interface {
 	busy() int
 	// ready returns why tasks cannot be taken now, or nil.
 	ready() error
+	// changed says the thread changed in a way only this process saw (a
+	// file posted in it for no one in particular); it never blocks.
+	changed(channel, threadTS string)
 }
 
 // localIntake runs tasks on the bot's own workers: one process, no
@@ -64,8 +67,9 @@ func (l localIntake) finish(timeout time.Duration, cancel context.CancelFunc) {
 	waitOrCancel(l.b.pool.wait, timeout, cancel, l.b.log)
 }
 
-func (l localIntake) busy() int    { return l.b.pool.busy() }
-func (l localIntake) ready() error { return nil }
+func (l localIntake) busy() int                  { return l.b.pool.busy() }
+func (l localIntake) ready() error               { return nil }
+func (l localIntake) changed(channel, ts string) {}
 
 // waitOrCancel waits for wait to return; past timeout it calls cancel and
 // waits on.

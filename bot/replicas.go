@@ -213,42 +213,41 @@ func (s *sharedIntake) handle(ctx context.Context, d *shared.Delivery) error {
 			b.notice(ctx, m, ":leftwards_arrow_with_hook: The bot answering this stopped before it finished; I picked the question up again.")
 		}
 	}
-	s.freshen(ctx, t)
+	s.freshen(ctx, m.Channel, m.ThreadTS)
 	b.perform(ctx, t)
-	s.mark(ctx, t)
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), shared.ErrShutdown) {
 		return context.Cause(ctx) // handed back: another replica answers
 	}
 	return nil
 }
 
-// freshen forgets what this replica remembers of t's thread when another
-// replica has answered in it since: the thread is read again from Slack.
-func (s *sharedIntake) freshen(ctx context.Context, t task) {
-	m := t.Message
-	if !s.b.memory.knows(m.Channel, m.ThreadTS) {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, settingsTimeout)
-	defer cancel()
-	mark, err := s.store.ThreadMark(ctx, t.thread())
-	ours, _ := s.marks.Get(t.thread())
-	if err != nil || ours == nil || mark != ours.(string) {
-		s.b.memory.forget(m.Channel, m.ThreadTS)
-	}
-}
-
-// mark records in Redis that this replica has just answered in t's
-// thread.
-func (s *sharedIntake) mark(ctx context.Context, t task) {
+// freshen marks t's thread in Redis as this replica's and, when another
+// replica had marked it since this one last did (it answered there, or
+// saw a file posted there), forgets what this replica remembers of the
+// thread: it is read again from Slack. Marking and comparing are one step,
+// so a mark set meanwhile is never missed. It is called before an answer
+// starts (a thread's answers run one at a time, in order, so the next
+// answer elsewhere starts after this one's messages are in Slack).
+func (s *sharedIntake) freshen(ctx context.Context, channel, threadTS string) {
+	thread := threadKey(channel, threadTS)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settingsTimeout)
 	defer cancel()
-	mark, err := s.store.MarkThread(ctx, t.thread(), s.b.cfg.ThreadTTL)
+	mark, prev, err := s.store.MarkThread(ctx, thread, s.b.cfg.ThreadTTL)
+	ours, _ := s.marks.Get(thread)
+	if err != nil || ours == nil || prev != ours.(string) {
+		s.b.memory.forget(channel, threadTS)
+	}
 	if err != nil {
-		s.marks.Delete(t.thread()) // the next question reads the thread again
+		s.marks.Delete(thread)
 		return
 	}
-	s.marks.SetDefault(t.thread(), mark)
+	s.marks.SetDefault(thread, mark)
+}
+
+// changed marks the thread in Redis, off the event loop, so that the
+// other replicas read it again from Slack before their next answer there.
+func (s *sharedIntake) changed(channel, threadTS string) {
+	go s.freshen(context.Background(), channel, threadTS)
 }
 
 // markLeftovers marks the tool cards an earlier attempt at m left

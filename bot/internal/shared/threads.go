@@ -16,13 +16,19 @@ import (
 // again (from Slack).
 
 // MarkThread sets the thread's mark to a new value of this replica's,
-// kept for ttl, and returns it.
-func (s *Store) MarkThread(ctx context.Context, thread string, ttl time.Duration) (string, error) {
-	mark := fmt.Sprintf("%s/%s/%d", s.cfg.Replica, s.nonce, s.tokens.Add(1))
-	if err := s.rdb.Set(ctx, s.k.mark(thread), mark, ttl).Err(); err != nil {
-		return "", fmt.Errorf("shared: marking thread: %w", err)
+// kept for ttl, and returns it with the mark it replaced ("" if none), in
+// one step: a replica that finds its own last mark replaced knows another
+// replica touched the thread since.
+func (s *Store) MarkThread(ctx context.Context, thread string, ttl time.Duration) (mark, prev string, err error) {
+	mark = fmt.Sprintf("%s/%s/%d", s.cfg.Replica, s.nonce, s.tokens.Add(1))
+	prev, err = s.rdb.SetArgs(ctx, s.k.mark(thread), mark, redis.SetArgs{TTL: ttl, Get: true}).Result()
+	if errors.Is(err, redis.Nil) {
+		return mark, "", nil
 	}
-	return mark, nil
+	if err != nil {
+		return "", "", fmt.Errorf("shared: marking thread: %w", err)
+	}
+	return mark, prev, nil
 }
 
 // ThreadMark returns the thread's mark, or "" if it has none.

@@ -17,15 +17,18 @@ func TestThreadMark(t *testing.T) {
 	if m, err := a.ThreadMark(ctx, "C1/1"); err != nil || m != "" {
 		t.Fatalf("unmarked thread: %q, %v", m, err)
 	}
-	ma, err := a.MarkThread(ctx, "C1/1", time.Minute)
-	if err != nil {
-		t.Fatal(err)
+	ma, prev, err := a.MarkThread(ctx, "C1/1", time.Minute)
+	if err != nil || prev != "" {
+		t.Fatalf("first mark: %q replaced %q, %v", ma, prev, err)
 	}
 	if m, _ := b.ThreadMark(ctx, "C1/1"); m != ma {
 		t.Errorf("b reads %q, a set %q", m, ma)
 	}
-	mb, _ := b.MarkThread(ctx, "C1/1", time.Minute)
-	ma2, _ := a.MarkThread(ctx, "C1/2", 200*time.Millisecond)
+	mb, prev, _ := b.MarkThread(ctx, "C1/1", time.Minute)
+	if prev != ma {
+		t.Errorf("b's mark replaced %q, want a's %q", prev, ma)
+	}
+	ma2, _, _ := a.MarkThread(ctx, "C1/2", 200*time.Millisecond)
 	if mb == ma || ma2 == ma {
 		t.Errorf("marks repeat: %q %q %q", ma, mb, ma2)
 	}
