@@ -12,12 +12,14 @@ import (
 
 // Feedback is one rating of an answer.
 type Feedback struct {
-	Channel  string    `json:"channel"`
-	ThreadTS string    `json:"thread_ts"`
-	User     string    `json:"user"`
-	Rating   string    `json:"rating"` // e.g. "good" or "bad"
-	Model    string    `json:"model,omitempty"`
-	Time     time.Time `json:"time"`
+	Channel  string `json:"channel"`
+	ThreadTS string `json:"thread_ts"`
+	// MessageTS is the rated answer's message (a thread may hold several).
+	MessageTS string    `json:"message_ts,omitempty"`
+	User      string    `json:"user"`
+	Rating    string    `json:"rating"` // e.g. "good" or "bad"
+	Model     string    `json:"model,omitempty"`
+	Time      time.Time `json:"time"`
 }
 
 // AddFeedback appends a rating to the shared feedback records (a stream

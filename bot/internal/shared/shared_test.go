@@ -316,7 +316,7 @@ func TestFeedback(t *testing.T) {
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	recs := []shared.Feedback{
 		{Channel: "C1", ThreadTS: "1.0", User: "U1", Rating: "good", Model: "m", Time: at},
-		{Channel: "C1", ThreadTS: "2.0", User: "U2", Rating: "bad", Model: "m", Time: at},
+		{Channel: "C1", ThreadTS: "2.0", MessageTS: "2.5", User: "U2", Rating: "bad", Model: "m", Time: at},
 		{Channel: "C1", ThreadTS: "3.0", User: "U1", Rating: "good", Model: "m", Time: at},
 		{Channel: "C2", ThreadTS: "4.0", User: "U3", Rating: "good", Model: "m", Time: at},
 	}
