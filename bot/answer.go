@@ -50,6 +50,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 		}
 		m.Text = filesOnlyQuestion
 	}
+	b.titleThread(m, history)
 
 	debug := b.settings.get(m.Channel).Debug
 	ref := slack.NewRefToMessage(m.Channel, m.TS)
@@ -59,6 +60,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	status := b.keepStatus(ctx, m)
 
 	actx, cancel := context.WithTimeout(ctx, b.cfg.AnswerTimeout)
+	actx, stopped := b.running.start(actx, m) // the Stop button's
 	if len(m.Files) > 0 {
 		status.set("is reading your files…")
 	}
@@ -73,8 +75,10 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 		b.metrics.caps.WithLabelValues(string(c)).Inc()
 		log.Warn("a cap fired while preparing the question", "cap", c)
 	}
-	p := &cardPoster{b: b, m: m, debug: debug, log: log, status: status, files: files}
+	p := &cardPoster{b: b, m: m, debug: debug, log: log, status: status, files: files,
+		stop: stopKey{Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS}.value(m.User)}
 	out, err := b.cfg.Agent.Run(actx, msgs, agent.RunOptions{Workspace: files, Observer: p})
+	by := stopped()
 	if out == nil {
 		out = &agent.Outcome{}
 	}
@@ -85,14 +89,14 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	// Post even when ctx was cancelled (shutdown): the user is owed a word.
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), slackCallTimeout)
 	defer pcancel()
-	p.finishOpen(pctx)
+	p.finishOpen(pctx, by)
 
 	if err := b.api.RemoveReactionContext(pctx, workingReaction, ref); err != nil {
 		log.Debug("reactions.remove failed", "err", err)
 	}
 	turn := Turn{User: m.User, TS: m.TS, Question: m.Text, Runs: p.runs, Files: m.Files, Outputs: p.outputs}
 	text := answerText(out)
-	answered := err == nil && strings.TrimSpace(text) != ""
+	answered := err == nil && by == "" && strings.TrimSpace(text) != ""
 	if answered {
 		turn.Answer = text
 	}
@@ -113,6 +117,8 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 		}
 		b.postAnswer(pctx, m, text, footer, info)
 		b.metrics.answerSeconds.Observe(time.Since(start).Seconds())
+	case by != "":
+		b.notice(pctx, m, stopNotice(by))
 	default:
 		kind, text := failureText(ctx, err, timedOut, out, b.cfg.AnswerTimeout)
 		b.metrics.errors.WithLabelValues(kind).Inc()

@@ -143,6 +143,8 @@ type Bot struct {
 	actions    *actionRegistry
 	background sync.WaitGroup
 	footers    footers // blocks ending each answer ([Bot.addFooter])
+	running    runningAnswers
+	agentView  agentView
 
 	connected atomic.Bool
 	now       func() time.Time
@@ -208,6 +210,8 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		now:        time.Now,
 	}
 	m.gauges(b.connected.Load, b.pool.busy)
+	b.actions.handle(actionStop, b.onStopClick)
+	b.agentView.checkScopes(auth.Header.Get("X-OAuth-Scopes"), log)
 	if cfg.HTTPAddr != "-" {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)
 		if err != nil {

@@ -21,6 +21,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -169,6 +170,9 @@ type Server struct {
 	statuses  map[string]string // channel/thread → assistant status
 	closed    bool
 	responses map[string]responseURL
+	scopes    []string                    // the bot token's ([Server.SetScopes])
+	prompts   map[string]SuggestedPrompts // channel/thread → last set
+	titles    map[string]string           // channel/thread → agent thread title
 }
 
 type responseURL struct{ channel, user string }
@@ -196,6 +200,9 @@ func New(t testing.TB) *Server {
 		downloads:       map[string]int{},
 		statuses:        map[string]string{},
 		responses:       map[string]responseURL{},
+		scopes:          slices.Clone(DefaultScopes),
+		prompts:         map[string]SuggestedPrompts{},
+		titles:          map[string]string{},
 	}
 	s.cond = sync.NewCond(&s.mu)
 	s.users[BotUserID] = User{ID: BotUserID, Name: "sandpiper", IsBot: true}
@@ -263,7 +270,9 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /response/{id}", s.serveResponseURL)
 
 	s.method(mux, "auth.test", func(w http.ResponseWriter, _ url.Values) map[string]any {
-		w.Header().Set("X-OAuth-Scopes", "app_mentions:read,chat:write,channels:history,groups:history,im:history,mpim:history,reactions:write,users:read,files:read,files:write,commands")
+		s.mu.Lock()
+		w.Header().Set("X-OAuth-Scopes", strings.Join(s.scopes, ","))
+		s.mu.Unlock()
 		return map[string]any{"url": "https://fake.slack.com/", "team": "Fake", "user": "sandpiper", "team_id": TeamID, "user_id": BotUserID, "bot_id": BotID}
 	})
 	s.method(mux, "apps.connections.open", func(http.ResponseWriter, url.Values) map[string]any { return s.connectionsOpen() })
@@ -280,9 +289,14 @@ func (s *Server) routes() *http.ServeMux {
 	s.method(mux, "assistant.threads.setStatus", func(_ http.ResponseWriter, f url.Values) map[string]any {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if e := s.needScopeLocked("chat:write", "assistant:write"); e != nil {
+			return e
+		}
 		s.statuses[f.Get("channel_id")+"/"+f.Get("thread_ts")] = f.Get("status")
 		return map[string]any{}
 	})
+	s.method(mux, "assistant.threads.setSuggestedPrompts", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.setSuggestedPrompts(f) })
+	s.method(mux, "assistant.threads.setTitle", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.setTitle(f) })
 	// Any other method is recorded and checked like the others, then
 	// refused.
 	mux.Handle("POST /api/{method}", s.webAPI(func(http.ResponseWriter, url.Values) map[string]any {
