@@ -232,3 +232,19 @@ func TestSlackStopEvent(t *testing.T) {
 	}
 	h.waitEphemeral("D0ALICE", d.TS, "U0ALICE", "already finished")
 }
+
+// TestSlackStopEventBySomeoneElse: Slack's own Stop obeys the same rule
+// as the button: only the asker or an admin.
+func TestSlackStopEventBySomeoneElse(t *testing.T) {
+	h := newHarness(t)
+	d := h.post("C0MATH", "U0ALICE", mention+"please sleep a bit", "")
+	h.waitRunningCard("C0MATH", d.TS)
+	if err := h.slack.StopAgentSession("C0MATH", d.TS, "U0BOB"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitEphemeral("C0MATH", d.TS, "U0BOB", "Only the asker or an admin can stop this")
+	msgs := h.waitReplies("C0MATH", d.TS, 1)
+	if len(botMessages(msgs, isAnswer)) != 1 {
+		t.Errorf("no answer after a refused stop:\n%s", dump(msgs))
+	}
+}
