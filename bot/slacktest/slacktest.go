@@ -58,6 +58,14 @@ type Message struct {
 	Ephemeral   bool // seen only by EphemeralTo
 	EphemeralTo string
 	Deleted     bool
+
+	// Streamed: the message was made by chat.startStream; its Text is
+	// the Markdown streamed into it, its Blocks those chat.stopStream
+	// put under the text. Streaming: it is still open for appends.
+	Streamed, Streaming bool
+	Appends             int    // chat.appendStream calls that added to it
+	Recipient           string // recipient_user_id of the stream
+	RecipientTeam       string // recipient_team_id of the stream
 }
 
 // File is a file in the workspace: uploaded by the bot (files upload v2)
@@ -169,6 +177,9 @@ type Server struct {
 	statuses  map[string]string // channel/thread → assistant status
 	closed    bool
 	responses map[string]responseURL
+
+	streamRefusal string // error code for every chat.startStream
+	limits        map[string]*rateLimit
 }
 
 type responseURL struct{ channel, user string }
@@ -196,6 +207,7 @@ func New(t testing.TB) *Server {
 		downloads:       map[string]int{},
 		statuses:        map[string]string{},
 		responses:       map[string]responseURL{},
+		limits:          map[string]*rateLimit{},
 	}
 	s.cond = sync.NewCond(&s.mu)
 	s.users[BotUserID] = User{ID: BotUserID, Name: "sandpiper", IsBot: true}
@@ -270,6 +282,10 @@ func (s *Server) routes() *http.ServeMux {
 	s.method(mux, "chat.postMessage", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.postMessage(f, false) })
 	s.method(mux, "chat.postEphemeral", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.postMessage(f, true) })
 	s.method(mux, "chat.update", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.update(f) })
+	s.method(mux, "chat.startStream", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.startStream(f) })
+	s.method(mux, "chat.appendStream", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.appendStream(f) })
+	s.method(mux, "chat.stopStream", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.stopStream(f) })
+	s.method(mux, "chat.delete", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.deleteMessage(f) })
 	s.method(mux, "reactions.add", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.reaction(f, true) })
 	s.method(mux, "reactions.remove", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.reaction(f, false) })
 	s.method(mux, "conversations.replies", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.replies(f) })
@@ -358,7 +374,7 @@ func (s *Server) record(method string, form url.Values) *Failure {
 			return &f
 		}
 	}
-	return nil
+	return s.limitedLocked(method, time.Now())
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -528,11 +528,19 @@ func (s *Server) Status(channel, threadTS string) string {
 
 // Visible renders a message as a user reads it: its blocks' text (or its
 // text without blocks), with Slack's entity escapes decoded, and its
-// files' names.
+// files' names. A streamed message shows its Markdown, then the blocks
+// chat.stopStream put under it; its text is shown as written (Markdown
+// has no &lt; entities to decode).
 func (m Message) Visible() string {
 	var b strings.Builder
 	var blocks []map[string]any
 	_ = json.Unmarshal(m.Blocks, &blocks)
+	if m.Streamed {
+		b.WriteString(m.Text)
+		b.WriteString("\n")
+		m.Streamed, m.Text = false, ""
+		return b.String() + m.Visible()
+	}
 	if len(blocks) == 0 {
 		b.WriteString(m.Text)
 	}
@@ -567,17 +575,29 @@ func (m Message) Visible() string {
 // message's text and blocks: <!channel>, <!here>, <!everyone>, <@U…> and
 // <#C…>. Entities escaped as &lt;…&gt; are shown, not acted on, and are not
 // reported.
+// A streamed message's Markdown is also read for @channel, @here and
+// @everyone written out, which Slack's markdown may act on.
 func (m Message) Pings() []string {
-	return m.entities(func(tok string) bool {
+	found := m.entities(func(tok string) bool {
 		return strings.HasPrefix(tok, "!") || strings.HasPrefix(tok, "@") || strings.HasPrefix(tok, "#")
 	})
+	if m.Streamed {
+		found = append(found, reBroadcast.FindAllString(m.Text, -1)...)
+	}
+	return found
 }
 
-// Links reports the <url|text> links Slack would render in the message.
+// Links reports the <url|text> links Slack would render in the message,
+// and in a streamed message's Markdown the [text](url) links whose text
+// is not their address.
 func (m Message) Links() []string {
-	return m.entities(func(tok string) bool {
+	found := m.entities(func(tok string) bool {
 		return strings.Contains(tok, "://") || strings.HasPrefix(tok, "mailto:")
 	})
+	if m.Streamed {
+		found = append(found, markdownLinks(m.Text)...)
+	}
+	return found
 }
 
 // entities returns the <…> entities in the message's text and blocks that
