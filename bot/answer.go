@@ -74,7 +74,8 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 		log.Warn("a cap fired while preparing the question", "cap", c)
 	}
 	p := &cardPoster{b: b, m: m, debug: debug, log: log, status: status, files: files}
-	out, err := b.cfg.Agent.Run(actx, msgs, agent.RunOptions{Workspace: files, Observer: p})
+	stream := b.newAnswerStream(m, log, p) // the model's text, then p's cards
+	out, err := b.cfg.Agent.Run(actx, msgs, agent.RunOptions{Workspace: files, Observer: stream})
 	if out == nil {
 		out = &agent.Outcome{}
 	}
@@ -106,9 +107,10 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 			footer = fmt.Sprintf(":lady_beetle: model %s · %d steps · %s tokens in, %s out · %s total",
 				escape(safetext.Line(cmp.Or(out.Model, "unknown"))), out.Steps, thousands(out.Usage.InputTokens), thousands(out.Usage.OutputTokens), formatDuration(time.Since(start)))
 		}
-		b.postAnswer(pctx, m, text, footer)
+		stream.deliver(pctx, text, footer)
 		b.metrics.answerSeconds.Observe(time.Since(start).Seconds())
 	default:
+		stream.abandon(pctx)
 		kind, text := failureText(ctx, err, timedOut, out, b.cfg.AnswerTimeout)
 		b.metrics.errors.WithLabelValues(kind).Inc()
 		log.Warn("no answer", "kind", kind, "err", err, "steps", out.Steps)

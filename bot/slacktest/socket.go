@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -536,10 +537,9 @@ func (m Message) Visible() string {
 	var blocks []map[string]any
 	_ = json.Unmarshal(m.Blocks, &blocks)
 	if m.Streamed {
-		b.WriteString(m.Text)
-		b.WriteString("\n")
+		text := strings.ReplaceAll(m.Text, "\u200b", "") + "\n"
 		m.Streamed, m.Text = false, ""
-		return b.String() + m.Visible()
+		return text + m.Visible()
 	}
 	if len(blocks) == 0 {
 		b.WriteString(m.Text)
@@ -568,7 +568,8 @@ func (m Message) Visible() string {
 	for _, f := range m.Files {
 		b.WriteString("[file " + f.Name + "]\n")
 	}
-	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(b.String())
+	// A zero-width space is not seen.
+	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&", "\u200b", "").Replace(b.String())
 }
 
 // Pings reports the mentions and broadcasts Slack would act on in the
@@ -592,13 +593,16 @@ func (m Message) Pings() []string {
 // is not their address.
 func (m Message) Links() []string {
 	found := m.entities(func(tok string) bool {
-		return strings.Contains(tok, "://") || strings.HasPrefix(tok, "mailto:")
+		return reScheme.MatchString(tok)
 	})
 	if m.Streamed {
 		found = append(found, markdownLinks(m.Text)...)
 	}
 	return found
 }
+
+// reScheme matches what Slack reads as a link target after "<".
+var reScheme = regexp.MustCompile(`^(?i:[a-z][a-z0-9+.-]*://|mailto:)`)
 
 // entities returns the <…> entities in the message's text and blocks that
 // keep accepts.
