@@ -231,7 +231,7 @@ type rateLimit struct {
 	per        time.Duration
 	retryAfter int // seconds
 	accepted   []time.Time
-	limited    int
+	limitedAt  []time.Time
 }
 
 // limitedLocked reports whether a call of method now is beyond its rate
@@ -249,7 +249,7 @@ func (s *Server) limitedLocked(method string, now time.Time) *Failure {
 	}
 	l.accepted = keep
 	if len(l.accepted) >= l.n {
-		l.limited++
+		l.limitedAt = append(l.limitedAt, now)
 		return &Failure{Status: http.StatusTooManyRequests, RetryAfter: l.retryAfter, Error: "ratelimited"}
 	}
 	l.accepted = append(l.accepted, now)
@@ -258,12 +258,18 @@ func (s *Server) limitedLocked(method string, now time.Time) *Failure {
 
 // RateLimited counts the calls of method answered 429 by [Server.RateLimit].
 func (s *Server) RateLimited(method string) int {
+	return len(s.RateLimitedAt(method))
+}
+
+// RateLimitedAt returns when calls of method were answered 429 by
+// [Server.RateLimit].
+func (s *Server) RateLimitedAt(method string) []time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if l := s.limits[method]; l != nil {
-		return l.limited
+		return append([]time.Time(nil), l.limitedAt...)
 	}
-	return 0
+	return nil
 }
 
 // reMarkdownLink finds a Markdown link or image, [text](url), whose text
@@ -284,4 +290,15 @@ func markdownLinks(s string) []string {
 		}
 	}
 	return out
+}
+
+// AnyMessage reports whether a message in the workspace satisfies f; s.mu
+// is held (call it from a [Server.Wait] condition).
+func (s *Server) AnyMessage(f func(Message) bool) bool {
+	for _, m := range s.messages {
+		if f(*m) {
+			return true
+		}
+	}
+	return false
 }
