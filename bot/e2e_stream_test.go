@@ -195,7 +195,9 @@ func TestFirstWordsBeforeTheModelFinishes(t *testing.T) {
 	model := &scriptModel{script: func(q string, turn, _ int) modelTurn {
 		return modelTurn{deltas: []string{"First words, ", "then ", "the rest."}, before: func(i int) {
 			if i == 1 {
-				shown <- h.slack.Wait(10*time.Second, func() bool { return h.slack.AnyMessage(func(m slacktest.Message) bool { return m.Streaming && strings.Contains(m.Text, "First words") }) })
+				shown <- h.slack.Wait(10*time.Second, func() bool {
+					return h.slack.AnyMessage(func(m slacktest.Message) bool { return m.Streaming && strings.Contains(m.Text, "First words") })
+				})
 			}
 		}}
 	}}
