@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -146,6 +147,13 @@ type Bot struct {
 	stream     *streaming // what answers share to stream their text
 	http       *http.Server
 	httpLn     net.Listener
+	// actions are the handlers of buttons, by action_id; background
+	// runs them (and other work off the pool), waited for at shutdown.
+	actions    *actionRegistry
+	background sync.WaitGroup
+	footers    footers // blocks ending each answer ([Bot.addFooter])
+	running    runningAnswers
+	agentView  agentView
 
 	connected atomic.Bool
 	now       func() time.Time
@@ -208,9 +216,12 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		pool:       newDispatcher(cfg.Workers, defaultQueueLimit),
 		metrics:    m,
 		stream:     newStreaming(cfg, auth.TeamID),
+		actions:    newActionRegistry(),
 		now:        time.Now,
 	}
 	m.gauges(b.connected.Load, b.pool.busy)
+	b.actions.handle(actionStop, b.onStopClick)
+	b.agentView.checkScopes(auth.Header.Get("X-OAuth-Scopes"), log)
 	if cfg.HTTPAddr != "-" {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)
 		if err != nil {
@@ -328,7 +339,7 @@ loop:
 	}
 
 	done := make(chan struct{})
-	go func() { b.pool.wait(); close(done) }()
+	go func() { b.pool.wait(); b.background.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(b.cfg.ShutdownTimeout):

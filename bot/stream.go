@@ -123,11 +123,6 @@ type answerStream struct {
 	log  *slog.Logger
 	next agent.Observer
 
-	// Footer returns blocks to show under the answer (and under the
-	// fallback's last part); nil shows none. It is the answer footer
-	// seam for feedback buttons and the number check.
-	Footer func() []slack.Block
-
 	fallback bool            // the old way from now on
 	raw      strings.Builder // the current step's text, as the model wrote it
 	guard    *mdGuard
@@ -298,29 +293,31 @@ func (s *answerStream) postCommentary(ctx context.Context, text string) {
 }
 
 // deliver ends the answer: the last step's streamed text is closed with
-// the footer under it and the answer's metadata, and an answer too long
-// for its parts is attached whole. text is the answer as [answerText]
-// made it (the model's text, perhaps with a note after it). When nothing
-// was streamed, or the stream failed, the answer is posted the old way.
-func (s *answerStream) deliver(ctx context.Context, text, footer string) {
+// the footer under it (the debug line, then [Bot.answerFooter]'s blocks,
+// built once the message's ts is known) and the answer's metadata, and
+// an answer too long for its parts is attached whole. text is the answer
+// as [answerText] made it (the model's text, perhaps with a note after
+// it). When nothing was streamed, or the stream failed, the answer is
+// posted the old way.
+func (s *answerStream) deliver(ctx context.Context, text, footer string, info answerInfo) {
 	answer := safetext.Text(text)
 	if !s.fallback && s.msg != nil {
 		if rest, ok := strings.CutPrefix(text, s.raw.String()); ok && rest != "" {
 			s.msg.add(s.guard.write(rest))
 		}
-		var blocks []slack.Block
-		if footer != "" {
-			blocks = append(blocks, contextBlock(footer))
-		}
-		if s.Footer != nil {
-			blocks = append(blocks, s.Footer()...)
+		g := s.msg
+		g.footer = func(ts string) []slack.Block {
+			var blocks []slack.Block
+			if footer != "" {
+				blocks = append(blocks, contextBlock(footer))
+			}
+			info.TS = ts
+			return append(blocks, s.b.answerFooter(ctx, info)...)
 		}
 		opts := []slack.MsgOption{slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaAnswer, EventPayload: map[string]any{
 			"answer":      truncate(answer, metadataTextChars),
 			"question_ts": s.m.TS,
 		}})}
-		g := s.msg
-		g.footer = blocks
 		if s.deliverStep(ctx, opts) {
 			if g.cut {
 				s.b.upload(ctx, s.m, attachment{Name: "answer.md", Title: "Full answer", Content: answer})
@@ -328,7 +325,7 @@ func (s *answerStream) deliver(ctx context.Context, text, footer string) {
 			return
 		}
 	}
-	s.b.postAnswer(ctx, s.m, text, footer)
+	s.b.postAnswer(ctx, s.m, text, footer, info)
 }
 
 // abandon closes the answer's open text when the run ended without an

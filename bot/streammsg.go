@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -26,17 +27,19 @@ const (
 // append per [streamAppendInterval] per message and within the
 // workspace's budgets; what piles up meanwhile goes in the next call.
 type streamMsg struct {
-	st       *streaming
-	channel  string
-	thread   string
-	user     string // the asker: the stream's recipient in channels
-	im       bool
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wake     chan struct{}
-	done     chan struct{}
-	footer   []slack.Block // shown under the text when it closes
-	firstOut time.Time     // when the first text reached Slack
+	st      *streaming
+	channel string
+	thread  string
+	user    string // the asker: the stream's recipient in channels
+	im      bool
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wake    chan struct{}
+	done    chan struct{}
+	// footer returns the blocks shown under the text when it closes,
+	// given the ts of the message they go in; nil: none.
+	footer   func(ts string) []slack.Block
+	firstOut time.Time // when the first text reached Slack
 
 	mu      sync.Mutex
 	pending string
@@ -103,15 +106,20 @@ func (g *streamMsg) close(ctx context.Context, opts []slack.MsgOption) streamRes
 		g.stopPart(nil) // best effort: leave no stream open
 		return streamBroken
 	}
+	var footer []slack.Block
 	if g.cut {
-		g.footer = append([]slack.Block{contextBlock(":scissors: The answer is too long for Slack; the whole answer is attached as `answer.md`.")}, g.footer...)
+		footer = append(footer, contextBlock(":scissors: The answer is too long for Slack; the whole answer is attached as `answer.md`."))
 	}
-	stop := append(opts, slack.MsgOptionBlocks(g.footer...))
-	if len(g.footer) == 0 {
-		stop = opts
+	if g.footer != nil {
+		footer = append(footer, g.footer(g.ts)...)
+	}
+	footer = footer[:min(len(footer), slackMaxBlocks)]
+	stop := opts
+	if len(footer) > 0 {
+		stop = append(slices.Clip(opts), slack.MsgOptionBlocks(footer...))
 	}
 	err := g.stopPart(stop)
-	if _, refused := errors.AsType[slack.SlackErrorResponse](err); refused && len(g.footer) > 0 {
+	if _, refused := errors.AsType[slack.SlackErrorResponse](err); refused && len(footer) > 0 {
 		// Slack refused the footer's blocks: close without them.
 		g.st.log.Warn("slack refused the blocks under a streamed answer; closing without them", "err", explain(err))
 		err = g.stopPart(opts)
