@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slack-go/slack"
+
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot"
 	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
@@ -449,5 +451,29 @@ func TestLongStreamedAnswer(t *testing.T) {
 				t.Errorf("answer.md attached: %v", attached)
 			}
 		})
+	}
+}
+
+// TestStreamedAnswerEndsWithFooter: the answer footer's blocks go in
+// chat.stopStream, built knowing the streamed message's ts.
+func TestStreamedAnswerEndsWithFooter(t *testing.T) {
+	h := newHarness(t, withModel(&scriptModel{script: computeScript}))
+	tsSeen := make(chan string, 1)
+	h.bot.AddFooter(func(_ context.Context, ans bot.AnswerInfo) []slack.Block {
+		tsSeen <- ans.TS
+		return []slack.Block{slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, "footer for "+ans.Answer, false, false))}
+	})
+	d := h.post("C0MATH", "U0ALICE", mention+"compute it", "")
+	msgs := h.waitReplies("C0MATH", d.TS, 1)
+	a := botMessages(msgs, isAnswer)
+	if len(a) != 1 || !a[0].Streamed || !strings.Contains(a[0].Visible(), "footer for The answer is **42**") {
+		t.Fatalf("answer:\n%s", dump(msgs))
+	}
+	if ts := <-tsSeen; ts != a[0].TS {
+		t.Errorf("footer built for ts %q, the answer is %q", ts, a[0].TS)
+	}
+	stops := h.slack.Calls("chat.stopStream")
+	if last := stops[len(stops)-1]; !strings.Contains(last.Form.Get("blocks"), "footer for") {
+		t.Errorf("last chat.stopStream blocks = %s", last.Form.Get("blocks"))
 	}
 }
