@@ -477,3 +477,48 @@ func TestStreamedAnswerEndsWithFooter(t *testing.T) {
 		t.Errorf("last chat.stopStream blocks = %s", last.Form.Get("blocks"))
 	}
 }
+
+// TestSlackStopHaltsTheStream: Slack's own Stop on a streaming answer ends
+// it: nothing more is streamed into the halted message, and the thread
+// says who stopped it.
+func TestSlackStopHaltsTheStream(t *testing.T) {
+	model := &scriptModel{script: func(q string, turn, _ int) modelTurn {
+		return modelTurn{deltas: words(strings.Repeat("slowly ", 300), 1), before: func(int) { time.Sleep(20 * time.Millisecond) }}
+	}}
+	h := newHarness(t, withModel(model))
+	d := h.post("D0ALICE", "U0ALICE", "talk slowly", "")
+	var streaming string
+	h.slack.Wait(10*time.Second, func() bool {
+		return h.slack.AnyMessage(func(m slacktest.Message) bool {
+			if m.Streaming && m.Appends > 0 {
+				streaming = m.TS
+			}
+			return streaming != ""
+		})
+	})
+	if streaming == "" {
+		t.Fatal("the answer did not stream")
+	}
+	if err := h.slack.StopAgentSession("D0ALICE", d.TS, "U0ALICE", streaming); err != nil {
+		t.Fatal(err)
+	}
+	msgs := h.waitReplies("D0ALICE", d.TS, 1)
+	notes := botMessages(msgs, isNotice)
+	if len(notes) != 1 || !strings.Contains(notes[0].Visible(), "stopped") {
+		t.Fatalf("want the stop notice:\n%s", dump(msgs))
+	}
+	var halted slacktest.Message
+	for _, m := range msgs {
+		if m.TS == streaming {
+			halted = m
+		}
+	}
+	if !halted.UserStopped || halted.Deleted || strings.Count(halted.Text, "slowly") >= 300 {
+		t.Errorf("halted message: %+v", halted)
+	}
+	for _, m := range msgs {
+		if m.Streamed && m.TS > streaming {
+			t.Errorf("a new stream after the stop:\n%s", dump(msgs))
+		}
+	}
+}

@@ -79,9 +79,9 @@ const (
 	// methods (20+ a minute), with bursts: an answer starts and stops a
 	// message for each tool call's commentary and for its answer.
 	streamStartsPerMinute = 20
-	streamStartBurst      = 10
+	streamStartBurst      = 20
 	streamStopsPerMinute  = 20
-	streamStopBurst       = 10
+	streamStopBurst       = 20
 	// streamAppendInterval is the least time between two appends to one
 	// message; text written meanwhile goes in the next append.
 	streamAppendInterval = 500 * time.Millisecond

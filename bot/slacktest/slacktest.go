@@ -64,6 +64,7 @@ type Message struct {
 	// the Markdown streamed into it, its Blocks those chat.stopStream
 	// put under the text. Streaming: it is still open for appends.
 	Streamed, Streaming bool
+	UserStopped         bool   // Slack's own Stop halted the stream
 	Appends             int    // chat.appendStream calls that added to it
 	Recipient           string // recipient_user_id of the stream
 	RecipientTeam       string // recipient_team_id of the stream
@@ -181,9 +182,9 @@ type Server struct {
 
 	streamRefusal string // error code for every chat.startStream
 	limits        map[string]*rateLimit
-	scopes    []string                    // the bot token's ([Server.SetScopes])
-	prompts   map[string]SuggestedPrompts // channel/thread → last set
-	titles    map[string]string           // channel/thread → agent thread title
+	scopes        []string                    // the bot token's ([Server.SetScopes])
+	prompts       map[string]SuggestedPrompts // channel/thread → last set
+	titles        map[string]string           // channel/thread → agent thread title
 }
 
 type responseURL struct{ channel, user string }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -113,6 +114,8 @@ func (s *Server) streamingLocked(form url.Values) (*Message, map[string]any) {
 		return nil, slackErr("message_not_found")
 	case m.User != BotUserID:
 		return nil, slackErr("cant_update_message")
+	case m.UserStopped:
+		return nil, slackErr("stopped_by_user")
 	case !m.Streaming:
 		return nil, slackErr("message_not_in_streaming_state")
 	}
@@ -301,4 +304,18 @@ func (s *Server) AnyMessage(f func(Message) bool) bool {
 		}
 	}
 	return false
+}
+
+// haltStreams is Slack's own Stop: the thread's streaming messages (those
+// named, or all) leave the streaming state, and calls on them fail with
+// stopped_by_user.
+func (s *Server) haltStreams(channel, threadTS string, named []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, m := range s.messages {
+		if m.Channel == channel && m.ThreadTS == threadTS && m.Streaming && (len(named) == 0 || slices.Contains(named, m.TS)) {
+			m.Streaming, m.UserStopped = false, true
+		}
+	}
+	s.cond.Broadcast()
 }
