@@ -30,10 +30,9 @@ type streaming struct {
 	log     *slog.Logger
 	teamID  string
 
-	off       atomic.Bool // never stream: configured, or refused for the workspace
-	offIn     sync.Map    // channel → true: refused there (channel_type_not_supported)
-	warnOnce  sync.Once
-	fallbacks atomic.Int64 // answers posted the old way after a refusal
+	off      atomic.Bool // never stream: configured, or refused for the workspace
+	offIn    sync.Map    // channel → true: refused there (channel_type_not_supported)
+	warnOnce sync.Once
 }
 
 func newStreaming(cfg Config, teamID string) *streaming {
@@ -54,7 +53,6 @@ func newStreaming(cfg Config, teamID string) *streaming {
 // good when the error says the workspace or token cannot stream, for the
 // channel when its type cannot.
 func (st *streaming) refused(channel string, err error) {
-	st.fallbacks.Add(1)
 	se, ok := errors.AsType[slack.SlackErrorResponse](err)
 	if !ok {
 		return // a network failure: try again next time

@@ -262,9 +262,6 @@ func (g *streamMsg) put(text string) error {
 			return err
 		}
 	}
-	if g.firstOut.IsZero() {
-		g.firstOut = time.Now()
-	}
 	g.shown += runeLen(text)
 	g.text.WriteString(text)
 	return nil
