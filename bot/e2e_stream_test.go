@@ -124,7 +124,7 @@ func computeScript(q string, turn, _ int) modelTurn {
 	if turn == 0 {
 		return modelTurn{deltas: words("Let me compute that.", 2), code: "print(6*7)"}
 	}
-	return modelTurn{deltas: words("The answer is **42**, computed in Python.", 2), before: func(int) { time.Sleep(20 * time.Millisecond) }}
+	return modelTurn{deltas: words("The answer is **42**, computed in Python.", 1), before: func(int) { time.Sleep(150 * time.Millisecond) }}
 }
 
 func TestStreamedAnswerReadsInOrder(t *testing.T) {
@@ -254,7 +254,7 @@ func TestStreamingRefusedFallsBack(t *testing.T) {
 func TestRateLimitedAppendsLoseNoText(t *testing.T) {
 	answer := strings.Repeat("All work and no play makes a dull answer. ", 30)
 	model := &scriptModel{script: func(q string, turn, _ int) modelTurn {
-		return modelTurn{deltas: words(answer, 3), before: func(int) { time.Sleep(10 * time.Millisecond) }}
+		return modelTurn{deltas: words(answer, 3), before: func(int) { time.Sleep(30 * time.Millisecond) }}
 	}}
 	h := newHarness(t, withModel(model))
 	h.slack.RateLimit("chat.appendStream", 1, 1500*time.Millisecond, time.Second)
@@ -316,16 +316,16 @@ func TestRetriedStepIsNotShownTwice(t *testing.T) {
 }
 
 // TestConcurrentAnswersShareAppendBudget: three answers stream at once
-// against a Slack that allows 4 appends a second. With the workspace's
-// budget at 90 a minute, together they stay under it; with 600 a minute
-// (each answer pacing only itself), Slack answers 429, and still no text
-// is lost.
+// against a Slack that allows 5 appends a second. With the workspace's
+// budget at 60 a minute (and a burst of 3), together they stay under it;
+// with 600 a minute (each answer pacing only itself, two a second),
+// Slack answers 429, and still no text is lost.
 func TestConcurrentAnswersShareAppendBudget(t *testing.T) {
 	for _, tc := range []struct {
 		perMinute int
 		limited   bool
 	}{
-		{90, false},
+		{60, false},
 		{600, true},
 	} {
 		t.Run(fmt.Sprint(tc.perMinute), func(t *testing.T) {
@@ -334,7 +334,7 @@ func TestConcurrentAnswersShareAppendBudget(t *testing.T) {
 				return modelTurn{deltas: words(answer, 1), before: func(int) { time.Sleep(40 * time.Millisecond) }}
 			}}
 			h := newHarness(t, withModel(model), withConfig(func(c *bot.Config) { c.StreamAppendsPerMinute = tc.perMinute }))
-			h.slack.RateLimit("chat.appendStream", 4, time.Second, time.Second)
+			h.slack.RateLimit("chat.appendStream", 5, time.Second, time.Second)
 			var ds []slacktest.Delivery
 			for _, ch := range []string{"C0ONE", "C0TWO", "C0THREE"} {
 				ds = append(ds, h.post(ch, "U0ALICE", mention+"talk", ""))

@@ -78,6 +78,9 @@ const (
 	// streamStartsPerMinute and streamStopsPerMinute budget the Tier 2
 	// methods (20+ a minute), with bursts: an answer starts and stops a
 	// message for each tool call's commentary and for its answer.
+	// streamAppendBurst is how many appends may go at once beyond the
+	// budget's pace, so that one answer's first appends do not wait.
+	streamAppendBurst     = 3
 	streamStartsPerMinute = 20
 	streamStartBurst      = 20
 	streamStopsPerMinute  = 20

@@ -73,7 +73,7 @@ type streamBudgets struct {
 func newStreamBudgets(appendsPerMinute int) *streamBudgets {
 	return &streamBudgets{
 		start:  newRateBudget(streamStartsPerMinute, streamStartBurst),
-		append: newRateBudget(appendsPerMinute, max(appendsPerMinute/60, 1)),
+		append: newRateBudget(appendsPerMinute, streamAppendBurst),
 		stop:   newRateBudget(streamStopsPerMinute, streamStopBurst),
 	}
 }

@@ -106,6 +106,13 @@ func (g *streamMsg) close(ctx context.Context, opts []slack.MsgOption) streamRes
 		g.stopPart(nil) // best effort: leave no stream open
 		return streamBroken
 	}
+	g.mu.Lock()
+	rest := g.pending
+	g.pending = ""
+	g.mu.Unlock()
+	if rest != "" {
+		opts = append(slices.Clip(opts), slack.MsgOptionMarkdownText(rest))
+	}
 	var footer []slack.Block
 	if g.cut {
 		footer = append(footer, contextBlock(":scissors: The answer is too long for Slack; the whole answer is attached as `answer.md`."))
@@ -172,6 +179,9 @@ func (g *streamMsg) run() {
 					return
 				}
 			}
+		}
+		if closing && g.ts != "" && !g.cut && g.shown+runeLen(pending) <= streamMessageChars-len("\n```") {
+			return // the rest goes with chat.stopStream: one call fewer
 		}
 		g.mu.Lock()
 		text := g.pending
