@@ -77,7 +77,8 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	}
 	p := &cardPoster{b: b, m: m, debug: debug, log: log, status: status, files: files,
 		stop: stopKey{Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS}.value(m.User)}
-	out, err := b.cfg.Agent.Run(actx, msgs, agent.RunOptions{Workspace: files, Observer: p})
+	stream := b.newAnswerStream(m, log, p) // the model's text, then p's cards
+	out, err := b.cfg.Agent.Run(actx, msgs, agent.RunOptions{Workspace: files, Observer: stream})
 	by := stopped()
 	if out == nil {
 		out = &agent.Outcome{}
@@ -115,11 +116,13 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 			Question: m.Text, Answer: text, Model: out.Model, Debug: debug,
 			Runs: p.shown, Files: filesDesc, Notes: inputs.notes, Earlier: history,
 		}
-		b.postAnswer(pctx, m, text, footer, info)
+		stream.deliver(pctx, text, footer, info)
 		b.metrics.answerSeconds.Observe(time.Since(start).Seconds())
 	case by != "":
+		stream.abandon(pctx)
 		b.notice(pctx, m, stopNotice(by))
 	default:
+		stream.abandon(pctx)
 		kind, text := failureText(ctx, err, timedOut, out, b.cfg.AnswerTimeout)
 		b.metrics.errors.WithLabelValues(kind).Inc()
 		log.Warn("no answer", "kind", kind, "err", err, "steps", out.Steps)

@@ -165,6 +165,7 @@ func (s *Server) OpenAppHome(channel, user, tab string) error {
 // with streaming messages: Slack halts the streams and sends
 // agent_session_stopped.
 func (s *Server) StopAgentSession(channel, threadTS, user string, streaming ...string) error {
+	s.haltStreams(channel, threadTS, streaming)
 	inner := map[string]any{
 		"type": "agent_session_stopped", "channel": channel, "thread_ts": threadTS, "user": user,
 		"event_ts": s.nextTSLocked(),

@@ -59,6 +59,15 @@ type Message struct {
 	Ephemeral   bool // seen only by EphemeralTo
 	EphemeralTo string
 	Deleted     bool
+
+	// Streamed: the message was made by chat.startStream; its Text is
+	// the Markdown streamed into it, its Blocks those chat.stopStream
+	// put under the text. Streaming: it is still open for appends.
+	Streamed, Streaming bool
+	UserStopped         bool   // Slack's own Stop halted the stream
+	Appends             int    // chat.appendStream calls that added to it
+	Recipient           string // recipient_user_id of the stream
+	RecipientTeam       string // recipient_team_id of the stream
 }
 
 // File is a file in the workspace: uploaded by the bot (files upload v2)
@@ -170,9 +179,12 @@ type Server struct {
 	statuses  map[string]string // channel/thread → assistant status
 	closed    bool
 	responses map[string]responseURL
-	scopes    []string                    // the bot token's ([Server.SetScopes])
-	prompts   map[string]SuggestedPrompts // channel/thread → last set
-	titles    map[string]string           // channel/thread → agent thread title
+
+	streamRefusal string // error code for every chat.startStream
+	limits        map[string]*rateLimit
+	scopes        []string                    // the bot token's ([Server.SetScopes])
+	prompts       map[string]SuggestedPrompts // channel/thread → last set
+	titles        map[string]string           // channel/thread → agent thread title
 }
 
 type responseURL struct{ channel, user string }
@@ -200,6 +212,7 @@ func New(t testing.TB) *Server {
 		downloads:       map[string]int{},
 		statuses:        map[string]string{},
 		responses:       map[string]responseURL{},
+		limits:          map[string]*rateLimit{},
 		scopes:          slices.Clone(DefaultScopes),
 		prompts:         map[string]SuggestedPrompts{},
 		titles:          map[string]string{},
@@ -279,6 +292,10 @@ func (s *Server) routes() *http.ServeMux {
 	s.method(mux, "chat.postMessage", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.postMessage(f, false) })
 	s.method(mux, "chat.postEphemeral", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.postMessage(f, true) })
 	s.method(mux, "chat.update", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.update(f) })
+	s.method(mux, "chat.startStream", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.startStream(f) })
+	s.method(mux, "chat.appendStream", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.appendStream(f) })
+	s.method(mux, "chat.stopStream", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.stopStream(f) })
+	s.method(mux, "chat.delete", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.deleteMessage(f) })
 	s.method(mux, "reactions.add", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.reaction(f, true) })
 	s.method(mux, "reactions.remove", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.reaction(f, false) })
 	s.method(mux, "conversations.replies", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.replies(f) })
@@ -372,7 +389,7 @@ func (s *Server) record(method string, form url.Values) *Failure {
 			return &f
 		}
 	}
-	return nil
+	return s.limitedLocked(method, time.Now())
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
