@@ -1,0 +1,83 @@
+package tui
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+)
+
+// theme holds the styles of everything the UI draws itself. Colours are
+// the terminal's 16 ANSI colours, so that they follow its palette; with
+// no colour (NO_COLOR), attributes such as bold, faint and reverse (the
+// editor's cursor) still show.
+type theme struct {
+	profile termenv.Profile // for colours: Ascii means none
+	dark    bool
+
+	r                                  *lipgloss.Renderer
+	plain, dim, bold                   lipgloss.Style
+	red, green, yellow, accent, border lipgloss.Style
+	cursor, placeholder, promptStyle   lipgloss.Style
+}
+
+func newTheme(profile termenv.Profile, dark bool) theme {
+	r := lipgloss.NewRenderer(io.Discard)
+	// Attributes need a profile above Ascii; colours are left out below
+	// when the profile is Ascii.
+	rp := profile
+	if rp == termenv.Ascii {
+		rp = termenv.ANSI
+	}
+	r.SetColorProfile(rp)
+	r.SetHasDarkBackground(dark)
+	t := theme{profile: profile, dark: dark, r: r}
+	color := func(s lipgloss.Style, c string) lipgloss.Style {
+		if profile == termenv.Ascii {
+			return s
+		}
+		return s.Foreground(lipgloss.Color(c))
+	}
+	t.plain = r.NewStyle()
+	t.dim = r.NewStyle().Faint(true)
+	t.bold = r.NewStyle().Bold(true)
+	t.red = color(r.NewStyle(), "1")
+	t.green = color(r.NewStyle(), "2")
+	t.yellow = color(r.NewStyle(), "3")
+	t.accent = color(r.NewStyle(), "6")
+	t.border = color(r.NewStyle(), "8")
+	if profile == termenv.Ascii {
+		t.border = t.dim
+	}
+	t.cursor = r.NewStyle().Reverse(true)
+	t.placeholder = t.dim
+	t.promptStyle = color(r.NewStyle().Bold(true), "6")
+	return t
+}
+
+// formatDuration is d for people: 41ms, 1.2s, 1m05s.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// formatSize is a size in bytes for people.
+func formatSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n == 1:
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
