@@ -91,6 +91,10 @@ func (e *editor) setMaxRows(n int) {
 
 // fit sets the editor's height to its text's, within maxRows.
 func (e *editor) fit() {
+	if e.ta.LineCount() >= e.maxRows {
+		e.ta.SetHeight(e.maxRows)
+		return
+	}
 	rows := 0
 	w := max(e.ta.Width(), 1)
 	for _, l := range strings.Split(e.ta.Value(), "\n") {

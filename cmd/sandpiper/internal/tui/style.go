@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/lipgloss"
@@ -56,6 +57,30 @@ func newTheme(profile termenv.Profile, dark bool) theme {
 	t.promptStyle = color(r.NewStyle().Bold(true), "6")
 	return t
 }
+
+// Detect returns the colour profile of the terminal out, for
+// Options.Profile (termenv.Ascii when NO_COLOR is set), and whether its
+// background is dark, for Options.Dark. It may ask the terminal for its
+// background colour (which most answer at once, and all bound by their
+// answer to a cursor-position query), so call it before a program reads
+// the terminal's input. getenv is os.Getenv, or a test's.
+func Detect(out io.Writer, getenv func(string) string) (profile termenv.Profile, dark bool) {
+	o := termenv.NewOutput(out, termenv.WithEnvironment(environ(getenv)))
+	profile = o.EnvColorProfile()
+	if fgbg := getenv("COLORFGBG"); fgbg != "" {
+		// "15;0": light text on a dark background; the last field is
+		// the background's ANSI colour.
+		bg := fgbg[strings.LastIndexByte(fgbg, ';')+1:]
+		return profile, bg != "7" && bg != "15" && bg != "default"
+	}
+	return profile, o.HasDarkBackground()
+}
+
+// environ is termenv's view of the environment, through getenv.
+type environ func(string) string
+
+func (e environ) Environ() []string        { return nil }
+func (e environ) Getenv(key string) string { return e(key) }
 
 // formatDuration is d for people: 41ms, 1.2s, 1m05s.
 func formatDuration(d time.Duration) string {
