@@ -89,20 +89,25 @@ func (e *editor) setMaxRows(n int) {
 	e.fit()
 }
 
-// fit sets the editor's height to its text's, within maxRows.
+// fit sets the editor's height to its text's, within maxRows. When the
+// text may not fit, it scrolls the text to the cursor, which the textarea
+// does only on its next update, with the lines of its last view.
 func (e *editor) fit() {
-	if e.ta.LineCount() >= e.maxRows {
-		e.ta.SetHeight(e.maxRows)
-		return
-	}
-	rows := 0
-	w := max(e.ta.Width(), 1)
-	for _, l := range strings.Split(e.ta.Value(), "\n") {
-		// The textarea wraps at words: count a row more for a line
-		// that fills a row, and let it scroll when that is not enough.
-		rows += lipgloss.Width(l)/w + 1
+	rows := e.maxRows
+	if e.ta.LineCount() < e.maxRows {
+		rows = 0
+		w := max(e.ta.Width(), 1)
+		for _, l := range strings.Split(e.ta.Value(), "\n") {
+			// The textarea wraps at words: count a row more for a line
+			// that fills a row, and let it scroll when that is not enough.
+			rows += lipgloss.Width(l)/w + 1
+		}
 	}
 	e.ta.SetHeight(min(max(rows, 1), e.maxRows))
+	if rows >= e.maxRows {
+		_ = e.ta.View()
+		e.ta, _ = e.ta.Update(nil)
+	}
 }
 
 func (e *editor) value() string { return e.ta.Value() }
@@ -118,9 +123,9 @@ func (e *editor) reset() {
 
 // setValue replaces the text, with the cursor at its end.
 func (e *editor) setValue(s string) {
+	e.ta.SetHeight(e.maxRows)
 	e.ta.SetValue(s)
 	e.fit()
-	e.ta, _ = e.ta.Update(nil) // scrolls the text to the cursor
 }
 
 // remember adds an entry to the history the editor walks.
@@ -176,14 +181,18 @@ func (e *editor) paste(s string) (cut bool) {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
 	cut = e.ta.LineCount()+strings.Count(s, "\n") > maxEditorLines
+	e.ta.SetHeight(e.maxRows)
 	e.ta.InsertString(s)
 	e.fit()
 	return cut
 }
 
-// update passes a message to the textarea.
+// update passes a message to the textarea. The textarea scrolls its text
+// to the cursor for its height at the time: it is given all the rows it
+// may take first, so that it does not scroll text that then fits.
 func (e *editor) update(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
+	e.ta.SetHeight(e.maxRows)
 	e.ta, cmd = e.ta.Update(msg)
 	e.fit()
 	return cmd

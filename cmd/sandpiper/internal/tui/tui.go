@@ -429,6 +429,11 @@ func (m *Model) submit() tea.Cmd {
 		return nil
 	}
 	trimmed := strings.TrimSpace(text)
+	switch trimmed {
+	case "exit", "quit", "/exit", "/quit":
+		m.ed.reset()
+		return m.quit()
+	}
 	if strings.HasPrefix(trimmed, "/") && !strings.Contains(trimmed, "\n") {
 		m.remember(trimmed)
 		m.ed.reset()
@@ -732,7 +737,7 @@ func (m *Model) notice(s string) { m.print(m.t.yellow.Render(m.wrap(s, m.width))
 
 // help is the text of /help.
 func (m *Model) help() string {
-	k := func(keys, what string) string { return "  " + m.t.bold.Render(fmt.Sprintf("%-18s", keys)) + what }
+	k := func(keys, what string) string { return "  " + m.t.bold.Render(fmt.Sprintf("%-20s", keys)) + what }
 	lines := []string{
 		m.t.bold.Render("Keys"),
 		k("Enter", "send"),
@@ -748,6 +753,7 @@ func (m *Model) help() string {
 		k("/new", "start a new conversation"),
 		k("/debug", "log each run's code and output (on/off)"),
 		k("/help", "this help"),
+		k("/exit", "leave (so do exit and quit)"),
 	}
 	return strings.Join(lines, "\n")
 }

@@ -596,3 +596,20 @@ func reflowed(sc string) bool {
 	}
 	return false
 }
+
+// TestExit checks that exit, typed as a question, leaves.
+func TestExit(t *testing.T) {
+	for _, word := range []string{"exit", "quit", "/exit"} {
+		t.Run(word, func(t *testing.T) {
+			a := &asker{scripts: [][]any{answer("ok")}}
+			s := newSession(t, Options{Ask: a.ask}, 80, 24)
+			s.waitIdle()
+			s.typ(word)
+			s.key(tea.KeyEnter)
+			s.finish()
+			if got := a.asked(); len(got) != 0 {
+				t.Errorf("asked %q, want nothing", got)
+			}
+		})
+	}
+}
