@@ -88,7 +88,7 @@ func TestTerminal(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(t.Context(), tty, tty, Options{Ask: ask, Profile: termenv.Ascii, Dark: true})
+		done <- New(t.Context(), Options{Ask: ask, Profile: termenv.Ascii, Dark: true}).Run(tty, tty)
 	}()
 
 	waitFor("the prompt", func(sc string) bool { return strings.Contains(sc, "enter send") })

@@ -100,10 +100,9 @@ type (
 	printedMsg struct{}
 )
 
-// Model is the Bubble Tea model of the chat. Make one with [New]; its
-// methods are for Bubble Tea and for the front end's [Model.Err], and
-// [Model.Observer] and [Model.LogWriter], which are safe for concurrent
-// use.
+// Model is the Bubble Tea model of the chat. Make one with [New] and show
+// it with [Model.Run]; Init, Update and View are Bubble Tea's.
+// [Model.LogWriter] and [Model.Observer] are safe for concurrent use.
 type Model struct {
 	opts    Options
 	base    context.Context
@@ -184,23 +183,23 @@ func New(ctx context.Context, opts Options) *Model {
 }
 
 // Run shows the chat, or the one-shot answer, on the terminal in and out
-// until the user leaves or ctx ends. It returns [ErrStopped] for a
-// one-shot question the user stopped, the error of a one-shot question
-// that failed, ctx's error when ctx ended, and nil when the user left.
-func Run(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
-	m := New(ctx, opts)
+// until the user leaves or the context given to [New] ends. It returns
+// [ErrStopped] for a one-shot question the user stopped, the error of a
+// one-shot question that failed, the context's error when it ended, and
+// nil when the user left. A Model runs once.
+func (m *Model) Run(in io.Reader, out io.Writer) error {
 	p := tea.NewProgram(m,
-		tea.WithContext(ctx),
+		tea.WithContext(m.base),
 		tea.WithInput(in),
 		tea.WithOutput(out),
-		// Ctrl+C is a key in raw mode; signals end ctx, in main.
+		// Ctrl+C is a key in raw mode; signals end the context, in main.
 		tea.WithoutSignalHandler(),
 	)
 	_, err := p.Run()
 	m.Close()
 	switch {
-	case ctx.Err() != nil:
-		return ctx.Err()
+	case m.base.Err() != nil:
+		return m.base.Err()
 	case err != nil:
 		return fmt.Errorf("tui: %w", err)
 	}
