@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -60,10 +61,12 @@ func newTheme(profile termenv.Profile, dark bool) theme {
 
 // Detect returns the colour profile of the terminal out, for
 // Options.Profile (termenv.Ascii when NO_COLOR is set), and whether its
-// background is dark, for Options.Dark. It may ask the terminal for its
-// background colour (which most answer at once, and all bound by their
-// answer to a cursor-position query), so call it before a program reads
-// the terminal's input. getenv is os.Getenv, or a test's.
+// background is dark, for Options.Dark: from COLORFGBG when it is set,
+// else by asking the terminal (which most answer at once, and all bound by
+// their answer to a cursor-position query), so call it before a program
+// reads the terminal's input. For os.Stdout, the answer Bubble Tea's
+// package initialisation got (it asks, in v1) is used. getenv is
+// os.Getenv, or a test's.
 func Detect(out io.Writer, getenv func(string) string) (profile termenv.Profile, dark bool) {
 	o := termenv.NewOutput(out, termenv.WithEnvironment(environ(getenv)))
 	profile = o.EnvColorProfile()
@@ -72,6 +75,9 @@ func Detect(out io.Writer, getenv func(string) string) (profile termenv.Profile,
 		// the background's ANSI colour.
 		bg := fgbg[strings.LastIndexByte(fgbg, ';')+1:]
 		return profile, bg != "7" && bg != "15" && bg != "default"
+	}
+	if out == os.Stdout {
+		return profile, lipgloss.HasDarkBackground()
 	}
 	return profile, o.HasDarkBackground()
 }
