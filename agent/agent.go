@@ -6,7 +6,9 @@
 // The loop is model-agnostic: it talks to a [Model], which the subpackages
 // openai (OpenAI-compatible chat completions, including the Vercel AI
 // Gateway) and anthropic (the Messages API) implement. Whoever shows a run
-// (the terminal, Slack) watches it through an [Observer].
+// (the terminal, Slack) watches it through an [Observer], and gives it the
+// conversation's working directory, a [Workspace], which every
+// executeCode run starts with and adds its files to.
 package agent
 
 import (
@@ -56,6 +58,17 @@ type Agent struct {
 	Logger   *slog.Logger
 }
 
+// RunOptions are what a run works with besides its conversation.
+type RunOptions struct {
+	// Workspace is the run's working directory: every executeCode run
+	// starts with its files and puts back what it writes. Nil: runs start
+	// with no files, and what they write is not kept.
+	Workspace Workspace
+	// Observer is told what the run does, as it happens; nil observes
+	// nothing.
+	Observer Observer
+}
+
 // Outcome is what a run did.
 type Outcome struct {
 	// Messages are the run's new messages, to append to the history for
@@ -75,11 +88,12 @@ type Outcome struct {
 
 // Run continues the conversation in history (which must end with a user
 // message) until the model answers or the step limit is reached, telling
-// obs (which may be nil) as it goes. It returns a non-nil Outcome even with
+// opts.Observer as it goes. It returns a non-nil Outcome even with
 // an error: the error is the model's failure (usually an [*APIError]) or
 // the context's, and the Outcome holds the steps completed before it.
 // Tool failures are not errors: they go back to the model.
-func (a *Agent) Run(ctx context.Context, history []Message, obs Observer) (*Outcome, error) {
+func (a *Agent) Run(ctx context.Context, history []Message, opts RunOptions) (*Outcome, error) {
+	obs := opts.Observer
 	if obs == nil {
 		obs = ObserverFuncs{}
 	}
@@ -117,7 +131,7 @@ func (a *Agent) Run(ctx context.Context, history []Message, obs Observer) (*Outc
 		} else {
 			log.InfoContext(ctx, "agent: run finished", attrs...)
 		}
-		obs.Finished(FinishEvent{Steps: out.Steps, Usage: out.Usage, Stop: stop, Model: out.Model, Answer: out.Answer, Err: err})
+		obs.Finished(ctx, FinishEvent{Steps: out.Steps, Usage: out.Usage, Stop: stop, Model: out.Model, Answer: out.Answer, Err: err})
 		return out, err
 	}
 	failed := func(err error) (*Outcome, error) {
@@ -130,12 +144,12 @@ func (a *Agent) Run(ctx context.Context, history []Message, obs Observer) (*Outc
 	msgs := slices.Clip(history)
 	req := &Request{Instructions: instructions, Tools: specs}
 	for step := 1; step <= maxSteps; step++ {
-		obs.StepStarted(StepEvent{Step: step, MaxSteps: maxSteps})
+		obs.StepStarted(ctx, StepEvent{Step: step, MaxSteps: maxSteps})
 		req.Messages = msgs
 		generate := func() (*Response, error) {
 			return a.Model.Generate(ctx, req, func(delta string) {
 				if delta != "" {
-					obs.AnswerDelta(DeltaEvent{Step: step, Text: delta})
+					obs.AnswerDelta(ctx, DeltaEvent{Step: step, Text: delta})
 				}
 			})
 		}
@@ -145,7 +159,7 @@ func (a *Agent) Run(ctx context.Context, history []Message, obs Observer) (*Outc
 		// told to discard it. Once, so a failing API is not hammered.
 		if apiErr, ok := errors.AsType[*APIError](err); ok && apiErr.Partial && ctx.Err() == nil {
 			log.WarnContext(ctx, "agent: the answer broke off; trying the step again", "step", step, "err", err)
-			obs.StepStarted(StepEvent{Step: step, MaxSteps: maxSteps, Retry: 1, Err: err})
+			obs.StepStarted(ctx, StepEvent{Step: step, MaxSteps: maxSteps, Retry: 1, Err: err})
 			resp, err = generate()
 		}
 		if err != nil {
@@ -189,7 +203,7 @@ func (a *Agent) Run(ctx context.Context, history []Message, obs Observer) (*Outc
 				log.InfoContext(ctx, "agent: tool call cut by the output limit", "tool", call.Name, "step", step)
 				continue
 			}
-			results[i] = a.call(ctx, log, obs, tools, step, i, *call)
+			results[i] = a.call(ctx, log, obs, opts.Workspace, tools, step, i, *call)
 			if ctx.Err() != nil {
 				return failed(ctx.Err())
 			}
@@ -204,7 +218,7 @@ func (a *Agent) Run(ctx context.Context, history []Message, obs Observer) (*Outc
 
 // call runs one tool call and tells obs. Every failure becomes an error
 // result for the model.
-func (a *Agent) call(ctx context.Context, log *slog.Logger, obs Observer, tools map[string]Tool, step, index int, call ToolCall) ToolResult {
+func (a *Agent) call(ctx context.Context, log *slog.Logger, obs Observer, ws Workspace, tools map[string]Tool, step, index int, call ToolCall) ToolResult {
 	ev := ToolCallEvent{Step: step, Index: index, Call: call}
 	tool, ok := tools[call.Name]
 	if ok {
@@ -212,7 +226,7 @@ func (a *Agent) call(ctx context.Context, log *slog.Logger, obs Observer, tools 
 			ev.Code = ct.code(call.Input)
 		}
 	}
-	obs.ToolCallStarted(ev)
+	obs.ToolCallStarted(ctx, ev)
 	start := time.Now()
 	var (
 		output *ToolOutput
@@ -228,7 +242,7 @@ func (a *Agent) call(ctx context.Context, log *slog.Logger, obs Observer, tools 
 		if len(input) == 0 {
 			input = json.RawMessage("{}")
 		}
-		output, err = callTool(ctx, tool, input)
+		output, err = callTool(ctx, tool, ws, input)
 	}
 	dur := time.Since(start)
 
@@ -249,19 +263,19 @@ func (a *Agent) call(ctx context.Context, log *slog.Logger, obs Observer, tools 
 		done.Sandbox = output.Sandbox
 	}
 	done.Result = res
-	obs.ToolCallFinished(done)
+	obs.ToolCallFinished(ctx, done)
 	return res
 }
 
 // callTool calls t, turning a panic into an error so that one bad tool
 // cannot take the process down.
-func callTool(ctx context.Context, t Tool, input json.RawMessage) (out *ToolOutput, err error) {
+func callTool(ctx context.Context, t Tool, ws Workspace, input json.RawMessage) (out *ToolOutput, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("the tool crashed: %v", r)
 		}
 	}()
-	out, err = t.Call(ctx, input)
+	out, err = t.Call(ctx, ws, input)
 	if err == nil && out == nil {
 		err = errors.New("the tool returned no result")
 	}

@@ -126,16 +126,16 @@ type recorder struct {
 	finish   FinishEvent
 }
 
-func (r *recorder) StepStarted(e StepEvent) {
+func (r *recorder) StepStarted(_ context.Context, e StepEvent) {
 	r.events = append(r.events, fmt.Sprintf("step %d/%d", e.Step, e.MaxSteps))
 }
-func (r *recorder) AnswerDelta(e DeltaEvent) {
+func (r *recorder) AnswerDelta(_ context.Context, e DeltaEvent) {
 	r.events = append(r.events, fmt.Sprintf("delta %d %q", e.Step, e.Text))
 }
-func (r *recorder) ToolCallStarted(e ToolCallEvent) {
+func (r *recorder) ToolCallStarted(_ context.Context, e ToolCallEvent) {
 	r.events = append(r.events, fmt.Sprintf("call %d.%d %s %s code=%q", e.Step, e.Index, e.Call.ID, e.Call.Name, e.Code))
 }
-func (r *recorder) ToolCallFinished(e ToolResultEvent) {
+func (r *recorder) ToolCallFinished(_ context.Context, e ToolResultEvent) {
 	r.finished = append(r.finished, e)
 	errText := ""
 	if e.Err != nil {
@@ -143,7 +143,7 @@ func (r *recorder) ToolCallFinished(e ToolResultEvent) {
 	}
 	r.events = append(r.events, fmt.Sprintf("done %d.%d %s error=%v%s", e.Step, e.Index, e.Call.ID, e.Result.IsError, errText))
 }
-func (r *recorder) Finished(e FinishEvent) {
+func (r *recorder) Finished(_ context.Context, e FinishEvent) {
 	r.finish = e
 	r.events = append(r.events, fmt.Sprintf("finished %s steps=%d", e.Stop, e.Steps))
 }
@@ -356,7 +356,7 @@ func TestRun(t *testing.T) {
 			}
 			history := []Message{UserMessage(question)}
 			rec := &recorder{}
-			out, err := a.Run(t.Context(), history, rec)
+			out, err := a.Run(t.Context(), history, RunOptions{Observer: rec})
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
@@ -436,7 +436,7 @@ func TestRunFillsMissingCallIDs(t *testing.T) {
 		{deltas: []string{"1 and 2"}},
 	}}
 	a := &Agent{Model: model, Tools: []Tool{NewExecuteCode(&fakeRunner{fn: pythonish}, ExecuteCodeOptions{})}}
-	out, err := a.Run(t.Context(), []Message{UserMessage("q")}, nil)
+	out, err := a.Run(t.Context(), []Message{UserMessage("q")}, RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,7 +454,7 @@ func TestRunModelError(t *testing.T) {
 	}}
 	a := &Agent{Model: model, Tools: []Tool{NewExecuteCode(&fakeRunner{fn: pythonish}, ExecuteCodeOptions{})}}
 	rec := &recorder{}
-	out, err := a.Run(t.Context(), []Message{UserMessage("q")}, rec)
+	out, err := a.Run(t.Context(), []Message{UserMessage("q")}, RunOptions{Observer: rec})
 	if !errors.Is(err, apiErr) {
 		t.Fatalf("err = %v, want the API error", err)
 	}
@@ -489,7 +489,7 @@ func TestRunCancel(t *testing.T) {
 	}()
 	rec := &recorder{}
 	t0 := time.Now()
-	out, err := a.Run(ctx, []Message{UserMessage("loop forever")}, rec)
+	out, err := a.Run(ctx, []Message{UserMessage("loop forever")}, RunOptions{Observer: rec})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -518,7 +518,7 @@ func TestRunCancelModel(t *testing.T) {
 		return nil, ctx.Err()
 	}}}}
 	a := &Agent{Model: model}
-	out, err := a.Run(ctx, []Message{UserMessage("q")}, nil)
+	out, err := a.Run(ctx, []Message{UserMessage("q")}, RunOptions{})
 	if !errors.Is(err, context.Canceled) || out.Stop != StopCanceled {
 		t.Fatalf("Run = %+v, %v; want canceled", out, err)
 	}
@@ -527,7 +527,7 @@ func TestRunCancelModel(t *testing.T) {
 func TestRunToolPanic(t *testing.T) {
 	model := &scriptedModel{turns: []turn{{calls: []ToolCall{{ID: "1", Name: "boom", Input: json.RawMessage(`{}`)}}}, {deltas: []string{"ok"}}}}
 	a := &Agent{Model: model, Tools: []Tool{panicTool{}}}
-	out, err := a.Run(t.Context(), []Message{UserMessage("q")}, nil)
+	out, err := a.Run(t.Context(), []Message{UserMessage("q")}, RunOptions{})
 	if err != nil || out.Answer != "ok" {
 		t.Fatalf("Run = %+v, %v", out, err)
 	}
@@ -539,7 +539,7 @@ func TestRunToolPanic(t *testing.T) {
 type panicTool struct{}
 
 func (panicTool) Spec() ToolSpec { return ToolSpec{Name: "boom"} }
-func (panicTool) Call(context.Context, json.RawMessage) (*ToolOutput, error) {
+func (panicTool) Call(context.Context, Workspace, json.RawMessage) (*ToolOutput, error) {
 	panic("kaboom")
 }
 
@@ -567,7 +567,7 @@ func TestStepRetriedAfterABrokenAnswer(t *testing.T) {
 					retries = append(retries, e)
 				}
 			}}
-			out, err := a.Run(t.Context(), []Message{UserMessage("q")}, obs)
+			out, err := a.Run(t.Context(), []Message{UserMessage("q")}, RunOptions{Observer: obs})
 			if (err != nil) != tc.wantErr || len(model.requests) != tc.wantCall {
 				t.Fatalf("Run = %+v, %v after %d calls; want error %v after %d", out, err, len(model.requests), tc.wantErr, tc.wantCall)
 			}

@@ -43,7 +43,7 @@ func Example() {
 		},
 	}
 	history := []agent.Message{agent.UserMessage("What is 5 + 5 minus 84 cubed?")}
-	out, err := a.Run(context.Background(), history, obs)
+	out, err := a.Run(context.Background(), history, agent.RunOptions{Observer: obs})
 	if err != nil {
 		fmt.Println(err)
 		return

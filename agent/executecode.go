@@ -15,12 +15,12 @@ import (
 // reference tool.
 const ExecuteCodeName = "executeCode"
 
-// DefaultModelOutput is how many bytes of stdout, and of stderr, of one run
+// MaxModelOutput is how many bytes of stdout, and of stderr, of one run
 // go back to the model, counted as JSON encodes them, within
 // [MaxToolResult] for the whole result. Longer output keeps its head and
 // tail and says how much was left out; observers still get the whole
 // [sandbox.Result].
-const DefaultModelOutput = 16 << 10
+const MaxModelOutput = 16 << 10
 
 // noOutput is the result's output when a program succeeds silently.
 const noOutput = "The code ran successfully but printed nothing. Only printed output comes back: print() every result you need."
@@ -41,18 +41,6 @@ type ExecuteCodeOptions struct {
 	// fields take the sandbox package's defaults. Give the sandbox the
 	// same limits so that the description is true.
 	Limits sandbox.Limits
-	// ModelOutput is how many bytes of each stream go back to the model,
-	// as JSON, within MaxToolResult (default DefaultModelOutput).
-	ModelOutput int
-	// InputFiles, when set, is called before each run; the files it
-	// returns are placed in the sandbox's working directory. Derive them
-	// from ctx (which is the ctx given to [Agent.Run]) to give each run
-	// its own files. Without it, the files come from the [Workspace]
-	// attached to ctx, if any.
-	InputFiles func(ctx context.Context) []sandbox.File
-	// OutputFiles, when set, receives the files each run created or
-	// changed in the working directory (also in [ToolResultEvent.Sandbox]).
-	OutputFiles func(ctx context.Context, files []sandbox.File)
 	// Logger gets a debug record of every run's code and raw output.
 	Logger *slog.Logger
 }
@@ -72,9 +60,6 @@ var _ Tool = (*ExecuteCode)(nil)
 
 // NewExecuteCode returns the executeCode tool running code through runner.
 func NewExecuteCode(runner Runner, opts ExecuteCodeOptions) *ExecuteCode {
-	if opts.ModelOutput <= 0 {
-		opts.ModelOutput = DefaultModelOutput
-	}
 	t := &ExecuteCode{
 		runner: runner,
 		opts:   opts,
@@ -95,19 +80,19 @@ var executeCodeSchema = json.RawMessage(`{"type":"object","properties":{"code":{
 // Spec describes the tool.
 func (t *ExecuteCode) Spec() ToolSpec { return t.spec }
 
-// Call runs the code in input ({"code": "..."}).
-func (t *ExecuteCode) Call(ctx context.Context, input json.RawMessage) (*ToolOutput, error) {
+// Call runs the code in input ({"code": "..."}) with the files of ws,
+// and puts the files it writes back in ws.
+func (t *ExecuteCode) Call(ctx context.Context, ws Workspace, input json.RawMessage) (*ToolOutput, error) {
 	code, err := decodeCode(input)
 	if err != nil {
 		return nil, err
 	}
 	req := sandbox.Request{Code: code, Limits: t.opts.Limits}
-	ws := WorkspaceFrom(ctx)
-	switch {
-	case t.opts.InputFiles != nil:
-		req.Files = t.opts.InputFiles(ctx)
-	case ws != nil:
-		req.Files = ws.Files()
+	if ws != nil {
+		if req.Files, err = ws.Files(ctx); err != nil {
+			t.log.ErrorContext(ctx, "executeCode: reading the workspace failed", "err", err)
+			return nil, fmt.Errorf("the files of the working directory could not be read (%v); this is not a problem with the code", err)
+		}
 	}
 	if n := filesSize(req.Files); n > 0 {
 		// The input files live in the writable working directory: make
@@ -128,13 +113,14 @@ func (t *ExecuteCode) Call(ctx context.Context, input json.RawMessage) (*ToolOut
 		"stdout", string(res.Stdout), "stderr", string(res.Stderr),
 		"stdout_truncated", res.StdoutTruncated, "stderr_truncated", res.StderrTruncated,
 		"files", len(res.Files))
-	if t.opts.OutputFiles != nil && len(res.Files) > 0 {
-		t.opts.OutputFiles(ctx, res.Files)
-	}
 	var notKept []string
 	if ws != nil && len(res.Files) > 0 {
-		for _, name := range ws.Put(res.Files) {
-			notKept = append(notKept, name+" (not kept for later runs: the working directory is full)")
+		dropped, err := ws.Put(ctx, res.Files)
+		if err != nil {
+			t.log.ErrorContext(ctx, "executeCode: keeping the run's files failed", "err", err)
+		}
+		for _, name := range dropped {
+			notKept = append(notKept, name+" (not kept for later runs: over the working directory's limits)")
 		}
 	}
 	return &ToolOutput{Content: t.encodeResult(res, notKept), Sandbox: res}, nil
@@ -150,20 +136,8 @@ func filesSize(files []sandbox.File) int64 {
 
 // limitNote explains, in stderr, a limit that ended or hampered the run.
 func (t *ExecuteCode) limitNote(res *sandbox.Result) string {
-	l := t.limits
-	switch {
-	case res.TimedOut || res.Limit == sandbox.LimitTimeout:
-		return fmt.Sprintf("[sandbox: the program was stopped after the %s time limit]", l.Timeout)
-	case res.OutOfMemory || res.Limit == sandbox.LimitMemory:
-		return fmt.Sprintf("[sandbox: the program was killed for passing the %s memory limit]", size(l.Memory))
-	case res.Limit == sandbox.LimitCPU:
-		return fmt.Sprintf("[sandbox: the program was killed for passing the %s CPU time limit]", l.CPUTime)
-	case res.Limit == sandbox.LimitProcesses:
-		return fmt.Sprintf("[sandbox: the program hit the limit of %d processes and threads]", l.Processes)
-	case res.Limit == sandbox.LimitDisk:
-		return fmt.Sprintf("[sandbox: a write failed at the %s disk limit]", size(l.DiskSize))
-	case res.Limit != sandbox.LimitNone:
-		return fmt.Sprintf("[sandbox: the %s limit ended the program]", res.Limit)
+	if note := res.LimitNote(t.limits); note != "" {
+		return "[sandbox: " + note + "]"
 	}
 	return ""
 }
@@ -200,24 +174,6 @@ func decodeCode(input json.RawMessage) (string, error) {
 		return "", errors.New(`invalid input: "code" is empty; send the Python source to run`)
 	}
 	return *in.Code, nil
-}
-
-// size formats a byte count for people and models.
-func size(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	if n == 1 {
-		return "1 byte"
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 func orDiscard(l *slog.Logger) *slog.Logger {

@@ -20,8 +20,8 @@ func TestExecuteCodeDescription(t *testing.T) {
 		"write `print(5 + 5)`",
 		"Python 3.13.1. Third-party modules available: numpy 2.1.0, sympy;",
 		"no network access",
-		"Limits per run: 10s of wall time, 512 MiB of memory, 1 MiB of output per stream",
-		"The working directory is /mnt/data (64 MiB writable).",
+		"Limits per run: 10s of wall time, 512.0 MiB of memory, 1.0 MiB of output per stream",
+		"The working directory is /mnt/data (64.0 MiB writable).",
 		"`output` (stdout), `stderr`, `exitCode`, `files` (the files written), and `timedOut` / `truncated` when true",
 		"Files the program writes in /mnt/data are delivered to the user",
 		"names starting with '.' are not delivered",
@@ -67,19 +67,19 @@ func TestExecuteCodeResult(t *testing.T) {
 		},
 		{
 			name: "timeout",
-			res:  sandbox.Result{Stdout: []byte("1\n"), ExitCode: 137, TimedOut: true, Limit: sandbox.LimitTimeout},
-			want: `{"output":"1\n","stderr":"[sandbox: the program was stopped after the 30s time limit]","exitCode":137,"timedOut":true}`,
+			res:  sandbox.Result{Stdout: []byte("1\n"), ExitCode: 137, Limit: sandbox.LimitTimeout},
+			want: `{"output":"1\n","stderr":"[sandbox: timed out after 30s]","exitCode":137,"timedOut":true}`,
 		},
 		{
 			name: "out of memory",
-			res:  sandbox.Result{ExitCode: 137, OutOfMemory: true, Limit: sandbox.LimitMemory, Stderr: []byte("Killed")},
-			want: `{"output":"","stderr":"Killed\n[sandbox: the program was killed for passing the 512 MiB memory limit]","exitCode":137}`,
+			res:  sandbox.Result{ExitCode: 137, Limit: sandbox.LimitMemory, Stderr: []byte("Killed")},
+			want: `{"output":"","stderr":"Killed\n[sandbox: killed at the memory limit of 512.0 MiB]","exitCode":137}`,
 		},
 		{
 			name: "cut by the sandbox",
 			res:  sandbox.Result{Stdout: []byte("xxxx"), StdoutTruncated: true, StdoutSize: 3 << 20},
 			opts: ExecuteCodeOptions{Limits: sandbox.Limits{Output: 4}},
-			want: `{"output":"xxxx\n[output cut: the program printed 3 MiB, more than the 4 bytes kept]","stderr":"","exitCode":0,"truncated":true}`,
+			want: `{"output":"xxxx\n[output cut: the program printed 3.0 MiB, more than the 4 bytes kept]","stderr":"","exitCode":0,"truncated":true}`,
 		},
 		{
 			name: "files",
@@ -89,19 +89,17 @@ func TestExecuteCodeResult(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var gotFiles []sandbox.File
-			opts := tt.opts
-			opts.OutputFiles = func(_ context.Context, f []sandbox.File) { gotFiles = f }
+			ws := NewMemWorkspace(nil, 0)
 			r := &fakeRunner{fn: func(context.Context, sandbox.Request) (*sandbox.Result, error) { res := tt.res; return &res, nil }}
-			out, err := NewExecuteCode(r, opts).Call(t.Context(), json.RawMessage(`{"code":"x"}`))
+			out, err := NewExecuteCode(r, tt.opts).Call(t.Context(), ws, json.RawMessage(`{"code":"x"}`))
 			if err != nil {
 				t.Fatal(err)
 			}
 			if out.Content != tt.want {
 				t.Errorf("content:\n%s\nwant:\n%s", out.Content, tt.want)
 			}
-			if len(gotFiles) != len(tt.res.Files) {
-				t.Errorf("OutputFiles got %v", gotFiles)
+			if kept, _ := ws.Files(t.Context()); len(kept) != len(tt.res.Files) {
+				t.Errorf("the workspace kept %v", kept)
 			}
 		})
 	}
@@ -110,37 +108,65 @@ func TestExecuteCodeResult(t *testing.T) {
 		r := &fakeRunner{fn: func(context.Context, sandbox.Request) (*sandbox.Result, error) {
 			return &sandbox.Result{Stdout: []byte("start" + long + "end")}, nil
 		}}
-		out, err := NewExecuteCode(r, ExecuteCodeOptions{ModelOutput: 1000}).Call(t.Context(), json.RawMessage(`{"code":"x"}`))
+		out, err := NewExecuteCode(r, ExecuteCodeOptions{}).Call(t.Context(), nil, json.RawMessage(`{"code":"x"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var res codeResult
 		json.Unmarshal([]byte(out.Content), &res)
 		if !res.Truncated || !strings.HasPrefix(res.Output, "start") || !strings.HasSuffix(res.Output, "end") ||
-			!strings.Contains(res.Output, "\n[... 38.1 KiB left out ...]\n") || len(res.Output) > 1100 || !utf8.ValidString(res.Output) {
+			!strings.Contains(res.Output, " KiB left out ...]\n") || len(res.Output) > MaxModelOutput+100 || !utf8.ValidString(res.Output) {
 			t.Errorf("output (%d bytes) = %.200q…", len(res.Output), res.Output)
 		}
 	})
 }
 
-func TestExecuteCodeInputFiles(t *testing.T) {
-	type key struct{}
-	r := &fakeRunner{fn: pythonish}
-	tool := NewExecuteCode(r, ExecuteCodeOptions{
-		Limits: sandbox.Limits{Timeout: 5 * time.Second},
-		InputFiles: func(ctx context.Context) []sandbox.File {
-			f, _ := ctx.Value(key{}).([]sandbox.File)
-			return f
-		},
-	})
-	files := []sandbox.File{{Name: "data.csv", Data: []byte("a,b\n1,2\n")}}
-	ctx := context.WithValue(t.Context(), key{}, files)
-	if _, err := tool.Call(ctx, json.RawMessage(`{"code":"print(open('data.csv').read())"}`)); err != nil {
+// TestExecuteCodeWorkspace: a second run of an answer reads what the first
+// wrote, the disk limit grows by the inputs, and the tool result lists the
+// files.
+func TestExecuteCodeWorkspace(t *testing.T) {
+	r := &fakeRunner{fn: func(_ context.Context, req sandbox.Request) (*sandbox.Result, error) {
+		if strings.Contains(req.Code, "write") {
+			return &sandbox.Result{Files: []sandbox.File{{Name: "out.csv", Data: []byte("x\n1\n")}}, FilesOmitted: []string{"link (not a regular file)"}}, nil
+		}
+		return &sandbox.Result{Stdout: []byte("ok\n")}, nil
+	}}
+	tool := NewExecuteCode(r, ExecuteCodeOptions{})
+	ws := NewMemWorkspace([]sandbox.File{{Name: "in.csv", Data: make([]byte, 1000)}}, 0)
+	out, err := tool.Call(t.Context(), ws, json.RawMessage(`{"code":"write"}`))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.reqs) != 1 || len(r.reqs[0].Files) != 1 || r.reqs[0].Files[0].Name != "data.csv" || r.reqs[0].Limits.Timeout != 5*time.Second {
-		t.Errorf("request = %+v", r.reqs)
+	if want := `"files":["out.csv"],"filesOmitted":["link (not a regular file)"]`; !strings.Contains(out.Content, want) {
+		t.Errorf("result %s lacks %s", out.Content, want)
 	}
+	if _, err := tool.Call(t.Context(), ws, json.RawMessage(`{"code":"read"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.reqs) != 2 {
+		t.Fatalf("%d runs", len(r.reqs))
+	}
+	if got := names(r.reqs[1].Files); got != "in.csv out.csv" {
+		t.Errorf("second run's files = %s, want in.csv out.csv", got)
+	}
+	if got, want := r.reqs[0].Limits.DiskSize, int64(sandbox.DefaultDiskSize+1000); got != want {
+		t.Errorf("disk limit = %d, want %d (the default plus the inputs)", got, want)
+	}
+	// Without a workspace nothing is placed and the limits are untouched.
+	if _, err := tool.Call(t.Context(), nil, json.RawMessage(`{"code":"read"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if last := r.reqs[2]; len(last.Files) != 0 || last.Limits.DiskSize != 0 {
+		t.Errorf("request without a workspace = %+v", last)
+	}
+}
+
+func names(files []sandbox.File) string {
+	var out []string
+	for _, f := range files {
+		out = append(out, f.Name)
+	}
+	return strings.Join(out, " ")
 }
 
 func TestDecodeCode(t *testing.T) {

@@ -6,79 +6,10 @@ import (
 	"path"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
-
-// Workspace is the working directory of one answer: the files every
-// executeCode run of the answer starts with, updated with what each run
-// writes, so that a second run can read a file the first one wrote
-// although each run gets a fresh sandbox. Attach it to the ctx given to
-// [Agent.Run] with [WithWorkspace]. It is safe for concurrent use.
-type Workspace struct {
-	maxSize int64
-
-	mu    sync.Mutex
-	files []sandbox.File // in the order first added
-}
-
-// NewWorkspace returns a workspace holding files. maxSize bounds the bytes
-// it keeps (0: no bound beyond the sandbox's own limits); it keeps at most
-// [sandbox.DefaultInputFiles] files, the most a sandbox accepts.
-func NewWorkspace(files []sandbox.File, maxSize int64) *Workspace {
-	w := &Workspace{maxSize: maxSize}
-	w.Put(files)
-	return w
-}
-
-// Files returns the workspace's files, for the next run.
-func (w *Workspace) Files() []sandbox.File {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Clone(w.files)
-}
-
-// Put adds files, replacing those with the same name. It returns the
-// names of files it could not keep within the size bound.
-func (w *Workspace) Put(files []sandbox.File) (dropped []string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, f := range files {
-		i := slices.IndexFunc(w.files, func(g sandbox.File) bool { return g.Name == f.Name })
-		var total int64
-		for j, g := range w.files {
-			if j != i {
-				total += int64(len(g.Data))
-			}
-		}
-		if w.maxSize > 0 && total+int64(len(f.Data)) > w.maxSize || i < 0 && len(w.files) >= sandbox.DefaultInputFiles {
-			dropped = append(dropped, f.Name)
-			continue
-		}
-		if i >= 0 {
-			w.files[i] = f
-		} else {
-			w.files = append(w.files, f)
-		}
-	}
-	return dropped
-}
-
-type workspaceKey struct{}
-
-// WithWorkspace returns a ctx whose executeCode runs start with w's files
-// and add theirs to it.
-func WithWorkspace(ctx context.Context, w *Workspace) context.Context {
-	return context.WithValue(ctx, workspaceKey{}, w)
-}
-
-// WorkspaceFrom returns the workspace attached to ctx, or nil.
-func WorkspaceFrom(ctx context.Context) *Workspace {
-	w, _ := ctx.Value(workspaceKey{}).(*Workspace)
-	return w
-}
 
 // InputFile is a file placed in the sandbox, with where it came from.
 type InputFile struct {
@@ -115,7 +46,7 @@ func DescribeFiles(ctx context.Context, files []InputFile, notes []string) (desc
 		if len(p.fired) > 0 && !slices.Contains(caps, sandbox.CapPreview) {
 			caps = append(caps, sandbox.CapPreview)
 		}
-		fmt.Fprintf(&entry, "- %s/%s (%s, %s", sandbox.WorkDir, safetext.Line(f.Name), size(int64(len(f.Data))), p.kind)
+		fmt.Fprintf(&entry, "- %s/%s (%s, %s", sandbox.WorkDir, safetext.Line(f.Name), sandbox.FormatSize(int64(len(f.Data))), p.kind)
 		if f.Source != "" {
 			source, _ := cutLine(f.Source, sourceChars)
 			entry.WriteString(", " + source)

@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
@@ -100,79 +99,6 @@ func testWorkbook(t *testing.T, sheets ...string) []byte {
 func xmlEscape(b *bytes.Buffer, s string) {
 	s = strings.NewReplacer("&", "&amp;", "<", "&lt;", `"`, "&quot;").Replace(s)
 	b.WriteString(s)
-}
-
-func TestWorkspace(t *testing.T) {
-	w := NewWorkspace([]sandbox.File{{Name: "a.csv", Data: []byte("12345")}}, 10)
-	if dropped := w.Put([]sandbox.File{{Name: "b.txt", Data: []byte("123")}, {Name: "a.csv", Data: []byte("1234567")}}); len(dropped) != 0 {
-		t.Errorf("dropped %v, want none (a.csv replaced in place)", dropped)
-	}
-	if dropped := w.Put([]sandbox.File{{Name: "c.bin", Data: []byte("1")}}); len(dropped) != 1 || dropped[0] != "c.bin" {
-		t.Errorf("dropped %v, want [c.bin] (over the 10-byte bound)", dropped)
-	}
-	many := NewWorkspace(nil, 0)
-	for i := range sandbox.DefaultInputFiles + 2 {
-		many.Put([]sandbox.File{{Name: fmt.Sprintf("f%d", i)}})
-	}
-	if n := len(many.Files()); n != sandbox.DefaultInputFiles {
-		t.Errorf("%d files kept, want the %d a sandbox accepts", n, sandbox.DefaultInputFiles)
-	}
-	var names []string
-	for _, f := range w.Files() {
-		names = append(names, f.Name+"="+string(f.Data))
-	}
-	if got := strings.Join(names, " "); got != "a.csv=1234567 b.txt=123" {
-		t.Errorf("files = %s", got)
-	}
-}
-
-// TestExecuteCodeWorkspace: a second run of an answer reads what the first
-// wrote, the disk limit grows by the inputs, and the tool result lists the
-// files.
-func TestExecuteCodeWorkspace(t *testing.T) {
-	r := &fakeRunner{fn: func(_ context.Context, req sandbox.Request) (*sandbox.Result, error) {
-		if strings.Contains(req.Code, "write") {
-			return &sandbox.Result{Files: []sandbox.File{{Name: "out.csv", Data: []byte("x\n1\n")}}, FilesOmitted: []string{"link (not a regular file)"}}, nil
-		}
-		return &sandbox.Result{Stdout: []byte("ok\n")}, nil
-	}}
-	tool := NewExecuteCode(r, ExecuteCodeOptions{})
-	ws := NewWorkspace([]sandbox.File{{Name: "in.csv", Data: make([]byte, 1000)}}, 0)
-	ctx := WithWorkspace(t.Context(), ws)
-	out, err := tool.Call(ctx, json.RawMessage(`{"code":"write"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := `"files":["out.csv"],"filesOmitted":["link (not a regular file)"]`; !strings.Contains(out.Content, want) {
-		t.Errorf("result %s lacks %s", out.Content, want)
-	}
-	if _, err := tool.Call(ctx, json.RawMessage(`{"code":"read"}`)); err != nil {
-		t.Fatal(err)
-	}
-	if len(r.reqs) != 2 {
-		t.Fatalf("%d runs", len(r.reqs))
-	}
-	if got := names(r.reqs[1].Files); got != "in.csv out.csv" {
-		t.Errorf("second run's files = %s, want in.csv out.csv", got)
-	}
-	if got, want := r.reqs[0].Limits.DiskSize, int64(sandbox.DefaultDiskSize+1000); got != want {
-		t.Errorf("disk limit = %d, want %d (the default plus the inputs)", got, want)
-	}
-	// Without a workspace nothing is placed and the limits are untouched.
-	if _, err := tool.Call(t.Context(), json.RawMessage(`{"code":"read"}`)); err != nil {
-		t.Fatal(err)
-	}
-	if last := r.reqs[2]; len(last.Files) != 0 || last.Limits.DiskSize != 0 {
-		t.Errorf("request without a workspace = %+v", last)
-	}
-}
-
-func names(files []sandbox.File) string {
-	var out []string
-	for _, f := range files {
-		out = append(out, f.Name)
-	}
-	return strings.Join(out, " ")
 }
 
 // TestDescribeFilesEncodings: CSVs that are not UTF-8, as Excel and older

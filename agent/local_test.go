@@ -112,7 +112,7 @@ func TestExecuteCodeLocal(t *testing.T) {
 			code:   "import time\nprint('start', flush=True)\ntime.sleep(60)",
 			limits: sandbox.Limits{Timeout: time.Second},
 			check: func(t *testing.T, r codeResult) {
-				if !r.TimedOut || r.Output != "start\n" || !strings.Contains(r.Stderr, "[sandbox: the program was stopped after the 1s time limit]") {
+				if !r.TimedOut || r.Output != "start\n" || !strings.Contains(r.Stderr, "[sandbox: timed out after 1s]") {
 					t.Errorf("result = %+v", r)
 				}
 			},
@@ -132,7 +132,7 @@ func TestExecuteCodeLocal(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tool := NewExecuteCode(sb, ExecuteCodeOptions{Limits: tt.limits})
 			in, _ := json.Marshal(map[string]string{"code": tt.code})
-			out, err := tool.Call(t.Context(), in)
+			out, err := tool.Call(t.Context(), nil, in)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -177,7 +177,7 @@ func TestRunCancelLocal(t *testing.T) {
 	}}
 	cancelledAt := make(chan time.Time, 1)
 	context.AfterFunc(ctx, func() { cancelledAt <- time.Now() })
-	out, err := a.Run(ctx, []Message{UserMessage("spin")}, obs)
+	out, err := a.Run(ctx, []Message{UserMessage("spin")}, RunOptions{Observer: obs})
 	returned := time.Now()
 	if !errors.Is(err, context.Canceled) || out.Stop != StopCanceled {
 		t.Fatalf("Run = %+v, %v; want cancelled", out, err)
@@ -235,7 +235,7 @@ func BenchmarkLoopStep(b *testing.B) {
 	a := &Agent{Model: instantModel{codeCall("c1", benchCode)}, Tools: []Tool{NewExecuteCode(sb, ExecuteCodeOptions{})}}
 	history := []Message{UserMessage("What is 5 + 5 minus 84 cubed?")}
 	for b.Loop() {
-		out, err := a.Run(b.Context(), history, ObserverFuncs{})
+		out, err := a.Run(b.Context(), history, RunOptions{})
 		if err != nil || out.Answer != "-592694" {
 			b.Fatalf("Run = %+v, %v", out, err)
 		}
@@ -263,7 +263,7 @@ func BenchmarkLoopOverhead(b *testing.B) {
 	history := []Message{UserMessage("What is 5 + 5 minus 84 cubed?")}
 	for b.Loop() {
 		runner.reqs = runner.reqs[:0]
-		if _, err := a.Run(b.Context(), history, ObserverFuncs{}); err != nil {
+		if _, err := a.Run(b.Context(), history, RunOptions{}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -276,11 +276,11 @@ func TestExecuteCodeWorkspaceLocal(t *testing.T) {
 	sb := localSandbox(t)
 	tool := NewExecuteCode(sb, ExecuteCodeOptions{Limits: sandbox.Limits{DiskSize: 1 << 20}})
 	big := bytes.Repeat([]byte("0123456789\n"), 200_000) // 2.1 MiB, over the 1 MiB disk limit
-	ctx := WithWorkspace(t.Context(), NewWorkspace([]sandbox.File{{Name: "big.txt", Data: big}}, 0))
+	ws := NewMemWorkspace([]sandbox.File{{Name: "big.txt", Data: big}}, 0)
 	call := func(code string) codeResult {
 		t.Helper()
 		in, _ := json.Marshal(map[string]string{"code": code})
-		out, err := tool.Call(ctx, in)
+		out, err := tool.Call(t.Context(), ws, in)
 		if err != nil {
 			t.Fatal(err)
 		}

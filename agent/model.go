@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -58,6 +59,19 @@ type ToolSpec struct {
 	InputSchema json.RawMessage
 }
 
+// ModelConfig configures a provider (the subpackages openai and
+// anthropic). Zero fields take the provider's defaults.
+type ModelConfig struct {
+	BaseURL string // the API's (default: the provider's DefaultBaseURL)
+	Key     APIKey // sent as a bearer token; Source names it in errors
+	Model   string // required: the model's ID, as the API names it
+	// MaxTokens bounds each turn's output; zero takes the provider's
+	// default (see its package).
+	MaxTokens int64
+	Retry     RetryPolicy // retries and timeouts
+	Logger    *slog.Logger
+}
+
 // Defaults for [RetryPolicy].
 const (
 	DefaultMaxRetries     = 3
@@ -81,23 +95,11 @@ type RetryPolicy struct {
 
 // WithDefaults fills in zero fields.
 func (p RetryPolicy) WithDefaults() RetryPolicy {
-	if p.MaxRetries == 0 {
-		p.MaxRetries = DefaultMaxRetries
-	} else if p.MaxRetries < 0 {
-		p.MaxRetries = 0
-	}
-	if p.BaseDelay <= 0 {
-		p.BaseDelay = DefaultRetryDelay
-	}
-	if p.MaxDelay <= 0 {
-		p.MaxDelay = DefaultMaxRetryDelay
-	}
-	if p.MaxRetryAfter <= 0 {
-		p.MaxRetryAfter = DefaultMaxRetryAfter
-	}
-	if p.RequestTimeout <= 0 {
-		p.RequestTimeout = DefaultRequestTimeout
-	}
+	p.MaxRetries = max(cmp.Or(p.MaxRetries, DefaultMaxRetries), 0)
+	p.BaseDelay = cmp.Or(p.BaseDelay, DefaultRetryDelay)
+	p.MaxDelay = cmp.Or(p.MaxDelay, DefaultMaxRetryDelay)
+	p.MaxRetryAfter = cmp.Or(p.MaxRetryAfter, DefaultMaxRetryAfter)
+	p.RequestTimeout = cmp.Or(p.RequestTimeout, DefaultRequestTimeout)
 	return p
 }
 

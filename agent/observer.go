@@ -1,15 +1,17 @@
 package agent
 
 import (
+	"context"
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
 // Observer is told what a run does, for whoever shows it (a terminal, a
-// Slack thread). [Agent.Run] calls its methods from the goroutine that
-// called Run, in the order things happen, and waits for each to return, so
-// an observer needs no locking but must not block for long.
+// Slack thread). [Agent.Run] calls its methods with the run's ctx, from
+// the goroutine that called Run, in the order things happen, and waits
+// for each to return, so an observer needs no locking; the run waits
+// while it works.
 //
 // A run goes: for each step, StepStarted, then AnswerDelta for each piece
 // of text the model writes, then, for each tool call in call order,
@@ -17,11 +19,11 @@ import (
 // Text written in a step that then calls tools is the model's commentary
 // before the calls; the answer is the text of the last step.
 type Observer interface {
-	StepStarted(StepEvent)
-	AnswerDelta(DeltaEvent)
-	ToolCallStarted(ToolCallEvent)
-	ToolCallFinished(ToolResultEvent)
-	Finished(FinishEvent)
+	StepStarted(context.Context, StepEvent)
+	AnswerDelta(context.Context, DeltaEvent)
+	ToolCallStarted(context.Context, ToolCallEvent)
+	ToolCallFinished(context.Context, ToolResultEvent)
+	Finished(context.Context, FinishEvent)
 }
 
 // StepEvent starts a step: one model call and the tool calls it makes.
@@ -94,32 +96,19 @@ type ObserverFuncs struct {
 
 var _ Observer = ObserverFuncs{}
 
-func (o ObserverFuncs) StepStarted(e StepEvent) {
-	if o.OnStepStarted != nil {
-		o.OnStepStarted(e)
-	}
+func (o ObserverFuncs) StepStarted(_ context.Context, e StepEvent)  { notify(o.OnStepStarted, e) }
+func (o ObserverFuncs) AnswerDelta(_ context.Context, e DeltaEvent) { notify(o.OnAnswerDelta, e) }
+func (o ObserverFuncs) ToolCallStarted(_ context.Context, e ToolCallEvent) {
+	notify(o.OnToolCallStarted, e)
 }
-
-func (o ObserverFuncs) AnswerDelta(e DeltaEvent) {
-	if o.OnAnswerDelta != nil {
-		o.OnAnswerDelta(e)
-	}
+func (o ObserverFuncs) ToolCallFinished(_ context.Context, e ToolResultEvent) {
+	notify(o.OnToolCallFinished, e)
 }
+func (o ObserverFuncs) Finished(_ context.Context, e FinishEvent) { notify(o.OnFinished, e) }
 
-func (o ObserverFuncs) ToolCallStarted(e ToolCallEvent) {
-	if o.OnToolCallStarted != nil {
-		o.OnToolCallStarted(e)
-	}
-}
-
-func (o ObserverFuncs) ToolCallFinished(e ToolResultEvent) {
-	if o.OnToolCallFinished != nil {
-		o.OnToolCallFinished(e)
-	}
-}
-
-func (o ObserverFuncs) Finished(e FinishEvent) {
-	if o.OnFinished != nil {
-		o.OnFinished(e)
+// notify calls f with e unless f is nil.
+func notify[E any](f func(E), e E) {
+	if f != nil {
+		f(e)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/text/encoding/charmap"
 	"golang.org/x/text/encoding/unicode"
 
+	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -133,7 +134,7 @@ func imageSize(data []byte, b *budget) (w, h int, ok bool) {
 	c, _, err := image.DecodeConfig(r)
 	if err != nil {
 		if r.N == 0 {
-			b.fire(fmt.Sprintf("the image's header is over %s", size(imageHeadBytes)))
+			b.fire(fmt.Sprintf("the image's header is over %s", sandbox.FormatSize(imageHeadBytes)))
 		}
 		return 0, 0, false
 	}

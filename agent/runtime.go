@@ -32,6 +32,17 @@ func (r Runtime) Has(name string) bool {
 	return false
 }
 
+// Missing returns those of the import names the runtime lacks.
+func (r Runtime) Missing(names ...string) []string {
+	var missing []string
+	for _, n := range names {
+		if !r.Has(n) {
+			missing = append(missing, n)
+		}
+	}
+	return missing
+}
+
 // String lists the version and modules, e.g.
 // "Python 3.11.2 with numpy 1.26.4, sympy 1.12".
 func (r Runtime) String() string {
@@ -116,12 +127,12 @@ func ProbeRuntime(ctx context.Context, runner Runner) (Runtime, error) {
 	if err != nil {
 		return Runtime{}, fmt.Errorf("agent: probe the sandbox's Python: %w", err)
 	}
-	if res.ExitCode != 0 || res.TimedOut {
+	if timedOut := res.Limit == sandbox.LimitTimeout; res.ExitCode != 0 || timedOut {
 		msg := strings.TrimSpace(string(res.Stderr))
 		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
 			msg = msg[i+1:] // the exception line of a traceback
 		}
-		if res.TimedOut {
+		if timedOut {
 			msg = "timed out"
 		}
 		return Runtime{}, fmt.Errorf("agent: probe the sandbox's Python: exit code %d: %s", res.ExitCode, msg)
@@ -165,8 +176,8 @@ func describeExecuteCode(rt Runtime, l sandbox.Limits) string {
 	b.WriteString("There is no network access, so nothing can be installed or downloaded.\n\n")
 
 	fmt.Fprintf(&b, "Limits per run: %s of wall time, %s of memory, %s of output per stream (longer output is cut). ",
-		l.Timeout, size(l.Memory), size(l.Output))
-	fmt.Fprintf(&b, "The working directory is %s (%s writable).\n\n", sandbox.WorkDir, size(l.DiskSize))
+		l.Timeout, sandbox.FormatSize(l.Memory), sandbox.FormatSize(l.Output))
+	fmt.Fprintf(&b, "The working directory is %s (%s writable).\n\n", sandbox.WorkDir, sandbox.FormatSize(l.DiskSize))
 
 	fmt.Fprintf(&b, "Files: input files (attached by the user, or written by earlier runs) are in %s, listed in the user's message with a preview. ", sandbox.WorkDir)
 	fmt.Fprintf(&b, "Files the program writes in %s are delivered to the user (images are shown in the conversation, other files attached) within limits on their size and number, and are there for later runs; names starting with '.' are not delivered. ", sandbox.WorkDir)

@@ -11,11 +11,12 @@ import (
 type Tool interface {
 	// Spec describes the tool to the model.
 	Spec() ToolSpec
-	// Call runs the tool. An error is a failure to do what was asked (bad
+	// Call runs the tool for a run whose working directory is ws (nil:
+	// the run has none). An error is a failure to do what was asked (bad
 	// input, broken machinery); the loop sends its message to the model as
 	// an error result, so it should say what went wrong in words a model
 	// can act on, and never contain secrets.
-	Call(ctx context.Context, input json.RawMessage) (*ToolOutput, error)
+	Call(ctx context.Context, ws Workspace, input json.RawMessage) (*ToolOutput, error)
 }
 
 // ToolOutput is what a [Tool] returns.

@@ -42,7 +42,7 @@ type codeResult struct {
 }
 
 // encodeResult returns the JSON the model reads for res, within
-// MaxToolResult: stdout and stderr within t's ModelOutput, kept head and
+// MaxToolResult: stdout and stderr within MaxModelOutput, kept head and
 // tail, the lists of files within their budgets, every name made safe to
 // show. omitted are notes on files left out besides the sandbox's. When
 // anything was cut it adds [sandbox.CapToolResult] to res.Caps.
@@ -67,7 +67,7 @@ func (t *ExecuteCode) encodeResult(res *sandbox.Result, omitted []string) string
 // result builds the model's view of res with every budget divided by
 // scale, and reports whether it cut anything.
 func (t *ExecuteCode) result(res *sandbox.Result, omitted []string, scale int) (codeResult, bool) {
-	r := codeResult{ExitCode: res.ExitCode, TimedOut: res.TimedOut}
+	r := codeResult{ExitCode: res.ExitCode, TimedOut: res.Limit == sandbox.LimitTimeout}
 	var cuts []string
 
 	var names []string
@@ -92,10 +92,10 @@ func (t *ExecuteCode) result(res *sandbox.Result, omitted []string, scale int) (
 	// The notes the streams end with.
 	var outNote, errNote string
 	if res.StdoutTruncated {
-		outNote = fmt.Sprintf("\n[output cut: the program printed %s, more than the %s kept]", size(res.StdoutSize), size(t.limits.Output))
+		outNote = fmt.Sprintf("\n[output cut: the program printed %s, more than the %s kept]", sandbox.FormatSize(res.StdoutSize), sandbox.FormatSize(t.limits.Output))
 	}
 	if res.StderrTruncated {
-		errNote = fmt.Sprintf("\n[stderr cut: the program wrote %s, more than the %s kept]", size(res.StderrSize), size(t.limits.Output))
+		errNote = fmt.Sprintf("\n[stderr cut: the program wrote %s, more than the %s kept]", sandbox.FormatSize(res.StderrSize), sandbox.FormatSize(t.limits.Output))
 	}
 	if note := t.limitNote(res); note != "" {
 		if len(res.Stderr) > 0 && !bytes.HasSuffix(res.Stderr, []byte("\n")) || errNote != "" {
@@ -104,12 +104,12 @@ func (t *ExecuteCode) result(res *sandbox.Result, omitted []string, scale int) (
 		errNote += note
 	}
 
-	// What is left goes to stdout and stderr, each within ModelOutput;
+	// What is left goes to stdout and stderr, each within MaxModelOutput;
 	// one that needs less than half leaves the rest to the other.
 	room := (MaxToolResult-resultFixedBytes)/scale - listCost(r.Files) - listCost(r.FilesOmitted) -
 		jsonCost(outNote) - jsonCost(errNote)
 	room = max(room, 0)
-	limit := t.opts.ModelOutput / scale
+	limit := MaxModelOutput / scale
 	outNeed := min(costUpTo(res.Stdout, limit+1), limit)
 	errNeed := min(costUpTo(res.Stderr, limit+1), limit)
 	errRoom := min(errNeed, room/2)
@@ -120,19 +120,19 @@ func (t *ExecuteCode) result(res *sandbox.Result, omitted []string, scale int) (
 	r.Output, cutOut = clip(res.Stdout, outRoom)
 	r.Stderr, cutErr = clip(res.Stderr, errRoom)
 	if cutOut {
-		cuts = append(cuts, fmt.Sprintf("output shows the head and tail of %s", size(int64(len(res.Stdout)))))
+		cuts = append(cuts, fmt.Sprintf("output shows the head and tail of %s", sandbox.FormatSize(int64(len(res.Stdout)))))
 	}
 	if cutErr {
-		cuts = append(cuts, fmt.Sprintf("stderr shows the head and tail of %s", size(int64(len(res.Stderr)))))
+		cuts = append(cuts, fmt.Sprintf("stderr shows the head and tail of %s", sandbox.FormatSize(int64(len(res.Stderr)))))
 	}
 	r.Output += outNote
 	r.Stderr += errNote
-	if len(res.Stdout) == 0 && res.ExitCode == 0 && res.Limit == sandbox.LimitNone && !res.TimedOut {
+	if len(res.Stdout) == 0 && res.ExitCode == 0 && res.Limit == sandbox.LimitNone {
 		r.Output = noOutput
 	}
 	r.Truncated = res.Truncated() || cutOut || cutErr
 	if len(cuts) > 0 {
-		r.Cut = fmt.Sprintf("cut to fit in %s: %s", size(MaxToolResult), strings.Join(cuts, "; "))
+		r.Cut = fmt.Sprintf("cut to fit in %s: %s", sandbox.FormatSize(MaxToolResult), strings.Join(cuts, "; "))
 	}
 	return r, len(cuts) > 0
 }
@@ -234,5 +234,5 @@ func clip(b []byte, n int) (string, bool) {
 		spent += c
 		tail -= w
 	}
-	return fmt.Sprintf("%s\n[... %s left out ...]\n%s", b[:head], size(int64(tail-head)), b[tail:]), true
+	return fmt.Sprintf("%s\n[... %s left out ...]\n%s", b[:head], sandbox.FormatSize(int64(tail-head)), b[tail:]), true
 }

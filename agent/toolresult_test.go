@@ -45,19 +45,19 @@ func TestToolResultCap(t *testing.T) {
 			[]string{`"files":["out00000␛]0;x␇.csv",`, "… and 9,", "files lists "}},
 		{"everything at once", sandbox.Result{Stdout: big("\x1b"), Stderr: big("é"), Files: files, FilesOmitted: omitted,
 			StdoutTruncated: true, StdoutSize: 1 << 30, Limit: sandbox.LimitMemory, ExitCode: 137}, true,
-			[]string{"[output cut: the program printed 1024 MiB", "[sandbox: the program was killed for passing the 512 MiB memory limit]",
+			[]string{"[output cut: the program printed 1.0 GiB", "[sandbox: killed at the memory limit of 512.0 MiB]",
 				"files lists", "filesOmitted lists", "output shows", "stderr shows"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &fakeRunner{fn: func(context.Context, sandbox.Request) (*sandbox.Result, error) { res := tc.res; return &res, nil }}
-			ctx := t.Context()
+			var ws Workspace
 			if tc.ws {
-				ctx = WithWorkspace(ctx, NewWorkspace(nil, 1))
+				ws = NewMemWorkspace(nil, 1)
 				for i := range tc.res.Files {
 					tc.res.Files[i].Data = []byte("xx")
 				}
 			}
-			out, err := NewExecuteCode(r, ExecuteCodeOptions{}).Call(ctx, json.RawMessage(`{"code":"x"}`))
+			out, err := NewExecuteCode(r, ExecuteCodeOptions{}).Call(t.Context(), ws, json.RawMessage(`{"code":"x"}`))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,7 +68,7 @@ func TestToolResultCap(t *testing.T) {
 			if err := json.Unmarshal([]byte(out.Content), &res); err != nil {
 				t.Fatalf("result is not JSON: %v", err)
 			}
-			if !strings.HasPrefix(res.Cut, "cut to fit in 32 KiB: ") || !slices.Contains(out.Sandbox.Caps, sandbox.CapToolResult) {
+			if !strings.HasPrefix(res.Cut, "cut to fit in 32.0 KiB: ") || !slices.Contains(out.Sandbox.Caps, sandbox.CapToolResult) {
 				t.Errorf("cut = %q, caps %v", res.Cut, out.Sandbox.Caps)
 			}
 			for _, name := range slices.Concat(res.Files, res.FilesOmitted) {
@@ -89,9 +89,9 @@ func TestToolResultCap(t *testing.T) {
 // TestToolResultUncut: a result within every budget is whole, has no cut
 // note and reports no cap.
 func TestToolResultUncut(t *testing.T) {
-	res := &sandbox.Result{Stdout: []byte(strings.Repeat("x", DefaultModelOutput)), Files: []sandbox.File{{Name: "a.png"}}, FilesOmitted: []string{"link (not a regular file)"}}
+	res := &sandbox.Result{Stdout: []byte(strings.Repeat("x", MaxModelOutput)), Files: []sandbox.File{{Name: "a.png"}}, FilesOmitted: []string{"link (not a regular file)"}}
 	r := &fakeRunner{fn: func(context.Context, sandbox.Request) (*sandbox.Result, error) { return res, nil }}
-	out, err := NewExecuteCode(r, ExecuteCodeOptions{}).Call(t.Context(), json.RawMessage(`{"code":"x"}`))
+	out, err := NewExecuteCode(r, ExecuteCodeOptions{}).Call(t.Context(), nil, json.RawMessage(`{"code":"x"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
 // workbook is what a preview shows of an Excel file.
@@ -102,7 +104,7 @@ func openZip(data []byte, b *budget) *zip.Reader {
 	zr, err := zip.NewReader(ra, int64(len(data)))
 	if err != nil {
 		if errors.Is(err, errZipDirectory) {
-			b.fire(fmt.Sprintf("the zip directory is over %s", size(zipDirectoryBytes)))
+			b.fire(fmt.Sprintf("the zip directory is over %s", sandbox.FormatSize(zipDirectoryBytes)))
 		}
 		return nil
 	}
@@ -230,7 +232,7 @@ func (g *xmlGuard) Read(p []byte) (int, error) {
 		if n, _ := io.ReadFull(g.r, one[:]); n == 0 {
 			return 0, io.EOF
 		}
-		g.err = fmt.Errorf("a part of the file is over %s", size(g.limit))
+		g.err = fmt.Errorf("a part of the file is over %s", sandbox.FormatSize(g.limit))
 		if g.lies {
 			g.err = errors.New("a part of the file holds more than it declares (a zip bomb)")
 		}
@@ -258,7 +260,7 @@ func (g *xmlGuard) Read(p []byte) (int, error) {
 		}
 		if g.inTag {
 			if g.tag++; g.tag > xmlTagBytes {
-				g.err = fmt.Errorf("an XML tag is over %s", size(xmlTagBytes))
+				g.err = fmt.Errorf("an XML tag is over %s", sandbox.FormatSize(xmlTagBytes))
 				g.left -= int64(i)
 				return i, g.err
 			}
@@ -327,16 +329,8 @@ func sheetPath(p *xmlPart, rid string) string {
 		if !ok || t.Name.Local != "Relationship" {
 			continue
 		}
-		var id, target string
-		for _, a := range t.Attr {
-			switch a.Name.Local {
-			case "Id":
-				id = a.Value
-			case "Target":
-				target = a.Value
-			}
-		}
-		if id != rid {
+		target := attr(t, "Target")
+		if attr(t, "Id") != rid {
 			continue
 		}
 		if strings.HasPrefix(target, "/") {
@@ -344,6 +338,18 @@ func sheetPath(p *xmlPart, rid string) string {
 		}
 		return path.Join("xl", target)
 	}
+}
+
+// attr returns the value of t's last attribute of the local name, in any
+// namespace, or "".
+func attr(t xml.StartElement, local string) string {
+	v := ""
+	for _, a := range t.Attr {
+		if a.Name.Local == local {
+			v = a.Value
+		}
+	}
+	return v
 }
 
 // cellText collects the text of a cell or string, keeping no more than a
@@ -387,15 +393,7 @@ func readRows(p *xmlPart, maxRows int) [][]cell {
 			case "row":
 				row = nil
 			case "c":
-				cellType, cellRef = "", ""
-				for _, a := range t.Attr {
-					switch a.Name.Local {
-					case "t":
-						cellType = a.Value
-					case "r":
-						cellRef = a.Value
-					}
-				}
+				cellType, cellRef = attr(t, "t"), attr(t, "r")
 				val.reset()
 			case "v", "t":
 				inVal = true

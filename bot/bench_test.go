@@ -3,30 +3,33 @@ package bot_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/url"
-
 	"fmt"
-	"github.com/gorilla/websocket"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/url"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot"
 	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
-// instantAnswerer answers at once after one instant run: the bot's own
+// instantAgent answers at once after one instant run: the bot's own
 // overhead is all that is left to measure.
-type instantAnswerer struct{}
+type instantAgent struct{}
 
-func (instantAnswerer) Answer(ctx context.Context, q bot.Question, p bot.Progress) (bot.Answer, error) {
-	p.RunStarted(ctx, "call_1", "print(6*7)")
-	p.RunFinished(ctx, "call_1", &sandbox.Result{Stdout: []byte("42\n"), StdoutSize: 3, Duration: time.Millisecond}, nil, time.Millisecond)
-	return bot.Answer{Text: "The result is **42**.", Model: "instant", Steps: 2}, nil
+func (instantAgent) Run(ctx context.Context, _ []agent.Message, opts agent.RunOptions) (*agent.Outcome, error) {
+	call := agent.ToolCallEvent{Step: 1, Call: agent.ToolCall{ID: "call_1", Name: agent.ExecuteCodeName}, Code: "print(6*7)"}
+	opts.Observer.ToolCallStarted(ctx, call)
+	opts.Observer.ToolCallFinished(ctx, agent.ToolResultEvent{ToolCallEvent: call,
+		Sandbox: &sandbox.Result{Stdout: []byte("42\n"), StdoutSize: 3, Duration: time.Millisecond}, Duration: time.Millisecond})
+	return &agent.Outcome{Answer: "The result is **42**.", Model: "instant", Steps: 2, Stop: agent.StopAnswered}, nil
 }
 
 func startBench(b *testing.B) (*slacktest.Server, func()) {
@@ -35,7 +38,7 @@ func startBench(b *testing.B) (*slacktest.Server, func()) {
 	fake.AddUser(slacktest.User{ID: "U0ALICE"})
 	bt, err := bot.New(context.Background(), bot.Config{
 		BotToken: slacktest.BotToken, AppToken: slacktest.AppToken, APIURL: fake.URL,
-		DataDir: b.TempDir(), HTTPAddr: "-", Workers: 8, Answerer: instantAnswerer{},
+		DataDir: b.TempDir(), HTTPAddr: "-", Workers: 8, Agent: instantAgent{},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {

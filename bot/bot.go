@@ -11,11 +11,13 @@
 // runs write there are posted back into the thread (images with alt text)
 // and kept for the thread's later runs.
 //
-// The model and the sandbox are behind [Answerer]; [NewAgentAnswerer]
-// adapts the agent package.
+// The model and the sandbox are behind [Agent], which [*agent.Agent]
+// implements; the bot observes each run ([agent.Observer]) to show its
+// tool cards, and gives it the thread's workspace ([agent.Workspace]).
 package bot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,12 +51,12 @@ type Config struct {
 	HTTPAddr string
 	Workers  int // answers at once
 
-	Answerer Answerer
+	Agent Agent
 	// SandboxLimits are the limits runs get, shown in debug cards.
 	SandboxLimits sandbox.Limits
 	// Files bound the files read from Slack into runs, kept in threads'
 	// workspaces, and posted back.
-	Files  FileLimits
+	Files  sandbox.FileLimits
 	Logger *slog.Logger
 
 	// PingInterval is how long the socket may stay silent (no frame,
@@ -65,36 +67,18 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
-	if c.APIURL == "" {
-		c.APIURL = DefaultAPIURL
-	}
+	c.APIURL = cmp.Or(c.APIURL, DefaultAPIURL)
 	if !strings.HasSuffix(c.APIURL, "/") {
 		c.APIURL += "/"
 	}
-	if c.DataDir == "" {
-		c.DataDir = DefaultDataDir
-	}
-	if c.ThreadTTL <= 0 {
-		c.ThreadTTL = DefaultThreadTTL
-	}
-	if c.ShutdownTimeout <= 0 {
-		c.ShutdownTimeout = DefaultShutdownTimeout
-	}
-	if c.AnswerTimeout <= 0 {
-		c.AnswerTimeout = DefaultAnswerTimeout
-	}
-	if c.HTTPAddr == "" {
-		c.HTTPAddr = DefaultHTTPAddr
-	}
-	if c.Workers <= 0 {
-		c.Workers = DefaultWorkers
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	if c.StatusInterval <= 0 {
-		c.StatusInterval = defaultStatusInterval
-	}
+	c.DataDir = cmp.Or(c.DataDir, DefaultDataDir)
+	c.ThreadTTL = cmp.Or(c.ThreadTTL, DefaultThreadTTL)
+	c.ShutdownTimeout = cmp.Or(c.ShutdownTimeout, DefaultShutdownTimeout)
+	c.AnswerTimeout = cmp.Or(c.AnswerTimeout, DefaultAnswerTimeout)
+	c.HTTPAddr = cmp.Or(c.HTTPAddr, DefaultHTTPAddr)
+	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
+	c.StatusInterval = cmp.Or(c.StatusInterval, defaultStatusInterval)
 	c.Files = c.Files.WithDefaults()
 }
 
@@ -166,8 +150,8 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Answerer == nil {
-		return nil, errors.New("bot: no Answerer")
+	if cfg.Agent == nil {
+		return nil, errors.New("bot: no Agent")
 	}
 	log := cfg.Logger
 	api := newSlackClient(cfg, slackCallTimeout)
@@ -183,7 +167,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	sock := socket.New(api, socket.Config{
 		PingTimeout: cfg.PingInterval,
 		Logger:      log,
-		OnAck:       func(d time.Duration) { m.ackSeconds.observe(d.Seconds()) },
+		OnAck:       func(d time.Duration) { m.ackSeconds.Observe(d.Seconds()) },
 	})
 	if err := sock.Open(ctx); err != nil {
 		return nil, &ConfigError{"SLACK_APP_TOKEN", fmt.Errorf("apps.connections.open failed: %w (is Socket Mode enabled, and does the token have connections:write?)", explain(err))}
@@ -192,7 +176,9 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if err != nil {
 		return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
 	}
-	ws, err := newWorkspaces(cfg.DataDir, cfg.ThreadTTL, cfg.Files.ThreadSize, log)
+	// An answer's runs start with the files placed for it, and keep those
+	// they write within the disk the sandbox promises a program.
+	ws, err := newWorkspaces(cfg.DataDir, cfg.ThreadTTL, cfg.Files, cfg.Files.RunSize+cfg.SandboxLimits.WithDefaults().DiskSize, log)
 	if err != nil {
 		return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
 	}
@@ -214,6 +200,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		metrics:    m,
 		now:        time.Now,
 	}
+	m.gauges(b.connected.Load, b.pool.busy)
 	if cfg.HTTPAddr != "-" {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)
 		if err != nil {
@@ -224,14 +211,6 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	}
 	log.Info("slack credentials ok", "team", auth.Team, "team_id", auth.TeamID, "bot_user", auth.UserID)
 	return b, nil
-}
-
-func cmp[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // HTTPAddr returns the health and metrics server's address, or "".

@@ -43,34 +43,55 @@ type attachment struct {
 
 // failed reports whether the run did not end normally.
 func (c *card) failed() bool {
-	return c.Err != nil || (c.Result != nil && (c.Result.ExitCode != 0 || c.Result.TimedOut || c.Result.OutOfMemory))
+	return c.Err != nil || c.Result != nil && c.Result.Failed()
 }
 
 func (c *card) codeFile() string   { return fmt.Sprintf("code-%d.py", c.N) }
 func (c *card) outputFile() string { return fmt.Sprintf("output-%d.txt", c.N) }
 func (c *card) stderrFile() string { return fmt.Sprintf("stderr-%d.txt", c.N) }
 
+// verdict is how the run went, in the card's first line and its
+// notification: an emoji and a few words.
+func (c *card) verdict() (emoji, words string) {
+	switch r := c.Result; {
+	case c.Running:
+		return ":hourglass_flowing_sand:", "Running Python"
+	case c.Err != nil:
+		return ":warning:", "Could not run this code"
+	case r.Limit == sandbox.LimitTimeout || r.Limit == sandbox.LimitCPU:
+		return ":stopwatch:", "Stopped: " + r.LimitNote(c.Limits)
+	case r.Limit == sandbox.LimitMemory:
+		return ":boom:", "Stopped: " + r.LimitNote(c.Limits)
+	case r.ExitCode != 0:
+		return ":x:", "Python failed"
+	}
+	return ":white_check_mark:", "Ran Python"
+}
+
 // status is the card's first line.
 func (c *card) status() string {
+	emoji, words := c.verdict()
+	s := fmt.Sprintf("%s *%s* (run %d)", emoji, words, c.N)
 	switch {
 	case c.Running:
-		return fmt.Sprintf(":hourglass_flowing_sand: *Running Python* (run %d)…", c.N)
+		return s + "…"
 	case c.Err != nil:
-		return fmt.Sprintf(":warning: *Could not run this code* (run %d). The model was told why.", c.N)
+		return s + ". The model was told why."
 	}
-	r := c.Result
-	d := formatDuration(c.duration())
-	limits := c.Limits.WithDefaults()
+	return fmt.Sprintf("%s · exit %d · %s", s, c.Result.ExitCode, formatDuration(c.duration()))
+}
+
+// fallback is the card's notification text.
+func (c *card) fallback() string {
+	_, words := c.verdict()
+	s := fmt.Sprintf("%s (run %d)", words, c.N)
 	switch {
-	case r.TimedOut:
-		return fmt.Sprintf(":stopwatch: *Stopped: took longer than %s* (run %d) · exit %d · %s", formatDuration(limits.Timeout), c.N, r.ExitCode, d)
-	case r.OutOfMemory:
-		return fmt.Sprintf(":boom: *Stopped: ran out of memory (%s)* (run %d) · exit %d · %s", formatBytes(limits.Memory), c.N, r.ExitCode, d)
-	case r.ExitCode != 0:
-		return fmt.Sprintf(":x: *Python failed* (run %d) · exit %d · %s", c.N, r.ExitCode, d)
-	default:
-		return fmt.Sprintf(":white_check_mark: *Ran Python* (run %d) · exit 0 · %s", c.N, d)
+	case c.Running:
+		return s + "…"
+	case c.Err != nil:
+		return s
 	}
+	return fmt.Sprintf("%s, exit %d", s, c.Result.ExitCode)
 }
 
 func (c *card) duration() time.Duration {
@@ -78,20 +99,6 @@ func (c *card) duration() time.Duration {
 		return c.Result.Duration
 	}
 	return c.Duration
-}
-
-// fallback is the card's notification text.
-func (c *card) fallback() string {
-	switch {
-	case c.Running:
-		return fmt.Sprintf("Running Python (run %d)…", c.N)
-	case c.Err != nil:
-		return fmt.Sprintf("Could not run Python (run %d)", c.N)
-	case c.failed():
-		return fmt.Sprintf("Python failed (run %d), exit %d", c.N, c.Result.ExitCode)
-	default:
-		return fmt.Sprintf("Ran Python (run %d), exit 0", c.N)
-	}
 }
 
 // render returns the card's blocks and the files to attach for what did
@@ -224,7 +231,7 @@ func (c *card) clip(what, s string, limit int, tail, sandboxCut bool, size int64
 	}
 	if sandboxCut && size > int64(kept) {
 		notes = append(notes, fmt.Sprintf(":scissors: The program wrote %s of %s; the sandbox kept the first %s.",
-			formatBytes(size), strings.ToLower(what), formatBytes(int64(kept))))
+			sandbox.FormatSize(size), strings.ToLower(what), sandbox.FormatSize(int64(kept))))
 	}
 	return shown, notes, file
 }
@@ -234,8 +241,8 @@ func (c *card) debugLine() string {
 	parts := []string{
 		fmt.Sprintf("exit %d", r.ExitCode),
 		formatDuration(c.duration()),
-		"stdout " + formatBytes(r.StdoutSize),
-		"stderr " + formatBytes(r.StderrSize),
+		"stdout " + sandbox.FormatSize(r.StdoutSize),
+		"stderr " + sandbox.FormatSize(r.StderrSize),
 	}
 	if r.Limit != sandbox.LimitNone {
 		parts = append(parts, "limit hit: "+string(r.Limit))
@@ -247,7 +254,7 @@ func (c *card) debugLine() string {
 		parts = append(parts, fmt.Sprintf("%d files written", len(r.Files)+len(r.FilesOmitted)))
 	}
 	l := c.Limits.WithDefaults()
-	parts = append(parts, fmt.Sprintf("limits: %s, %s, %d processes", formatDuration(l.Timeout), formatBytes(l.Memory), l.Processes))
+	parts = append(parts, fmt.Sprintf("limits: %s, %s, %d processes", formatDuration(l.Timeout), sandbox.FormatSize(l.Memory), l.Processes))
 	return ":lady_beetle: " + strings.Join(parts, " · ")
 }
 
@@ -268,11 +275,11 @@ func (c *card) filesLine() string {
 		note := escape(safetext.Line(f.Note))
 		switch {
 		case f.Posted && f.Image:
-			lines = append(lines, fmt.Sprintf("%s (%s) · image posted below", name, formatBytes(f.Size)))
+			lines = append(lines, fmt.Sprintf("%s (%s) · image posted below", name, sandbox.FormatSize(f.Size)))
 		case f.Posted:
-			lines = append(lines, fmt.Sprintf("%s (%s) · posted below", name, formatBytes(f.Size)))
+			lines = append(lines, fmt.Sprintf("%s (%s) · posted below", name, sandbox.FormatSize(f.Size)))
 		case f.Size > 0:
-			lines = append(lines, fmt.Sprintf("%s (%s) · %s", name, formatBytes(f.Size), note))
+			lines = append(lines, fmt.Sprintf("%s (%s) · %s", name, sandbox.FormatSize(f.Size), note))
 		default:
 			lines = append(lines, fmt.Sprintf("%s · %s", name, note))
 		}
@@ -316,7 +323,7 @@ func (c *card) metadata() slack.SlackMetadata {
 		p["state"] = "running"
 	} else {
 		p["state"] = "done"
-		p["output"] = truncate(runOutput(c.Result, c.Err), metadataTextChars)
+		p["output"] = truncate(runOutput(c.Result, c.Err, c.Limits), metadataTextChars)
 		if c.Result != nil {
 			p["exit_code"] = c.Result.ExitCode
 		}
@@ -334,7 +341,7 @@ func (c *card) metadata() slack.SlackMetadata {
 }
 
 // runOutput is what a run produced, as remembered for follow-ups.
-func runOutput(r *sandbox.Result, err error) string {
+func runOutput(r *sandbox.Result, err error, lim sandbox.Limits) string {
 	if err != nil {
 		return "sandbox error: " + err.Error()
 	}
@@ -342,16 +349,13 @@ func runOutput(r *sandbox.Result, err error) string {
 		return ""
 	}
 	out := string(r.Stdout)
-	if r.ExitCode != 0 || r.TimedOut || r.OutOfMemory {
+	if r.Failed() {
 		out = strings.TrimRight(out, "\n")
 		if len(r.Stderr) > 0 {
 			out += "\n[stderr]\n" + lastRunes(string(r.Stderr), runOutputHistoryChars/2)
 		}
-		switch {
-		case r.TimedOut:
-			out += "\n[timed out]"
-		case r.OutOfMemory:
-			out += "\n[out of memory]"
+		if note := r.LimitNote(lim); note != "" {
+			out += "\n[" + note + "]"
 		}
 		out += fmt.Sprintf("\n[exit %d]", r.ExitCode)
 	}
@@ -366,18 +370,5 @@ func formatDuration(d time.Duration) string {
 		return fmt.Sprintf("%.1f s", d.Seconds())
 	default:
 		return d.Round(time.Second).String()
-	}
-}
-
-func formatBytes(n int64) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	default:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 	}
 }

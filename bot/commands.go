@@ -70,7 +70,7 @@ func (b *Bot) onSlashCommand(cmd slack.SlashCommand) {
 		}
 	}
 	if !b.pool.submit("slash/"+cmd.TriggerID, job) {
-		b.metrics.errors.inc("busy")
+		b.metrics.errors.WithLabelValues("busy").Inc()
 		go func() { // tell the user, off the event loop
 			ctx, cancel := context.WithTimeout(context.Background(), slackCallTimeout)
 			defer cancel()

@@ -481,7 +481,7 @@ func TestBadTokensFailAtStart(t *testing.T) {
 				url = "http://127.0.0.1:1/api/"
 			}
 			_, err := bot.New(t.Context(), bot.Config{BotToken: tc.bot, AppToken: tc.app, APIURL: url, DataDir: t.TempDir(), HTTPAddr: "-",
-				Answerer: instantAnswerer{}})
+				Agent: instantAgent{}})
 			var ce *bot.ConfigError
 			if !errors.As(err, &ce) {
 				t.Fatalf("err = %v, want a ConfigError", err)

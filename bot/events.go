@@ -6,8 +6,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
 	"github.com/slack-go/slack"
+
+	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
 )
 
 // handleEvent takes one event from the socket, which has already acked
@@ -30,7 +31,7 @@ func (b *Bot) handleEvent(evt socket.Event) {
 		switch evt.Type {
 		case "hello":
 			b.connected.Store(true)
-			b.metrics.connects.inc()
+			b.metrics.connects.Inc()
 		case "events_api":
 			b.onEventsAPI(evt.Frame)
 		case "slash_commands":
@@ -116,7 +117,10 @@ const (
 	followUp       // a reply in a thread; answered if the bot is in it
 )
 
-var reBotCommand = func(text string) bool {
+// isCommand reports whether a message's text (the bot's mention removed)
+// is one of the bot's commands: help, debug on|off|status, or nothing at
+// all (a bare mention).
+func isCommand(text string) bool {
 	f := strings.Fields(strings.ToLower(text))
 	if len(f) == 0 {
 		return true // a bare mention: say hello
@@ -144,7 +148,7 @@ func classify(in incoming, botUser string) route {
 	mentioned := strings.Contains(in.Text, "<@"+botUser+">") || strings.Contains(in.Text, "<@"+botUser+"|")
 	text := cleanQuestion(in.Text, botUser)
 	kind := answer
-	if reBotCommand(text) && (text != "" || len(in.Files) == 0) {
+	if isCommand(text) && (text != "" || len(in.Files) == 0) {
 		kind = command // a bare mention with files is a question about them
 	}
 	switch {
@@ -169,7 +173,7 @@ func (b *Bot) onEventsAPI(frame []byte) {
 	}
 	if id := env.Payload.EventID; id != "" {
 		if b.seen.Add("event:"+id, true, 0) != nil {
-			b.metrics.duplicates.inc()
+			b.metrics.duplicates.Inc()
 			b.log.Debug("duplicate event dropped", "event_id", id)
 			return
 		}
@@ -199,7 +203,7 @@ func (b *Bot) onEventsAPI(frame []byte) {
 	// A mention arrives twice (app_mention and message.channels); and a
 	// redelivered event may carry a new event id. Handle a message once.
 	if b.seen.Add("msg:"+in.Channel+"/"+in.TS, true, 0) != nil {
-		b.metrics.duplicates.inc()
+		b.metrics.duplicates.Inc()
 		return
 	}
 	threadTS := in.ThreadTS
@@ -218,7 +222,7 @@ func (b *Bot) onEventsAPI(frame []byte) {
 		job = func(ctx context.Context) { b.answer(ctx, m, true) }
 	}
 	if !b.pool.submit(key, job) {
-		b.metrics.errors.inc("busy")
+		b.metrics.errors.WithLabelValues("busy").Inc()
 		go b.notice(context.Background(), m, ":hourglass: I'm answering too many questions right now. Please ask again in a minute.")
 	}
 }

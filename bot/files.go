@@ -2,6 +2,7 @@ package bot
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"encoding/xml"
@@ -11,7 +12,6 @@ import (
 	"io"
 	"path"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
@@ -83,7 +83,7 @@ func unusable(r fileRef) string {
 		return "it was deleted"
 	case r.Mode == "post" || r.Mode == "space" || r.Filetype == "quip" || r.Filetype == "canvas" || r.Filetype == "list" || r.Filetype == "email":
 		kind := map[string]string{"quip": "canvas", "canvas": "canvas", "list": "list", "email": "email"}[r.Filetype]
-		return "it is a Slack " + cmp(kind, "post") + ", not a data file; export it as CSV or Excel and attach that"
+		return "it is a Slack " + cmp.Or(kind, "post") + ", not a data file; export it as CSV or Excel and attach that"
 	case refusedTypes[ext] != "":
 		return fmt.Sprintf("it is %s, which Python here cannot use; I read %s", refusedTypes[ext], supportedKinds)
 	case strings.HasPrefix(r.Mimetype, "video/"), strings.HasPrefix(r.Mimetype, "audio/"):
@@ -91,85 +91,6 @@ func unusable(r fileRef) string {
 	}
 	// Anything else may be data a program can read (.h5, .dta, .nc …).
 	return ""
-}
-
-// readableFiletype maps Slack's filetype of a name without a known
-// extension (snippets, pasted text) to an extension.
-func readableFiletype(ft string) string {
-	switch ft {
-	case "text", "plain":
-		return ".txt"
-	case "csv", "tsv", "json", "xml", "yaml", "sql", "markdown":
-		if ft == "markdown" {
-			return ".md"
-		}
-		return "." + ft
-	case "python":
-		return ".py"
-	}
-	return ""
-}
-
-// safeName turns a name from Slack into a plain file name for
-// /mnt/data: the last path element only, no hidden or option-like names,
-// no characters a shell or Python string would trip on, bounded length.
-func safeName(name, filetype string) string {
-	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
-		name = name[i+1:]
-	}
-	var b strings.Builder
-	for _, r := range name {
-		switch {
-		case r == utf8.RuneError, unicode.IsControl(r):
-			continue
-		case unicode.IsLetter(r), unicode.IsDigit(r), strings.ContainsRune("._-+()@,=", r):
-			b.WriteRune(r)
-		default:
-			b.WriteRune('_')
-		}
-	}
-	s := b.String()
-	for strings.Contains(s, "__") {
-		s = strings.ReplaceAll(s, "__", "_")
-	}
-	s = strings.TrimRight(s, "._ ")
-	// The extension first, so that a name of symbols ("📊.xlsx") keeps it.
-	ext := path.Ext(s)
-	if len(ext) > 16 || ext == s || ext == "." {
-		ext = ""
-	}
-	base := strings.TrimLeft(strings.TrimSuffix(s, ext), "._-")
-	base = strings.TrimRight(base, "._ ")
-	if base == "" {
-		base = "file"
-	}
-	if ext == "" {
-		ext = readableFiletype(filetype)
-	}
-	const maxBase = 96
-	if len(base) > maxBase {
-		cut := maxBase
-		for cut > 0 && !utf8.RuneStart(base[cut]) {
-			cut--
-		}
-		base = base[:cut]
-	}
-	return base + ext
-}
-
-// uniqueName returns name, or name-2, name-3 … before its extension,
-// whichever is not taken.
-func uniqueName(name string, taken func(string) bool) string {
-	if !taken(name) {
-		return name
-	}
-	ext := path.Ext(name)
-	base := strings.TrimSuffix(name, ext)
-	for i := 2; ; i++ {
-		if n := fmt.Sprintf("%s-%d%s", base, i, ext); !taken(n) {
-			return n
-		}
-	}
 }
 
 // errTooLarge is returned by a download that passed its size limit.
@@ -311,12 +232,3 @@ func svgTitle(data []byte) string {
 		}
 	}
 }
-
-// SafeFileName turns a file name from outside (Slack, a command line)
-// into a plain file name for /mnt/data: its last path element, with no
-// hidden or option-like prefix and no characters that need quoting.
-func SafeFileName(name string) string { return safeName(name, "") }
-
-// HiddenPath reports whether a path a program wrote is a cache or hidden
-// file (.cache/…, __pycache__/…) that is not worth delivering.
-func HiddenPath(name string) bool { return hiddenPath(name) }

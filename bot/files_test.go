@@ -4,64 +4,9 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
-
-func TestSafeName(t *testing.T) {
-	for _, tt := range []struct{ in, filetype, want string }{
-		{"sales.csv", "csv", "sales.csv"},
-		{"../../etc/passwd", "text", "passwd.txt"},
-		{`..\..\windows\win.ini`, "", "win.ini"},
-		{"/abs/path/data.json", "json", "data.json"},
-		{".bashrc", "", "bashrc"},
-		{"...", "", "file"},
-		{"", "csv", "file.csv"},
-		{".csv", "csv", "csv.csv"},
-		{"Q3 report (final).xlsx", "xlsx", "Q3_report_(final).xlsx"},
-		{"a\x00b\nc.csv", "csv", "abc.csv"},
-		{"-rf.txt", "text", "rf.txt"},
-		{"données été.csv", "csv", "données_été.csv"},
-		{"x$(rm -rf ~)`y`.py", "python", "x_(rm_-rf_)_y.py"},
-		{"Untitled", "python", "Untitled.py"},
-		{"📊.xlsx", "xlsx", "file.xlsx"},
-		{"€.csv", "csv", "file.csv"},
-		{"a.", "text", "a.txt"},
-		{strings.Repeat("a", 300) + ".csv", "csv", strings.Repeat("a", 96) + ".csv"},
-	} {
-		if got := safeName(tt.in, tt.filetype); got != tt.want {
-			t.Errorf("safeName(%q, %q) = %q, want %q", tt.in, tt.filetype, got, tt.want)
-		}
-		if got := safeName(tt.in, tt.filetype); !filepath.IsLocal(got) || strings.ContainsAny(got, `/\`) || strings.HasPrefix(got, ".") {
-			t.Errorf("safeName(%q) = %q is not a plain local name", tt.in, got)
-		}
-	}
-}
-
-func FuzzSafeName(f *testing.F) {
-	f.Add("../../etc/passwd", "text")
-	f.Add("a/b\\c..d", "")
-	f.Fuzz(func(t *testing.T, name, ft string) {
-		got := safeName(name, ft)
-		if got == "" || !filepath.IsLocal(got) || strings.ContainsAny(got, "/\\\x00") || strings.HasPrefix(got, ".") || strings.HasPrefix(got, "-") || len(got) > 120 {
-			t.Errorf("safeName(%q, %q) = %q", name, ft, got)
-		}
-	})
-}
-
-func TestUniqueName(t *testing.T) {
-	taken := map[string]bool{"a.csv": true, "a-2.csv": true}
-	if got := uniqueName("a.csv", func(n string) bool { return taken[n] }); got != "a-3.csv" {
-		t.Errorf("got %s", got)
-	}
-	if got := uniqueName("b.csv", func(n string) bool { return taken[n] }); got != "b.csv" {
-		t.Errorf("got %s", got)
-	}
-}
 
 func TestUnusable(t *testing.T) {
 	for _, tt := range []struct {
@@ -145,65 +90,5 @@ func TestSplitOmitted(t *testing.T) {
 		if name != tt.name || why != tt.why || ok != tt.ok {
 			t.Errorf("splitOmitted(%q) = %q, %q, %v; want %q, %q, %v", tt.in, name, why, ok, tt.name, tt.why, tt.ok)
 		}
-	}
-}
-
-func TestWorkspaceStore(t *testing.T) {
-	dir := t.TempDir()
-	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	ws, err := newWorkspaces(dir, time.Hour, 10, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws.now = func() time.Time { return now }
-	tf, err := ws.open("C0A", "1700000000.000100")
-	if err != nil {
-		t.Fatal(err)
-	}
-	put := func(name, data string, keep ...string) []string {
-		t.Helper()
-		now = now.Add(time.Second)
-		ev, err := tf.put(wsEntry{Name: name}, []byte(data), keep...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ev
-	}
-	put("a.csv", "1234")
-	put("sub/b.txt", "123")
-	if ev := put("c.txt", "12345", "a.csv"); len(ev) != 1 || ev[0] != "sub/b.txt" {
-		t.Errorf("evicted %v, want the oldest file not kept (sub/b.txt)", ev)
-	}
-	if data, err := tf.read("c.txt"); err != nil || string(data) != "12345" {
-		t.Errorf("read = %q, %v", data, err)
-	}
-	for _, bad := range []string{"../x", "/etc/passwd", "a/../../x"} {
-		if _, err := tf.put(wsEntry{Name: bad}, []byte("x")); err == nil {
-			t.Errorf("put(%q) succeeded", bad)
-		}
-		if _, err := tf.read(bad); err == nil {
-			t.Errorf("read(%q) succeeded", bad)
-		}
-	}
-	tf.close()
-
-	// The index survives reopening; the thread expires after the TTL.
-	tf, _ = ws.open("C0A", "1700000000.000100")
-	if _, ok := tf.byName("a.csv"); !ok {
-		t.Error("a.csv forgotten after reopening")
-	}
-	tf.close()
-	now = now.Add(59 * time.Minute)
-	ws.sweep()
-	if _, err := os.Stat(filepath.Join(dir, workspacesDir, "C0A_1700000000.000100")); err != nil {
-		t.Errorf("swept a workspace used within the TTL: %v", err)
-	}
-	now = now.Add(2 * time.Minute)
-	ws.sweep()
-	if _, err := os.Stat(filepath.Join(dir, workspacesDir, "C0A_1700000000.000100")); !os.IsNotExist(err) {
-		t.Errorf("workspace not swept after the TTL: %v", err)
-	}
-	if got := threadDir("../x", "1"); !strings.HasPrefix(got, "h_") {
-		t.Errorf("threadDir of odd ids = %q, want a hash", got)
 	}
 }

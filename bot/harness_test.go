@@ -143,14 +143,14 @@ func newHarness(t *testing.T, opts ...option) *harness {
 func (h *harness) start() {
 	h.t.Helper()
 	cfg := h.cfg
-	if cfg.Answerer == nil {
+	if cfg.Agent == nil {
 		limits := sandbox.Limits{Timeout: 10 * time.Second}
 		cfg.SandboxLimits = limits
-		cfg.Answerer = bot.NewAgentAnswerer(&agent.Agent{
+		cfg.Agent = &agent.Agent{
 			Model:    h.wire.model(h.t, h.retry),
 			Tools:    []agent.Tool{agent.NewExecuteCode(realSandbox(h.t), agent.ExecuteCodeOptions{Limits: limits})},
 			MaxSteps: 4,
-		})
+		}
 	}
 	before, _ := h.slack.Connections()
 	b, err := bot.New(context.Background(), cfg)

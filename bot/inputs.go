@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -16,21 +18,13 @@ import (
 // files without saying anything.
 const filesOnlyQuestion = "Look at the attached files and tell me briefly what is in them."
 
-// File is a file placed in the sandbox's working directory for an answer.
-type File struct {
-	Name   string // relative to /mnt/data
-	Data   []byte
-	Source string // where it came from, for the model
-}
-
 // runInputs are the files an answer's runs start with.
 type runInputs struct {
-	files   []File
+	files   []agent.InputFile
 	notes   []string // for the model: files left out, and why
 	refused []string // for the person: their attachments left out, and why (mrkdwn)
 	// refusedEarlier: some of refused were attached earlier in the thread.
 	refusedEarlier bool
-	tf             *threadFiles
 }
 
 // candidate is a file the answer's runs could get.
@@ -42,12 +36,12 @@ type candidate struct {
 	turnTS  string
 }
 
-// gatherFiles collects the files for an answer's runs: those attached to
-// the question first, then the files earlier runs in the thread wrote and
-// earlier attachments, newest first, within the per-run limits. Slack
-// files are downloaded (with the bot token, on this host) once into the
-// thread's workspace.
-func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreign []fileRef, log *slog.Logger) *runInputs {
+// gatherFiles collects the files for an answer's runs in thread, the
+// thread's workspace: those attached to the question first, then the files
+// earlier runs in the thread wrote and earlier attachments, newest first,
+// within the per-run limits. Slack files are downloaded (with the bot
+// token, on this host) once into the workspace.
+func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreign []fileRef, thread *threadFiles, log *slog.Logger) *runInputs {
 	in := &runInputs{}
 	lim := b.cfg.Files
 	if len(m.Files) == 0 && len(foreign) == 0 && !b.workspaces.exists(m.Channel, m.ThreadTS) && !slices.ContainsFunc(history, func(t Turn) bool {
@@ -55,15 +49,13 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 	}) {
 		return in // a thread without files: no workspace until a run writes one
 	}
-	tf, err := b.workspaces.open(m.Channel, m.ThreadTS)
-	if err != nil {
+	if err := thread.open(); err != nil {
 		log.Error("opening the thread's workspace failed", "err", err)
 		for _, r := range m.Files {
 			in.refused = append(in.refused, fmt.Sprintf("%s: I could not store it (%s)", fileLabel(r.Name), escape(userError(err))))
 		}
 		return in
 	}
-	in.tf = tf
 
 	var cands []candidate
 	seen := map[string]bool{} // Slack file ids
@@ -71,9 +63,9 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 		seen[r.ID] = true
 		cands = append(cands, candidate{ref: r, current: true, turnTS: m.TS})
 	}
-	for _, e := range tf.entries() {
-		if seen[e.SlackID] && e.SlackID != "" {
-			continue // attached again with this question
+	for _, e := range thread.entries() {
+		if seen[e.SlackID] && e.SlackID != "" || sandbox.HiddenPath(e.Name) {
+			continue // attached again with this question, or a run's cache
 		}
 		seen[e.SlackID], seen[e.Posted] = true, true
 		cands = append(cands, candidate{entry: &e, output: e.Output, turnTS: e.TurnTS})
@@ -103,7 +95,7 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 	var total int64
 	placed := map[string]bool{}
 	for _, c := range cands {
-		f, problem := b.place(ctx, tf, c, lim, total, len(in.files), placed)
+		f, problem := b.place(ctx, thread, c, lim, total, len(in.files), placed)
 		if problem != "" {
 			name := c.ref.Name
 			if c.entry != nil {
@@ -115,7 +107,7 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 			if c.current || (c.entry == nil && c.ref.ID != "" && b.seen.Add("refused:"+c.ref.ID, true, b.cfg.ThreadTTL) == nil) {
 				in.refused = append(in.refused, fmt.Sprintf("%s: %s", fileLabel(name), problem))
 				in.refusedEarlier = in.refusedEarlier || !c.current
-				b.metrics.files.inc("refused")
+				b.metrics.files.WithLabelValues("refused").Inc()
 			}
 			log.Info("file left out of the run", "file", name, "slack_id", c.ref.ID, "why", problem)
 			continue
@@ -123,17 +115,18 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 		total += int64(len(f.Data))
 		placed[f.Name] = true
 		in.files = append(in.files, f)
+		thread.run = append(thread.run, f.Name)
 	}
 	return in
 }
 
 // place reads one candidate, downloading it into the workspace when
 // needed, or says why it cannot be placed.
-func (b *Bot) place(ctx context.Context, tf *threadFiles, c candidate, lim FileLimits, total int64, count int, placed map[string]bool) (File, string) {
+func (b *Bot) place(ctx context.Context, thread *threadFiles, c candidate, lim sandbox.FileLimits, total int64, count int, placed map[string]bool) (agent.InputFile, string) {
 	if c.entry == nil && !c.ref.complete() {
 		f, _, _, err := b.fileAPI.GetFileInfoContext(ctx, c.ref.ID, 0, 0)
 		if err != nil {
-			return File{}, fmt.Sprintf("I could not look it up in Slack (%s)", escape(explain(err).Error()))
+			return agent.InputFile{}, fmt.Sprintf("I could not look it up in Slack (%s)", escape(explain(err).Error()))
 		}
 		r := refOf(*f)
 		if c.output {
@@ -145,15 +138,15 @@ func (b *Bot) place(ctx context.Context, tf *threadFiles, c candidate, lim FileL
 	if c.entry != nil {
 		size = c.entry.Size
 	} else if why := unusable(c.ref); why != "" {
-		return File{}, why
+		return agent.InputFile{}, why
 	}
 	switch {
 	case size > lim.FileSize:
-		return File{}, fmt.Sprintf("it is %s, more than the %s I read per file", formatBytes(size), formatBytes(lim.FileSize))
+		return agent.InputFile{}, fmt.Sprintf("it is %s, more than the %s I read per file", sandbox.FormatSize(size), sandbox.FormatSize(lim.FileSize))
 	case count >= lim.RunFiles:
-		return File{}, fmt.Sprintf("a run gets at most %d files, and newer ones came first", lim.RunFiles)
+		return agent.InputFile{}, fmt.Sprintf("a run gets at most %d files, and newer ones came first", lim.RunFiles)
 	case total+size > lim.RunSize:
-		return File{}, fmt.Sprintf("a run gets at most %s of files, and newer ones came first", formatBytes(lim.RunSize))
+		return agent.InputFile{}, fmt.Sprintf("a run gets at most %s of files, and newer ones came first", sandbox.FormatSize(lim.RunSize))
 	}
 
 	source := "attached earlier in this thread"
@@ -165,49 +158,49 @@ func (b *Bot) place(ctx context.Context, tf *threadFiles, c candidate, lim FileL
 	}
 	e := c.entry
 	if e == nil {
-		if have, ok := tf.bySlackID(c.ref.ID); ok {
+		if have, ok := thread.bySlackID(c.ref.ID); ok {
 			e = &have
 		}
 	}
 	if e != nil {
-		data, err := tf.read(e.Name)
+		data, err := thread.read(e.Name)
 		if err == nil {
 			if placed[e.Name] {
-				return File{}, "another file of the same name came first"
+				return agent.InputFile{}, "another file of the same name came first"
 			}
-			return File{Name: e.Name, Data: data, Source: source}, ""
+			return agent.InputFile{File: sandbox.File{Name: e.Name, Data: data}, Source: source}, ""
 		}
 		if c.entry != nil { // nothing to download it from
-			return File{}, "it is no longer in the thread's workspace"
+			return agent.InputFile{}, "it is no longer in the thread's workspace"
 		}
 	}
 
 	data, err := b.download(ctx, c.ref, lim.FileSize)
 	switch {
 	case errors.Is(err, errTooLarge):
-		return File{}, fmt.Sprintf("it is more than the %s I read per file", formatBytes(lim.FileSize))
+		return agent.InputFile{}, fmt.Sprintf("it is more than the %s I read per file", sandbox.FormatSize(lim.FileSize))
 	case err != nil:
-		return File{}, fmt.Sprintf("I could not download it (%s)", escape(userError(err)))
+		return agent.InputFile{}, fmt.Sprintf("I could not download it (%s)", escape(userError(err)))
 	case total+int64(len(data)) > lim.RunSize:
-		return File{}, fmt.Sprintf("a run gets at most %s of files, and newer ones came first", formatBytes(lim.RunSize))
+		return agent.InputFile{}, fmt.Sprintf("a run gets at most %s of files, and newer ones came first", sandbox.FormatSize(lim.RunSize))
 	}
-	b.metrics.files.inc("downloaded")
+	b.metrics.files.WithLabelValues("downloaded").Inc()
 	entry := wsEntry{TurnTS: c.turnTS}
 	if c.output && filepath.IsLocal(c.ref.Name) && !placed[c.ref.Name] {
 		entry.Name, entry.Output, entry.Posted = c.ref.Name, true, c.ref.ID
 	} else {
-		entry.Name = uniqueName(safeName(c.ref.Name, c.ref.Filetype), func(n string) bool { return placed[n] || tf.taken(n) })
+		entry.Name = sandbox.UniqueName(sandbox.SafeName(c.ref.Name, c.ref.Filetype), func(n string) bool { return placed[n] || thread.taken(n) })
 		entry.SlackID = c.ref.ID
 	}
 	keep := make([]string, 0, len(placed))
 	for n := range placed {
 		keep = append(keep, n)
 	}
-	if _, err := tf.put(entry, data, keep...); err != nil {
+	if _, err := thread.put(entry, data, keep...); err != nil {
 		b.log.Error("storing a file in the thread's workspace failed", "file", entry.Name, "err", err)
-		// The run can have it all the same.
+		return agent.InputFile{}, fmt.Sprintf("I could not store it (%s)", escape(userError(err)))
 	}
-	return File{Name: entry.Name, Data: data, Source: source}, ""
+	return agent.InputFile{File: sandbox.File{Name: entry.Name, Data: data}, Source: source}, ""
 }
 
 // fileLabel shows a file name from Slack, or one a run wrote, in mrkdwn,

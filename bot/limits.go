@@ -62,46 +62,10 @@ const (
 	defaultSweepInterval  = 10 * time.Minute // how often expired workspaces are deleted
 )
 
-// Defaults for the file limits; zero fields of [FileLimits] take them.
+// Bounds of what the bot shows of files.
 const (
-	DefaultMaxFileSize   = 25 << 20  // one file read from Slack or posted to it
-	DefaultMaxRunFiles   = 20        // files placed in one run's sandbox
-	DefaultMaxRunSize    = 50 << 20  // bytes of files placed in one run's sandbox
-	DefaultMaxThreadSize = 200 << 20 // a thread's workspace on disk
-	DefaultMaxUploads    = 10        // files posted to a thread per answer
-
 	// altTextChars bounds an image's alt text (Slack allows 1,000).
 	altTextChars = 1000
 	// cardFileNotes bounds the produced files a card lists one by one.
 	cardFileNotes = 8
 )
-
-// FileLimits bound the files that go into runs and come out of them.
-// Zero fields take the defaults above.
-type FileLimits struct {
-	FileSize   int64 // one file, attached or produced (SANDPIPER_FILE_MAX_SIZE)
-	RunFiles   int   // files placed in one run (SANDPIPER_FILES_MAX_COUNT)
-	RunSize    int64 // bytes placed in one run (SANDPIPER_FILES_MAX_TOTAL)
-	ThreadSize int64 // a thread's workspace (SANDPIPER_WORKSPACE_MAX_SIZE)
-	Uploads    int   // files posted per answer (SANDPIPER_UPLOADS_MAX)
-}
-
-// WithDefaults returns l with every zero field set to its default.
-func (l FileLimits) WithDefaults() FileLimits {
-	if l.FileSize <= 0 {
-		l.FileSize = DefaultMaxFileSize
-	}
-	if l.RunFiles <= 0 {
-		l.RunFiles = DefaultMaxRunFiles
-	}
-	if l.RunSize <= 0 {
-		l.RunSize = DefaultMaxRunSize
-	}
-	if l.ThreadSize <= 0 {
-		l.ThreadSize = DefaultMaxThreadSize
-	}
-	if l.Uploads <= 0 {
-		l.Uploads = DefaultMaxUploads
-	}
-	return l
-}

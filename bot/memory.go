@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -12,6 +13,9 @@ import (
 
 	"github.com/patrickmn/go-cache"
 	"github.com/slack-go/slack"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
 // Turn is one question in a thread and what the bot did about it.
@@ -314,3 +318,38 @@ func historyBudgeted(turns []Turn) []Turn {
 
 // runeLen is utf8.RuneCountInString, short.
 func runeLen(s string) int { return utf8.RuneCountInString(s) }
+
+// historyMessages turns the thread's turns and the new question into the
+// agent's conversation. Earlier runs become executeCode calls and results,
+// so the model knows what it computed before. The question ends with a
+// description of the files its runs start with and notes on those left
+// out ([agent.DescribeFiles]); caps are those that fired describing them.
+func historyMessages(ctx context.Context, turns []Turn, question string, files []agent.InputFile, notes []string) (msgs []agent.Message, caps []sandbox.Cap) {
+	for i, t := range turns {
+		if t.Ignored {
+			continue // a message the bot did not respond to
+		}
+		msgs = append(msgs, agent.UserMessage(t.Question))
+		if len(t.Runs) > 0 {
+			call := agent.Message{Role: agent.RoleAssistant}
+			res := agent.Message{Role: agent.RoleTool}
+			for j, r := range t.Runs {
+				id := fmt.Sprintf("call_h%d_%d", i+1, j+1)
+				input, _ := json.Marshal(map[string]string{"code": r.Code})
+				call.ToolCalls = append(call.ToolCalls, agent.ToolCall{ID: id, Name: agent.ExecuteCodeName, Input: input})
+				res.ToolResults = append(res.ToolResults, agent.ToolResult{CallID: id, Name: agent.ExecuteCodeName, Content: r.Output})
+			}
+			msgs = append(msgs, call, res)
+		}
+		answer := t.Answer
+		if answer == "" {
+			answer = "(I did not answer this question.)"
+		}
+		msgs = append(msgs, agent.Message{Role: agent.RoleAssistant, Text: answer})
+	}
+	desc, caps := agent.DescribeFiles(ctx, files, notes)
+	if desc != "" {
+		question += "\n\n" + desc
+	}
+	return append(msgs, agent.UserMessage(question)), caps
+}

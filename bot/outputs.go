@@ -3,11 +3,8 @@ package bot
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -36,61 +33,28 @@ type outgoing struct {
 	i    int // in the produced list
 }
 
-// hiddenPath reports whether a path the program wrote is a cache or a
-// hidden file nobody asked for (.cache/…, __pycache__/…).
-func hiddenPath(name string) bool {
-	for _, el := range strings.Split(name, "/") {
-		if strings.HasPrefix(el, ".") || el == "__pycache__" {
-			return true
-		}
-	}
-	return false
-}
-
-// deliver keeps the files a run wrote in the thread's workspace, for the
-// thread's later runs, and posts them into the thread in one message:
+// deliver posts the files a run wrote into the thread in one message:
 // images as images with alt text, other files as files, within the
-// per-file and per-answer limits. It returns what the card should say
+// per-file and per-answer limits; a file the thread's workspace holds as
+// the bot posted it before is not posted again. (The executeCode tool
+// kept the files in the workspace.) It returns what the card should say
 // about each file.
 func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) []producedFile {
-	if res == nil {
-		return nil
-	}
 	lim := p.b.cfg.Files
-	if p.tf == nil && !p.tfFailed && slices.ContainsFunc(res.Files, func(f sandbox.File) bool { return !hiddenPath(f.Name) }) {
-		tf, err := p.b.workspaces.open(p.m.Channel, p.m.ThreadTS)
-		if err != nil {
-			p.log.Error("opening the thread's workspace failed; the run's files are posted but not kept", "err", err)
-			p.tfFailed = true
-		}
-		p.tf = tf
-	}
 	var out []producedFile
 	var ups []outgoing
 	for _, f := range res.Files {
-		if hiddenPath(f.Name) {
+		if sandbox.HiddenPath(f.Name) {
 			continue
 		}
 		pf := producedFile{Name: f.Name, Size: int64(len(f.Data)), Image: isImage(f.Name)}
-		sum := sha256.Sum256(f.Data)
-		var prev wsEntry
 		switch {
 		case pf.Size > lim.FileSize:
-			pf.Note = fmt.Sprintf("not posted or kept: larger than the %s limit per file", formatBytes(lim.FileSize))
-			out = append(out, pf)
-			continue
-		case p.tf != nil:
-			prev, _ = p.tf.byName(f.Name)
-			if _, err := p.tf.put(wsEntry{Name: f.Name, Output: true, TurnTS: p.m.TS}, f.Data); err != nil {
-				p.log.Error("keeping a run's file in the thread's workspace failed", "file", f.Name, "err", err)
-			}
-		}
-		switch {
+			pf.Note = fmt.Sprintf("not posted or kept: larger than the %s limit per file", sandbox.FormatSize(lim.FileSize))
 		case pf.Size == 0:
 			pf.Note = "empty, not posted"
-		case prev.Posted != "" && prev.SHA256 == hex.EncodeToString(sum[:]):
+		case p.files.posted(f) != "":
 			pf.Note = "unchanged, posted before"
-			p.tf.setPosted(f.Name, prev.Posted)
 		case p.uploads >= lim.Uploads:
 			pf.Note = fmt.Sprintf("not posted: an answer posts at most %d files", lim.Uploads)
 		default:
@@ -108,16 +72,16 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 		if name, why, ok := splitOmitted(o); ok {
 			pf.Name, pf.Note = name, "not returned by the sandbox: "+why
 		}
-		if !hiddenPath(pf.Name) {
+		if !sandbox.HiddenPath(pf.Name) {
 			out = append(out, pf)
 		}
 	}
 	defer func() {
 		for _, f := range out {
 			if f.Posted {
-				p.b.metrics.files.inc("posted")
+				p.b.metrics.files.WithLabelValues("posted").Inc()
 			} else {
-				p.b.metrics.files.inc("not_posted")
+				p.b.metrics.files.WithLabelValues("not_posted").Inc()
 			}
 		}
 	}()
@@ -127,7 +91,7 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 	ids, err := p.b.uploadFiles(ctx, p.m, fmt.Sprintf("From run %d:", run), ups)
 	if err != nil {
 		p.log.Error("posting a run's files failed", "run", run, "err", err)
-		p.b.metrics.errors.inc("slack")
+		p.b.metrics.errors.WithLabelValues("slack").Inc()
 		for _, u := range ups {
 			out[u.i].Note = "not posted: Slack refused the upload (" + truncate(userError(err), 120) + ")"
 		}
@@ -136,8 +100,8 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 	for k, u := range ups {
 		out[u.i].Posted, out[u.i].ID = true, ids[k]
 		p.outputs = append(p.outputs, fileRef{ID: ids[k], Name: u.name, Size: int64(len(u.data))})
-		if p.tf != nil {
-			p.tf.setPosted(u.name, ids[k])
+		if err := p.files.setPosted(sandbox.File{Name: u.name, Data: u.data}, ids[k]); err != nil {
+			p.log.Error("recording a posted file in the thread's workspace failed", "file", u.name, "err", err)
 		}
 	}
 	return out

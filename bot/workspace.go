@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,9 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
 // workspacesDir is the directory of the threads' workspaces in the data
@@ -33,9 +37,13 @@ const workspaceIndex = "index.json"
 type workspaces struct {
 	dir     string
 	ttl     time.Duration
-	maxSize int64
-	log     *slog.Logger
-	now     func() time.Time
+	maxSize int64 // a thread's files, in all
+	// fileSize bounds a file a run wrote that is kept; runSize the bytes
+	// an answer's runs start with (the files placed, and those its runs
+	// wrote).
+	fileSize, runSize int64
+	log               *slog.Logger
+	now               func() time.Time
 
 	mu sync.Mutex // index reads and writes, and the sweeper
 }
@@ -57,12 +65,14 @@ type wsIndexFile struct {
 	Files  []wsEntry `json:"files"`
 }
 
-func newWorkspaces(dataDir string, ttl time.Duration, maxSize int64, log *slog.Logger) (*workspaces, error) {
+// newWorkspaces keeps the threads' workspaces in dataDir, each within
+// lim.ThreadSize; an answer's runs start with at most runSize bytes.
+func newWorkspaces(dataDir string, ttl time.Duration, lim sandbox.FileLimits, runSize int64, log *slog.Logger) (*workspaces, error) {
 	dir := filepath.Join(dataDir, workspacesDir)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("workspaces: %w", err)
 	}
-	return &workspaces{dir: dir, ttl: ttl, maxSize: maxSize, log: log, now: time.Now}, nil
+	return &workspaces{dir: dir, ttl: ttl, maxSize: lim.ThreadSize, fileSize: lim.FileSize, runSize: runSize, log: log, now: time.Now}, nil
 }
 
 var reSafeKey = regexp.MustCompile(`^[A-Z0-9]{1,32}$`)
@@ -78,14 +88,33 @@ func threadDir(channel, threadTS string) string {
 	return "h_" + hex.EncodeToString(h[:16])
 }
 
-// threadFiles is one thread's workspace, opened for an answer. The bot
-// answers a thread's questions one at a time, so only the sweeper can
-// act on the directory at the same time; it leaves threads used within
-// the TTL alone.
+// threadFiles is one thread's workspace as an answer uses it. It is the
+// answer's [agent.Workspace]: the answer's runs start with the files
+// placed for it and those its earlier runs wrote, and what they write is
+// kept in the thread's directory for later answers (a run's files are
+// stored there once, by the executeCode tool). It opens the directory
+// when first needed: a thread without files has none until a run writes
+// one. The bot answers a thread's questions one at a time, so only the
+// sweeper can act on the directory at the same time; it leaves threads
+// used within the TTL alone.
 type threadFiles struct {
-	ws   *workspaces
-	root *os.Root
-	idx  wsIndexFile
+	ws                *workspaces
+	channel, threadTS string
+	turnTS            string // the question the answer is for
+	log               *slog.Logger
+
+	root    *os.Root // nil until opened
+	openErr error    // why it could not be opened
+	idx     wsIndexFile
+	run     []string // the files runs start with, in order
+}
+
+var _ agent.Workspace = (*threadFiles)(nil)
+
+// forAnswer returns the thread's workspace for answering the question at
+// turnTS; nothing is opened yet.
+func (w *workspaces) forAnswer(channel, threadTS, turnTS string, log *slog.Logger) *threadFiles {
+	return &threadFiles{ws: w, channel: channel, threadTS: threadTS, turnTS: turnTS, log: log}
 }
 
 // exists reports whether the thread has a workspace.
@@ -94,40 +123,134 @@ func (w *workspaces) exists(channel, threadTS string) bool {
 	return err == nil
 }
 
-// open opens (creating) the thread's workspace and marks it used.
-func (w *workspaces) open(channel, threadTS string) (*threadFiles, error) {
+// open opens (creating) the thread's directory, once, and marks it used.
+func (t *threadFiles) open() error {
+	if t.root != nil || t.openErr != nil {
+		return t.openErr
+	}
+	w := t.ws
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	dir := filepath.Join(w.dir, threadDir(channel, threadTS))
-	if err := os.MkdirAll(filepath.Join(dir, "files"), 0o750); err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
-	}
-	root, err := os.OpenRoot(dir)
+	dir := filepath.Join(w.dir, threadDir(t.channel, t.threadTS))
+	root, err := openRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
+		t.openErr = fmt.Errorf("workspace: %w", err)
+		return t.openErr
 	}
-	t := &threadFiles{ws: w, root: root}
 	data, err := root.ReadFile(workspaceIndex)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		root.Close()
-		return nil, fmt.Errorf("workspace index: %w", err)
+		t.openErr = fmt.Errorf("workspace index: %w", err)
+		return t.openErr
 	default:
 		if err := json.Unmarshal(data, &t.idx); err != nil {
 			w.log.Warn("workspace index unreadable; starting the thread's workspace afresh", "dir", dir, "err", err)
 			t.idx = wsIndexFile{}
 		}
 	}
+	t.root = root
 	t.idx.UsedAt = w.now()
 	if err := t.saveLocked(); err != nil {
 		root.Close()
-		return nil, err
+		t.root, t.openErr = nil, err
 	}
-	return t, nil
+	return t.openErr
 }
 
-func (t *threadFiles) close() { t.root.Close() }
+func openRoot(dir string) (*os.Root, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "files"), 0o750); err != nil {
+		return nil, err
+	}
+	return os.OpenRoot(dir)
+}
+
+// close closes the directory, if it was opened.
+func (t *threadFiles) close() {
+	if t.root != nil {
+		t.root.Close()
+	}
+}
+
+// Files returns the files the answer's next run starts with.
+func (t *threadFiles) Files(context.Context) ([]sandbox.File, error) {
+	files := make([]sandbox.File, 0, len(t.run))
+	for _, name := range t.run {
+		data, err := t.read(name)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, sandbox.File{Name: name, Data: data})
+	}
+	return files, nil
+}
+
+// Put keeps the files a run wrote in the thread, for the answer's later
+// runs and for later answers. A file larger than the per-file limit is
+// not kept; one that would take the answer's runs past their size or
+// count is kept for later answers only. Both are dropped.
+func (t *threadFiles) Put(_ context.Context, files []sandbox.File) (dropped []string, err error) {
+	if len(files) == 0 {
+		return nil, nil
+	}
+	if err := t.open(); err != nil {
+		t.log.Error("opening the thread's workspace failed; the run's files are not kept", "err", err)
+		for _, f := range files {
+			dropped = append(dropped, f.Name)
+		}
+		return dropped, err
+	}
+	for _, f := range files {
+		if int64(len(f.Data)) > t.ws.fileSize {
+			dropped = append(dropped, f.Name)
+			continue
+		}
+		if _, perr := t.put(wsEntry{Name: f.Name, Output: true, TurnTS: t.turnTS}, f.Data, t.run...); perr != nil {
+			t.log.Error("keeping a run's file in the thread's workspace failed", "file", f.Name, "err", perr)
+			err = errors.Join(err, perr)
+			t.run = slices.DeleteFunc(t.run, func(n string) bool { return n == f.Name })
+			dropped = append(dropped, f.Name)
+			continue
+		}
+		if !t.use(f.Name) {
+			dropped = append(dropped, f.Name)
+		}
+	}
+	return dropped, err
+}
+
+// use adds a stored file to those the answer's runs start with, unless
+// that takes them past their count or size: then it reports false.
+func (t *threadFiles) use(name string) bool {
+	t.ws.mu.Lock()
+	defer t.ws.mu.Unlock()
+	t.run = slices.DeleteFunc(t.run, func(n string) bool { return n == name })
+	var total int64
+	for _, e := range t.idx.Files {
+		if e.Name == name || slices.Contains(t.run, e.Name) {
+			total += e.Size
+		}
+	}
+	if len(t.run) >= sandbox.DefaultInputFiles || total > t.ws.runSize {
+		return false
+	}
+	t.run = append(t.run, name)
+	return true
+}
+
+// posted returns the id of the bot's upload of f into the thread, when
+// the thread keeps f as it is and the bot posted this version before.
+func (t *threadFiles) posted(f sandbox.File) string {
+	if t.root == nil {
+		return ""
+	}
+	e, ok := t.byName(f.Name)
+	if !ok || e.SHA256 != sha(f.Data) {
+		return ""
+	}
+	return e.Posted
+}
 
 // saveLocked writes the index atomically; ws.mu is held.
 func (t *threadFiles) saveLocked() error {
@@ -198,8 +321,7 @@ func (t *threadFiles) put(e wsEntry, data []byte, keep ...string) (evicted []str
 	if !filepath.IsLocal(e.Name) {
 		return nil, fmt.Errorf("workspace: bad name %q", e.Name)
 	}
-	sum := sha256.Sum256(data)
-	e.SHA256, e.Size = hex.EncodeToString(sum[:]), int64(len(data))
+	e.SHA256, e.Size = sha(data), int64(len(data))
 	if e.AddedAt.IsZero() {
 		e.AddedAt = t.ws.now()
 	}
@@ -214,9 +336,12 @@ func (t *threadFiles) put(e wsEntry, data []byte, keep ...string) (evicted []str
 	}
 	t.ws.mu.Lock()
 	defer t.ws.mu.Unlock()
+	if i := slices.IndexFunc(t.idx.Files, func(x wsEntry) bool { return x.Name == e.Name }); i >= 0 && t.idx.Files[i].SHA256 == e.SHA256 && e.Posted == "" {
+		e.Posted = t.idx.Files[i].Posted // the bot's upload shows this version still
+	}
 	t.idx.Files = slices.DeleteFunc(t.idx.Files, func(x wsEntry) bool { return x.Name == e.Name })
 	t.idx.Files = append(t.idx.Files, e)
-	keep = append(keep, e.Name)
+	keep = append(slices.Clip(keep), e.Name)
 	for t.sizeLocked() > t.ws.maxSize {
 		oldest := -1
 		for i, x := range t.idx.Files {
@@ -235,16 +360,27 @@ func (t *threadFiles) put(e wsEntry, data []byte, keep ...string) (evicted []str
 	return evicted, t.saveLocked()
 }
 
-// setPosted records the bot's upload of a file's current version.
-func (t *threadFiles) setPosted(name, fileID string) error {
+// setPosted records the bot's upload of f, when the thread keeps f as it
+// is.
+func (t *threadFiles) setPosted(f sandbox.File, fileID string) error {
+	if t.root == nil {
+		return nil
+	}
+	sum := sha(f.Data)
 	t.ws.mu.Lock()
 	defer t.ws.mu.Unlock()
-	for i := range t.idx.Files {
-		if t.idx.Files[i].Name == name {
+	for i, e := range t.idx.Files {
+		if e.Name == f.Name && e.SHA256 == sum {
 			t.idx.Files[i].Posted = fileID
 		}
 	}
 	return t.saveLocked()
+}
+
+// sha is the hex SHA-256 of data, as the index records it.
+func sha(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 func (t *threadFiles) sizeLocked() int64 {

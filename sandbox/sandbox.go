@@ -10,7 +10,6 @@ package sandbox
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"path"
@@ -32,6 +31,7 @@ const (
 	DefaultMemory      = 512 << 20 // bytes
 	DefaultProcesses   = 64        // processes and threads
 	DefaultCPUTime     = 60 * time.Second
+	DefaultCPUs        = 1.0 // CPUs a run may keep busy at once, where a backend can bound it
 	DefaultOpenFiles   = 256
 	DefaultDiskSize    = 64 << 20 // bytes written, in all
 	DefaultOutputSize  = 1 << 20  // bytes captured per stream
@@ -84,6 +84,7 @@ type Limits struct {
 	Memory    int64         // bytes of memory, including tmpfs pages
 	Processes int           // processes and threads alive at once
 	CPUTime   time.Duration // CPU time of each process
+	CPUs      float64       // CPUs the whole run may use at once (0.5: half of one), where the backend can enforce it
 	OpenFiles int           // open file descriptors per process
 	DiskSize  int64         // bytes in the writable directories, in all (also the largest output file)
 	Output    int64         // bytes of stdout and of stderr kept; the rest is counted and dropped
@@ -96,6 +97,7 @@ var defaults = Limits{
 	Memory:    DefaultMemory,
 	Processes: DefaultProcesses,
 	CPUTime:   DefaultCPUTime,
+	CPUs:      DefaultCPUs,
 	OpenFiles: DefaultOpenFiles,
 	DiskSize:  DefaultDiskSize,
 	Output:    DefaultOutputSize,
@@ -114,6 +116,7 @@ func (l Limits) or(def Limits) Limits {
 	l.Memory = positiveOr(l.Memory, def.Memory)
 	l.Processes = positiveOr(l.Processes, def.Processes)
 	l.CPUTime = positiveOr(l.CPUTime, def.CPUTime)
+	l.CPUs = positiveOr(l.CPUs, def.CPUs)
 	l.OpenFiles = positiveOr(l.OpenFiles, def.OpenFiles)
 	l.DiskSize = positiveOr(l.DiskSize, def.DiskSize)
 	l.Output = positiveOr(l.Output, def.Output)
@@ -122,7 +125,7 @@ func (l Limits) or(def Limits) Limits {
 }
 
 // positiveOr returns v, or def when v is not positive.
-func positiveOr[T int | int64 | time.Duration](v, def T) T {
+func positiveOr[T int | int64 | float64 | time.Duration](v, def T) T {
 	if v <= 0 {
 		return def
 	}
@@ -265,17 +268,15 @@ type Result struct {
 	// ExitCode is the program's exit status; a program killed by a signal
 	// reports 128+signal (137 for SIGKILL), as a shell would.
 	ExitCode int
-	// TimedOut is set when the wall-clock timeout ended the run.
-	TimedOut bool
-	// OutOfMemory is set when the memory limit killed the program.
-	OutOfMemory bool
 	// StdoutTruncated and StderrTruncated are set when a stream passed
 	// Limits.Output; StdoutSize and StderrSize count every byte written.
 	StdoutTruncated bool
 	StderrTruncated bool
 	StdoutSize      int64
 	StderrSize      int64
-	// Limit names the limit that ended the run, or was hit during it.
+	// Limit names the limit that ended the run (LimitTimeout: the wall
+	// clock; LimitMemory: the memory limit killed the program, or one of
+	// its processes), or was hit during it.
 	Limit Limit
 	// MemoryPeak is the most memory the run used, where the backend can
 	// tell (0 otherwise).
@@ -299,14 +300,14 @@ func (r *Result) AddCap(c Cap) {
 	}
 }
 
+// Failed reports whether the program did not end well: it exited with a
+// non-zero status, or the wall clock or the memory limit stopped it.
+func (r *Result) Failed() bool {
+	return r.ExitCode != 0 || r.Limit == LimitTimeout || r.Limit == LimitMemory
+}
+
 // Truncated reports whether any output was cut.
 func (r *Result) Truncated() bool { return r.StdoutTruncated || r.StderrTruncated }
-
-// Runner runs requests. Backends implement it; consumers usually declare
-// the subset they use.
-type Runner interface {
-	Run(ctx context.Context, req Request) (*Result, error)
-}
 
 // Error wraps a failure of the sandbox machinery (not of the user program).
 type Error struct {

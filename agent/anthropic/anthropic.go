@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -19,70 +17,57 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent/internal/modelhttp"
 )
 
-// DefaultBaseURL is Anthropic's API; the client appends /v1/messages.
-const DefaultBaseURL = "https://api.anthropic.com"
+// Defaults for [Config].
+const (
+	DefaultBaseURL = "https://api.anthropic.com" // the client appends /v1/messages
+	DefaultModel   = "claude-opus-4-8"           // as Anthropic's API names it
+	// DefaultMaxTokens bounds each turn's output when Config.MaxTokens is
+	// zero (the Messages API requires a bound). Every current model
+	// allows it.
+	DefaultMaxTokens = 4096
+)
 
-// DefaultMaxTokens bounds each turn's output when Config.MaxTokens is zero
-// (the Messages API requires a bound). Every current model allows it.
-const DefaultMaxTokens = 4096
+// Config configures a [Model]: the Model is required (e.g.
+// "claude-opus-4-8"); zero fields take the defaults above.
+type Config = agent.ModelConfig
 
 const provider = "Anthropic API"
 
-// Config configures a [Model]. Zero fields take defaults.
-type Config struct {
-	BaseURL    string       // default DefaultBaseURL
-	Key        agent.APIKey // sent as a bearer token; Source names it in errors
-	Model      string       // required, e.g. "claude-opus-4-8"
-	MaxTokens  int64        // default DefaultMaxTokens
-	HTTPClient *http.Client
-	Retry      agent.RetryPolicy // retries and timeouts
-	Logger     *slog.Logger
-}
-
 // Model calls the Messages API. It is safe for concurrent use.
 type Model struct {
-	cfg    Config
-	client sdk.Client
-	caller *modelhttp.Caller
+	client    sdk.Client
+	caller    *modelhttp.Caller // retries; knows the model's id
+	maxTokens int64
 }
 
 var _ agent.Model = (*Model)(nil)
 
 // New returns a Model. It does no I/O.
 func New(cfg Config) (*Model, error) {
-	caller, err := modelhttp.NewCaller(modelhttp.Settings{
-		Package: "anthropic", Provider: provider, BaseURL: cfg.BaseURL, Model: cfg.Model,
-		Key: cfg.Key, Retry: cfg.Retry, Logger: cfg.Logger,
-	}, DefaultBaseURL, httpError)
+	caller, err := modelhttp.NewCaller("anthropic", provider, &cfg, DefaultBaseURL, httpError)
 	if err != nil {
 		return nil, err
 	}
-	cfg.BaseURL, cfg.Retry = caller.BaseURL, caller.Policy
-	if cfg.MaxTokens <= 0 {
-		cfg.MaxTokens = DefaultMaxTokens
-	}
 	opts := []option.RequestOption{
 		option.WithoutEnvironmentDefaults(), // Config is the only source
-		option.WithBaseURL(modelhttp.SDKBaseURL(cfg.BaseURL)),
-		option.WithHTTPClient(modelhttp.HTTPClient(cfg.HTTPClient)),
-		option.WithMaxRetries(0), // modelhttp retries
 		option.WithoutOpenTelemetry(),
-		option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-			return modelhttp.CheckEventStream(provider)(req, next)
-		}),
+		option.WithBaseURL(modelhttp.SDKBaseURL(cfg.BaseURL)),
+		option.WithHTTPClient(modelhttp.HTTPClient()),
+		option.WithMaxRetries(0), // modelhttp retries
+		option.WithMiddleware(modelhttp.CheckEventStream(provider)),
 	}
 	if cfg.Key.Value != "" {
 		opts = append(opts, option.WithAPIKey(cfg.Key.Value))
 	}
-	return &Model{
-		cfg:    cfg,
-		client: sdk.NewClient(opts...),
-		caller: caller,
-	}, nil
+	m := &Model{client: sdk.NewClient(opts...), caller: caller, maxTokens: cfg.MaxTokens}
+	if m.maxTokens <= 0 {
+		m.maxTokens = DefaultMaxTokens
+	}
+	return m, nil
 }
 
 // ID returns the model id.
-func (m *Model) ID() string { return m.cfg.Model }
+func (m *Model) ID() string { return m.caller.Model }
 
 // Generate streams one assistant turn.
 func (m *Model) Generate(ctx context.Context, req *agent.Request, text func(string)) (*agent.Response, error) {
@@ -90,11 +75,8 @@ func (m *Model) Generate(ctx context.Context, req *agent.Request, text func(stri
 	if err != nil {
 		return nil, err
 	}
-	var (
-		msg  sdk.Message
-		sent bool // text reached the caller: a failure can no longer be retried
-	)
-	err = m.caller.Do(ctx, func(ctx context.Context) error {
+	var msg sdk.Message
+	err = m.caller.Stream(ctx, text, func(ctx context.Context, emit func(string)) error {
 		stream := m.client.Messages.NewStreaming(ctx, params)
 		defer stream.Close()
 		msg = sdk.Message{}
@@ -106,27 +88,21 @@ func (m *Model) Generate(ctx context.Context, req *agent.Request, text func(stri
 			}
 			switch ev.Type {
 			case "content_block_delta":
-				if ev.Delta.Type == "text_delta" && ev.Delta.Text != "" && text != nil {
-					sent = true
-					text(ev.Delta.Text)
+				if ev.Delta.Type == "text_delta" {
+					emit(ev.Delta.Text)
 				}
 			case "message_stop":
 				stopped = true
 			}
 		}
 		if err := stream.Err(); err != nil {
-			var syn *json.SyntaxError
-			var typ *json.UnmarshalTypeError
-			if errors.As(err, &syn) || errors.As(err, &typ) {
-				return modelhttp.Malformed(provider, err)
-			}
-			return err
+			return modelhttp.StreamError(provider, err)
 		}
 		if !stopped {
 			return modelhttp.ErrStreamCut
 		}
 		return nil
-	}, func() bool { return !sent })
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -176,8 +152,8 @@ func response(msg *sdk.Message) *agent.Response {
 // message), as the API expects turns to alternate.
 func (m *Model) params(req *agent.Request) (sdk.MessageNewParams, error) {
 	p := sdk.MessageNewParams{
-		Model:     sdk.Model(m.cfg.Model),
-		MaxTokens: m.cfg.MaxTokens,
+		Model:     sdk.Model(m.caller.Model),
+		MaxTokens: m.maxTokens,
 	}
 	if req.Instructions != "" {
 		p.System = []sdk.TextBlockParam{{Text: req.Instructions}}
@@ -231,9 +207,9 @@ func (m *Model) params(req *agent.Request) (sdk.MessageNewParams, error) {
 		}
 	}
 	for _, t := range req.Tools {
-		var schema map[string]any
-		if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
-			return p, fmt.Errorf("anthropic: tool %s: input schema: %w", t.Name, err)
+		schema, err := modelhttp.ToolSchema("anthropic", t)
+		if err != nil {
+			return p, err
 		}
 		in := sdk.ToolInputSchemaParam{Properties: schema["properties"], ExtraFields: map[string]any{}}
 		if req, ok := schema["required"].([]any); ok {
@@ -276,13 +252,7 @@ func httpError(err error) *modelhttp.HTTPError {
 	if !errors.As(err, &e) {
 		return nil
 	}
-	h := &modelhttp.HTTPError{Status: e.StatusCode, Body: e.RawJSON()}
-	if e.Response != nil {
-		h.Header = e.Response.Header
-		if h.Body == "" && e.Response.Body != nil && e.StatusCode >= 300 {
-			h.Body = modelhttp.ReadBody(e.Response)
-		}
-	}
+	h := modelhttp.ResponseError(e.StatusCode, e.RawJSON(), e.Response)
 	if h.Status < 300 {
 		var body struct {
 			Error struct {

@@ -1,18 +1,14 @@
 package anthropic
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/agent/internal/fakeapi"
-	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
 const (
@@ -77,13 +73,6 @@ var answerStream = []string{
 	messageStop,
 }
 
-type runner struct{ codes []string }
-
-func (r *runner) Run(_ context.Context, req sandbox.Request) (*sandbox.Result, error) {
-	r.codes = append(r.codes, req.Code)
-	return &sandbox.Result{Stdout: []byte("-592694\n"), StdoutSize: 8}, nil
-}
-
 func newModel(t *testing.T, srv *fakeapi.Server, key agent.APIKey) *Model {
 	t.Helper()
 	m, err := New(Config{
@@ -108,29 +97,7 @@ func jsonString(s string) string {
 // checks the exact body that carries the tool result back.
 func TestToolCallRoundTrip(t *testing.T) {
 	srv := fakeapi.New(t, fakeapi.SSE(toolCallStream...), fakeapi.SSE(answerStream...))
-	run := &runner{}
-	tool := agent.NewExecuteCode(run, agent.ExecuteCodeOptions{Runtime: agent.Runtime{Python: "3.13.1"}})
-	a := &agent.Agent{Model: newModel(t, srv, agent.APIKey{Value: testKey, Source: "ANTHROPIC_API_KEY"}), Tools: []agent.Tool{tool}}
-
-	var deltas []string
-	obs := agent.ObserverFuncs{OnAnswerDelta: func(e agent.DeltaEvent) { deltas = append(deltas, e.Text) }}
-	history := []agent.Message{agent.UserMessage("What is 5 + 5 minus 84 cubed?")}
-	out, err := a.Run(t.Context(), history, obs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Answer != "5 + 5 − 84³ = **-592694**" || out.Stop != agent.StopAnswered || out.Steps != 2 {
-		t.Errorf("outcome = %+v", out)
-	}
-	if out.Usage != (agent.Usage{InputTokens: 250, OutputTokens: 29}) {
-		t.Errorf("usage = %+v", out.Usage)
-	}
-	if got, want := strings.Join(deltas, "|"), "Let me compute.|5 + 5 − 84³ = |**-592694**"; got != want {
-		t.Errorf("deltas = %q, want %q", got, want)
-	}
-	if len(run.codes) != 1 || run.codes[0] != "print(5 + 5 - 84**3)" {
-		t.Errorf("ran %q", run.codes)
-	}
+	tool, conv := fakeapi.RoundTrip(t, newModel(t, srv, agent.APIKey{Value: testKey, Source: "ANTHROPIC_API_KEY"}))
 
 	reqs := srv.Requests()
 	if len(reqs) != 2 {
@@ -174,7 +141,7 @@ func TestToolCallRoundTrip(t *testing.T) {
 	// The next turn: the question follows the answer; a step that ended
 	// in tool results is merged with the next question into one user turn.
 	m := newModel(t, fakeapi.New(t, fakeapi.SSE(answerStream...)), agent.APIKey{Value: testKey})
-	next := append(append(history, out.Messages[:2]...), agent.UserMessage("And squared?"))
+	next := append(conv[:3:3], agent.UserMessage("And squared?"))
 	p, err := m.params(&agent.Request{Messages: next})
 	if err != nil {
 		t.Fatal(err)
@@ -239,142 +206,94 @@ func TestNoBlankTextBlocks(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	overloaded := `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`
-	tests := []struct {
-		name      string
-		replies   []http.HandlerFunc
-		key       agent.APIKey
-		wantErr   string
-		wantNot   string
-		wantReqs  int
-		wantCode  int
-		wantDelay time.Duration
-	}{
+	tests := []fakeapi.ErrorCase{
 		{
-			name:     "401 names the variable",
-			replies:  []http.HandlerFunc{fakeapi.Status(401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)},
-			key:      agent.APIKey{Value: testKey, Source: "ANTHROPIC_API_KEY"},
-			wantErr:  "model: Anthropic API: 401 Unauthorized: invalid x-api-key. The API rejected the key from ANTHROPIC_API_KEY",
-			wantNot:  testKey,
-			wantReqs: 1,
-			wantCode: 401,
+			Name:     "401 names the variable",
+			Replies:  []http.HandlerFunc{fakeapi.Status(401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)},
+			Key:      agent.APIKey{Value: testKey, Source: "ANTHROPIC_API_KEY"},
+			WantErr:  "model: Anthropic API: 401 Unauthorized: invalid x-api-key. The API rejected the key from ANTHROPIC_API_KEY",
+			WantNot:  testKey,
+			WantReqs: 1,
+			WantCode: 401,
 		},
 		{
-			name: "429 then success, after Retry-After",
-			replies: []http.HandlerFunc{
+			Name: "429 then success, after Retry-After",
+			Replies: []http.HandlerFunc{
 				fakeapi.Status(429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`, "Retry-After", "0.3"),
 				fakeapi.SSE(answerStream...),
 			},
-			wantReqs:  2,
-			wantDelay: 300 * time.Millisecond,
+			WantReqs:  2,
+			WantDelay: 300 * time.Millisecond,
 		},
 		{
-			name:     "500s until the retries give up",
-			replies:  []http.HandlerFunc{fakeapi.Status(500, `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`)},
-			wantErr:  "model: Anthropic API: 500 Internal Server Error: Internal server error (after 2 retries). The API is failing on its side; try again later.",
-			wantReqs: 3,
-			wantCode: 500,
+			Name:     "500s until the retries give up",
+			Replies:  []http.HandlerFunc{fakeapi.Status(500, `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`)},
+			WantErr:  "model: Anthropic API: 500 Internal Server Error: Internal server error (after 2 retries). The API is failing on its side; try again later.",
+			WantReqs: 3,
+			WantCode: 500,
 		},
 		{
-			name:     "529 overloaded until the retries give up",
-			replies:  []http.HandlerFunc{fakeapi.Status(529, overloaded)},
-			wantErr:  "model: Anthropic API: 529 Overloaded: Overloaded (after 2 retries). The API is overloaded; try again shortly.",
-			wantReqs: 3,
-			wantCode: 529,
+			Name:     "529 overloaded until the retries give up",
+			Replies:  []http.HandlerFunc{fakeapi.Status(529, overloaded)},
+			WantErr:  "model: Anthropic API: 529 Overloaded: Overloaded (after 2 retries). The API is overloaded; try again shortly.",
+			WantReqs: 3,
+			WantCode: 529,
 		},
 		{
-			name: "an overloaded error event before any text is retried",
-			replies: []http.HandlerFunc{
+			Name: "an overloaded error event before any text is retried",
+			Replies: []http.HandlerFunc{
 				fakeapi.SSE(messageStart(10), "event: error\ndata: "+overloaded+"\n\n"),
 				fakeapi.SSE(answerStream...),
 			},
-			wantReqs: 2,
+			WantReqs: 2,
 		},
 		{
-			name:     "an error event after text is not retried",
-			replies:  []http.HandlerFunc{fakeapi.SSE(messageStart(10), blockStart(0, map[string]any{"type": "text", "text": ""}), textDelta(0, "Hi"), "event: error\ndata: "+overloaded+"\n\n")},
-			wantErr:  "model: Anthropic API: 529 Overloaded: Overloaded.",
-			wantReqs: 1,
-			wantCode: 529,
+			Name:     "an error event after text is not retried",
+			Replies:  []http.HandlerFunc{fakeapi.SSE(messageStart(10), blockStart(0, map[string]any{"type": "text", "text": ""}), textDelta(0, "Hi"), "event: error\ndata: "+overloaded+"\n\n")},
+			WantErr:  "model: Anthropic API: 529 Overloaded: Overloaded.",
+			WantReqs: 1,
+			WantCode: 529,
 		},
 		{
-			name:     "an invalid-request error event is not retried",
-			replies:  []http.HandlerFunc{fakeapi.SSE(messageStart(10), "event: error\ndata: "+`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}`+"\n\n")},
-			wantErr:  "model: Anthropic API: 400 Bad Request: prompt is too long",
-			wantReqs: 1,
-			wantCode: 400,
+			Name:     "an invalid-request error event is not retried",
+			Replies:  []http.HandlerFunc{fakeapi.SSE(messageStart(10), "event: error\ndata: "+`{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}`+"\n\n")},
+			WantErr:  "model: Anthropic API: 400 Bad Request: prompt is too long",
+			WantReqs: 1,
+			WantCode: 400,
 		},
 		{
-			name:     "malformed JSON",
-			replies:  []http.HandlerFunc{fakeapi.SSE(messageStart(10), "event: content_block_start\ndata: {\"type\": \"content_block_start\", \"index\": \n\n")},
-			wantErr:  "model: Anthropic API: malformed response: ",
-			wantReqs: 1,
+			Name:     "malformed JSON",
+			Replies:  []http.HandlerFunc{fakeapi.SSE(messageStart(10), "event: content_block_start\ndata: {\"type\": \"content_block_start\", \"index\": \n\n")},
+			WantErr:  "model: Anthropic API: malformed response: ",
+			WantReqs: 1,
 		},
 		{
-			name:     "events out of order",
-			replies:  []http.HandlerFunc{fakeapi.SSE(messageStart(10), textDelta(3, "Hi"))},
-			wantErr:  "model: Anthropic API: malformed response: ",
-			wantReqs: 1,
+			Name:     "events out of order",
+			Replies:  []http.HandlerFunc{fakeapi.SSE(messageStart(10), textDelta(3, "Hi"))},
+			WantErr:  "model: Anthropic API: malformed response: ",
+			WantReqs: 1,
 		},
 		{
-			name:     "stream cut after text is not retried",
-			replies:  []http.HandlerFunc{fakeapi.CutSSE(messageStart(10), blockStart(0, map[string]any{"type": "text", "text": ""}), textDelta(0, "The answer"))},
-			wantErr:  "model: Anthropic API: the connection broke off in the middle of the response (unexpected EOF). Try again.",
-			wantReqs: 1,
+			Name:     "stream cut after text is not retried",
+			Replies:  []http.HandlerFunc{fakeapi.CutSSE(messageStart(10), blockStart(0, map[string]any{"type": "text", "text": ""}), textDelta(0, "The answer"))},
+			WantErr:  "model: Anthropic API: the connection broke off in the middle of the response (unexpected EOF). Try again.",
+			WantReqs: 1,
 		},
 		{
-			name:     "stream that ends without message_stop",
-			replies:  []http.HandlerFunc{fakeapi.SSE(messageStart(10), blockStart(0, map[string]any{"type": "text", "text": ""}), textDelta(0, "The answer"))},
-			wantErr:  "the response stream ended before the response was complete",
-			wantReqs: 1,
+			Name:     "stream that ends without message_stop",
+			Replies:  []http.HandlerFunc{fakeapi.SSE(messageStart(10), blockStart(0, map[string]any{"type": "text", "text": ""}), textDelta(0, "The answer"))},
+			WantErr:  "the response stream ended before the response was complete",
+			WantReqs: 1,
 		},
 		{
-			name:     "stream cut before any text is retried",
-			replies:  []http.HandlerFunc{fakeapi.CutSSE(messageStart(10)), fakeapi.SSE(answerStream...)},
-			wantReqs: 2,
+			Name:     "stream cut before any text is retried",
+			Replies:  []http.HandlerFunc{fakeapi.CutSSE(messageStart(10)), fakeapi.SSE(answerStream...)},
+			WantReqs: 2,
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := fakeapi.New(t, tt.replies...)
-			key := tt.key
-			if key.Value == "" {
-				key = agent.APIKey{Value: testKey, Source: "ANTHROPIC_API_KEY"}
-			}
-			m := newModel(t, srv, key)
-			t0 := time.Now()
-			resp, err := m.Generate(t.Context(), &agent.Request{Messages: []agent.Message{agent.UserMessage("q")}}, func(string) {})
-			elapsed := time.Since(t0)
-			if n := len(srv.Requests()); n != tt.wantReqs {
-				t.Errorf("%d requests, want %d", n, tt.wantReqs)
-			}
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatalf("Generate: %v", err)
-				}
-				if resp.Message.Text != "5 + 5 − 84³ = **-592694**" || resp.Finish != agent.FinishStop {
-					t.Errorf("response = %+v", resp)
-				}
-				if elapsed < tt.wantDelay {
-					t.Errorf("retried after %v, want at least %v", elapsed, tt.wantDelay)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("Generate succeeded: %+v", resp)
-			}
-			t.Logf("error: %v", err)
-			if !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("error:\n%v\nwant it to contain\n%s", err, tt.wantErr)
-			}
-			if tt.wantNot != "" && strings.Contains(err.Error(), tt.wantNot) {
-				t.Errorf("error %q contains %q", err, tt.wantNot)
-			}
-			var apiErr *agent.APIError
-			if !errors.As(err, &apiErr) || apiErr.StatusCode != tt.wantCode {
-				t.Errorf("error %#v: want an *agent.APIError with status %d", err, tt.wantCode)
-			}
-		})
-	}
+	fakeapi.TestErrors(t, tests, agent.APIKey{Value: testKey, Source: "ANTHROPIC_API_KEY"}, func(t *testing.T, srv *fakeapi.Server, key agent.APIKey) agent.Model {
+		return newModel(t, srv, key)
+	})
 }
 
 func TestNoEnvironment(t *testing.T) {

@@ -9,8 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net/http"
 	"strings"
 
 	oai "github.com/openai/openai-go/v3"
@@ -22,66 +20,51 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent/internal/modelhttp"
 )
 
-// DefaultBaseURL is the AI Gateway's OpenAI-compatible endpoint.
-const DefaultBaseURL = "https://ai-gateway.vercel.sh/v1"
+// Defaults for [Config]: the AI Gateway's OpenAI-compatible endpoint, and
+// the model as the Gateway names it (provider/model).
+const (
+	DefaultBaseURL = "https://ai-gateway.vercel.sh/v1"
+	DefaultModel   = "anthropic/claude-opus-4.8"
+)
+
+// Config configures a [Model]: the Model is required (e.g.
+// "anthropic/claude-opus-4.8"); BaseURL defaults to DefaultBaseURL, and a
+// zero MaxTokens (max_completion_tokens) leaves the bound to the server.
+type Config = agent.ModelConfig
 
 const provider = "OpenAI-compatible API"
 
-// Config configures a [Model]. Zero fields take defaults.
-type Config struct {
-	BaseURL string       // default DefaultBaseURL
-	Key     agent.APIKey // sent as a bearer token; Source names it in errors
-	Model   string       // required, e.g. "anthropic/claude-opus-4.8"
-	// MaxTokens bounds each turn's output (max_completion_tokens); zero
-	// leaves it to the server.
-	MaxTokens  int64
-	HTTPClient *http.Client
-	Retry      agent.RetryPolicy // retries and timeouts
-	Logger     *slog.Logger
-}
-
 // Model calls a chat completions API. It is safe for concurrent use.
 type Model struct {
-	cfg    Config
-	svc    oai.ChatCompletionService
-	caller *modelhttp.Caller
+	svc       oai.ChatCompletionService
+	caller    *modelhttp.Caller // retries; knows the model's id
+	maxTokens int64             // 0: the server's
 }
 
 var _ agent.Model = (*Model)(nil)
 
 // New returns a Model. It does no I/O.
 func New(cfg Config) (*Model, error) {
-	caller, err := modelhttp.NewCaller(modelhttp.Settings{
-		Package: "openai", Provider: provider, BaseURL: cfg.BaseURL, Model: cfg.Model,
-		Key: cfg.Key, Retry: cfg.Retry, Logger: cfg.Logger,
-	}, DefaultBaseURL, httpError)
+	caller, err := modelhttp.NewCaller("openai", provider, &cfg, DefaultBaseURL, httpError)
 	if err != nil {
 		return nil, err
 	}
-	cfg.BaseURL, cfg.Retry = caller.BaseURL, caller.Policy
 	opts := []option.RequestOption{
 		option.WithBaseURL(modelhttp.SDKBaseURL(cfg.BaseURL)),
-		option.WithHTTPClient(modelhttp.HTTPClient(cfg.HTTPClient)),
+		option.WithHTTPClient(modelhttp.HTTPClient()),
 		option.WithMaxRetries(0), // modelhttp retries
-		option.WithMiddleware(func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-			return modelhttp.CheckEventStream(provider)(req, next)
-		}),
+		option.WithMiddleware(modelhttp.CheckEventStream(provider)),
 	}
 	if cfg.Key.Value != "" {
 		opts = append(opts, option.WithAPIKey(cfg.Key.Value))
 	}
-	m := &Model{
-		cfg: cfg,
-		// The service, unlike openai.NewClient, reads nothing from the
-		// environment: Config is the only source.
-		svc:    oai.NewChatCompletionService(opts...),
-		caller: caller,
-	}
-	return m, nil
+	// The service, unlike openai.NewClient, reads nothing from the
+	// environment: Config is the only source.
+	return &Model{svc: oai.NewChatCompletionService(opts...), caller: caller, maxTokens: cfg.MaxTokens}, nil
 }
 
 // ID returns the model id.
-func (m *Model) ID() string { return m.cfg.Model }
+func (m *Model) ID() string { return m.caller.Model }
 
 // Generate streams one assistant turn.
 func (m *Model) Generate(ctx context.Context, req *agent.Request, text func(string)) (*agent.Response, error) {
@@ -89,34 +72,23 @@ func (m *Model) Generate(ctx context.Context, req *agent.Request, text func(stri
 	if err != nil {
 		return nil, err
 	}
-	var (
-		resp *agent.Response
-		sent bool // text reached the caller: a failure can no longer be retried
-	)
-	err = m.caller.Do(ctx, func(ctx context.Context) error {
+	var resp *agent.Response
+	err = m.caller.Stream(ctx, text, func(ctx context.Context, emit func(string)) error {
 		stream := m.svc.NewStreaming(ctx, params)
 		defer stream.Close()
 		var acc accumulator
 		for stream.Next() {
-			if delta := acc.add(stream.Current()); delta != "" && text != nil {
-				sent = true
-				text(delta)
-			}
+			emit(acc.add(stream.Current()))
 		}
 		if err := stream.Err(); err != nil {
-			var syn *json.SyntaxError
-			var typ *json.UnmarshalTypeError
-			if errors.As(err, &syn) || errors.As(err, &typ) {
-				return modelhttp.Malformed(provider, err)
-			}
-			return err
+			return modelhttp.StreamError(provider, err)
 		}
 		if !acc.finished {
 			return modelhttp.ErrStreamCut
 		}
 		resp = acc.response()
 		return nil
-	}, func() bool { return !sent })
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -126,11 +98,11 @@ func (m *Model) Generate(ctx context.Context, req *agent.Request, text func(stri
 // params builds the request body.
 func (m *Model) params(req *agent.Request) (oai.ChatCompletionNewParams, error) {
 	p := oai.ChatCompletionNewParams{
-		Model:         m.cfg.Model,
+		Model:         m.caller.Model,
 		StreamOptions: oai.ChatCompletionStreamOptionsParam{IncludeUsage: oai.Bool(true)},
 	}
-	if m.cfg.MaxTokens > 0 {
-		p.MaxCompletionTokens = oai.Int(m.cfg.MaxTokens)
+	if m.maxTokens > 0 {
+		p.MaxCompletionTokens = oai.Int(m.maxTokens)
 	}
 	if req.Instructions != "" {
 		p.Messages = append(p.Messages, oai.SystemMessage(req.Instructions))
@@ -169,9 +141,9 @@ func (m *Model) params(req *agent.Request) (oai.ChatCompletionNewParams, error) 
 		}
 	}
 	for _, t := range req.Tools {
-		var schema map[string]any
-		if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
-			return p, fmt.Errorf("openai: tool %s: input schema: %w", t.Name, err)
+		schema, err := modelhttp.ToolSchema("openai", t)
+		if err != nil {
+			return p, err
 		}
 		p.Tools = append(p.Tools, oai.ChatCompletionFunctionTool(shared.FunctionDefinitionParam{
 			Name:        t.Name,
@@ -201,14 +173,7 @@ func httpError(err error) *modelhttp.HTTPError {
 	if !errors.As(err, &e) {
 		return nil
 	}
-	h := &modelhttp.HTTPError{Status: e.StatusCode, Body: e.RawJSON()}
-	if e.Response != nil {
-		h.Header = e.Response.Header
-		if h.Body == "" && e.Response.Body != nil {
-			h.Body = modelhttp.ReadBody(e.Response)
-		}
-	}
-	return h
+	return modelhttp.ResponseError(e.StatusCode, e.RawJSON(), e.Response)
 }
 
 // accumulator assembles a streamed turn: text, and tool calls from their

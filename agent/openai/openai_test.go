@@ -12,7 +12,6 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/agent/internal/fakeapi"
-	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
 const (
@@ -65,13 +64,6 @@ var answerStream = []string{
 	done,
 }
 
-type runner struct{ codes []string }
-
-func (r *runner) Run(_ context.Context, req sandbox.Request) (*sandbox.Result, error) {
-	r.codes = append(r.codes, req.Code)
-	return &sandbox.Result{Stdout: []byte("-592694\n"), StdoutSize: 8}, nil
-}
-
 func newModel(t *testing.T, srv *fakeapi.Server, key agent.APIKey) *Model {
 	t.Helper()
 	m, err := New(Config{
@@ -93,28 +85,7 @@ func newModel(t *testing.T, srv *fakeapi.Server, key agent.APIKey) *Model {
 // completions expect, and answers.
 func TestToolCallRoundTrip(t *testing.T) {
 	srv := fakeapi.New(t, fakeapi.SSE(toolCallStream...), fakeapi.SSE(answerStream...))
-	run := &runner{}
-	tool := agent.NewExecuteCode(run, agent.ExecuteCodeOptions{Runtime: agent.Runtime{Python: "3.13.1"}})
-	a := &agent.Agent{Model: newModel(t, srv, agent.APIKey{Value: testKey, Source: "AI_GATEWAY_API_KEY"}), Tools: []agent.Tool{tool}}
-
-	var deltas []string
-	obs := agent.ObserverFuncs{OnAnswerDelta: func(e agent.DeltaEvent) { deltas = append(deltas, e.Text) }}
-	out, err := a.Run(t.Context(), []agent.Message{agent.UserMessage("What is 5 + 5 minus 84 cubed?")}, obs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.Answer != "5 + 5 − 84³ = **-592694**" || out.Stop != agent.StopAnswered || out.Steps != 2 {
-		t.Errorf("outcome = %+v", out)
-	}
-	if out.Usage != (agent.Usage{InputTokens: 250, OutputTokens: 29}) {
-		t.Errorf("usage = %+v", out.Usage)
-	}
-	if got, want := strings.Join(deltas, "|"), "Let me compute.|5 + 5 − 84³ = |**-592694**"; got != want {
-		t.Errorf("deltas = %q, want %q", got, want)
-	}
-	if len(run.codes) != 1 || run.codes[0] != "print(5 + 5 - 84**3)" {
-		t.Errorf("ran %q", run.codes)
-	}
+	tool, _ := fakeapi.RoundTrip(t, newModel(t, srv, agent.APIKey{Value: testKey, Source: "AI_GATEWAY_API_KEY"}))
 
 	reqs := srv.Requests()
 	if len(reqs) != 2 {
@@ -199,156 +170,107 @@ func TestParallelToolCalls(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	tests := []struct {
-		name      string
-		replies   []http.HandlerFunc
-		key       agent.APIKey
-		wantErr   string // substring of the error; "" = success
-		wantNot   string // must not appear in the error
-		wantReqs  int
-		wantCode  int
-		wantDelay time.Duration // at least this long
-	}{
+	tests := []fakeapi.ErrorCase{
 		{
-			name:     "401 names the variable",
-			replies:  []http.HandlerFunc{fakeapi.Status(401, `{"error":{"message":"Invalid API key: `+testKey+`","type":"authentication_error"}}`)},
-			key:      agent.APIKey{Value: testKey, Source: "SANDPIPER_MODEL_API_KEY"},
-			wantErr:  "model: OpenAI-compatible API: 401 Unauthorized: Invalid API key: [redacted]. The API rejected the key from SANDPIPER_MODEL_API_KEY",
-			wantNot:  testKey,
-			wantReqs: 1,
-			wantCode: 401,
+			Name:     "401 names the variable",
+			Replies:  []http.HandlerFunc{fakeapi.Status(401, `{"error":{"message":"Invalid API key: `+testKey+`","type":"authentication_error"}}`)},
+			Key:      agent.APIKey{Value: testKey, Source: "SANDPIPER_MODEL_API_KEY"},
+			WantErr:  "model: OpenAI-compatible API: 401 Unauthorized: Invalid API key: [redacted]. The API rejected the key from SANDPIPER_MODEL_API_KEY",
+			WantNot:  testKey,
+			WantReqs: 1,
+			WantCode: 401,
 		},
 		{
-			name:     "401 with an OIDC token says how to refresh it",
-			replies:  []http.HandlerFunc{fakeapi.Status(401, `{"error":{"message":"OIDC token expired","type":"authentication_error"}}`)},
-			key:      agent.APIKey{Value: "eyJhbGciOi.payload.sig", Source: "VERCEL_OIDC_TOKEN"},
-			wantErr:  "401 Unauthorized: OIDC token expired. The key came from VERCEL_OIDC_TOKEN: these tokens expire 12 hours after `vercel env pull` wrote them; run `vercel env pull` again",
-			wantReqs: 1,
-			wantCode: 401,
+			Name:     "401 with an OIDC token says how to refresh it",
+			Replies:  []http.HandlerFunc{fakeapi.Status(401, `{"error":{"message":"OIDC token expired","type":"authentication_error"}}`)},
+			Key:      agent.APIKey{Value: "eyJhbGciOi.payload.sig", Source: "VERCEL_OIDC_TOKEN"},
+			WantErr:  "401 Unauthorized: OIDC token expired. The key came from VERCEL_OIDC_TOKEN: these tokens expire 12 hours after `vercel env pull` wrote them; run `vercel env pull` again",
+			WantReqs: 1,
+			WantCode: 401,
 		},
 		{
-			name: "429 then success, after Retry-After",
-			replies: []http.HandlerFunc{
+			Name: "429 then success, after Retry-After",
+			Replies: []http.HandlerFunc{
 				fakeapi.Status(429, `{"error":{"message":"slow down"}}`, "Retry-After", "0.3"),
 				fakeapi.SSE(answerStream...),
 			},
-			wantReqs:  2,
-			wantDelay: 300 * time.Millisecond,
+			WantReqs:  2,
+			WantDelay: 300 * time.Millisecond,
 		},
 		{
-			name:     "an error event in the stream is the request's fault, not retried",
-			replies:  []http.HandlerFunc{fakeapi.SSE(fakeapi.Data(map[string]any{"error": map[string]any{"message": "This model's maximum context length is 128000 tokens.", "type": "invalid_request_error", "code": "context_length_exceeded"}}))},
-			wantErr:  "model: OpenAI-compatible API: 400 Bad Request: This model's maximum context length is 128000 tokens.",
-			wantNot:  "reachable",
-			wantReqs: 1,
-			wantCode: 400,
+			Name:     "an error event in the stream is the request's fault, not retried",
+			Replies:  []http.HandlerFunc{fakeapi.SSE(fakeapi.Data(map[string]any{"error": map[string]any{"message": "This model's maximum context length is 128000 tokens.", "type": "invalid_request_error", "code": "context_length_exceeded"}}))},
+			WantErr:  "model: OpenAI-compatible API: 400 Bad Request: This model's maximum context length is 128000 tokens.",
+			WantNot:  "reachable",
+			WantReqs: 1,
+			WantCode: 400,
 		},
 		{
-			name: "a rate-limit error event is retried",
-			replies: []http.HandlerFunc{
+			Name: "a rate-limit error event is retried",
+			Replies: []http.HandlerFunc{
 				fakeapi.SSE(fakeapi.Data(map[string]any{"error": map[string]any{"message": "slow down", "type": "requests", "code": "rate_limit_exceeded"}})),
 				fakeapi.SSE(answerStream...),
 			},
-			wantReqs: 2,
+			WantReqs: 2,
 		},
 		{
-			name:     "500s until the retries give up",
-			replies:  []http.HandlerFunc{fakeapi.Status(500, `{"error":{"message":"internal error"}}`)},
-			wantErr:  "model: OpenAI-compatible API: 500 Internal Server Error: internal error (after 2 retries). The API is failing on its side; try again later.",
-			wantReqs: 3,
-			wantCode: 500,
+			Name:     "500s until the retries give up",
+			Replies:  []http.HandlerFunc{fakeapi.Status(500, `{"error":{"message":"internal error"}}`)},
+			WantErr:  "model: OpenAI-compatible API: 500 Internal Server Error: internal error (after 2 retries). The API is failing on its side; try again later.",
+			WantReqs: 3,
+			WantCode: 500,
 		},
 		{
-			name:     "a long Retry-After is not waited for",
-			replies:  []http.HandlerFunc{fakeapi.Status(429, `{"error":{"message":"quota"}}`, "Retry-After", "3600")},
-			wantErr:  "429 Too Many Requests: quota. The API asks to wait 1h0m0s before trying again; try later.",
-			wantReqs: 1,
-			wantCode: 429,
+			Name:     "a long Retry-After is not waited for",
+			Replies:  []http.HandlerFunc{fakeapi.Status(429, `{"error":{"message":"quota"}}`, "Retry-After", "3600")},
+			WantErr:  "429 Too Many Requests: quota. The API asks to wait 1h0m0s before trying again; try later.",
+			WantReqs: 1,
+			WantCode: 429,
 		},
 		{
-			name:     "malformed JSON",
-			replies:  []http.HandlerFunc{fakeapi.SSE(chunk(text("Hi"), ""), "data: {\"id\": \"chatcmpl-1\", \"choices\": [\n\n")},
-			wantErr:  "model: OpenAI-compatible API: malformed response: ",
-			wantReqs: 1,
+			Name:     "malformed JSON",
+			Replies:  []http.HandlerFunc{fakeapi.SSE(chunk(text("Hi"), ""), "data: {\"id\": \"chatcmpl-1\", \"choices\": [\n\n")},
+			WantErr:  "model: OpenAI-compatible API: malformed response: ",
+			WantReqs: 1,
 		},
 		{
-			name:     "stream cut after text is not retried",
-			replies:  []http.HandlerFunc{fakeapi.CutSSE(chunk(text("The answer"), ""))},
-			wantErr:  "model: OpenAI-compatible API: the connection broke off in the middle of the response (unexpected EOF). Try again.",
-			wantReqs: 1,
+			Name:     "stream cut after text is not retried",
+			Replies:  []http.HandlerFunc{fakeapi.CutSSE(chunk(text("The answer"), ""))},
+			WantErr:  "model: OpenAI-compatible API: the connection broke off in the middle of the response (unexpected EOF). Try again.",
+			WantReqs: 1,
 		},
 		{
-			name:     "stream that ends without a finish reason",
-			replies:  []http.HandlerFunc{fakeapi.SSE(chunk(text("The answer"), ""))},
-			wantErr:  "the response stream ended before the response was complete. The connection was probably lost; try again.",
-			wantReqs: 1,
+			Name:     "stream that ends without a finish reason",
+			Replies:  []http.HandlerFunc{fakeapi.SSE(chunk(text("The answer"), ""))},
+			WantErr:  "the response stream ended before the response was complete. The connection was probably lost; try again.",
+			WantReqs: 1,
 		},
 		{
-			name:     "stream cut before any text is retried",
-			replies:  []http.HandlerFunc{fakeapi.CutSSE(chunk(map[string]any{"role": "assistant"}, "")), fakeapi.SSE(answerStream...)},
-			wantReqs: 2,
+			Name:     "stream cut before any text is retried",
+			Replies:  []http.HandlerFunc{fakeapi.CutSSE(chunk(map[string]any{"role": "assistant"}, "")), fakeapi.SSE(answerStream...)},
+			WantReqs: 2,
 		},
 		{
-			name: "a web page instead of an event stream",
-			replies: []http.HandlerFunc{func(w http.ResponseWriter, _ *http.Request) {
+			Name: "a web page instead of an event stream",
+			Replies: []http.HandlerFunc{func(w http.ResponseWriter, _ *http.Request) {
 				w.Header().Set("Content-Type", "text/html")
 				w.Write([]byte("<html>Welcome</html>"))
 			}},
-			wantErr:  "200 OK: the response is text/html, not an event stream. Check that the base URL points at the API itself.",
-			wantReqs: 1,
-			wantCode: 200,
+			WantErr:  "200 OK: the response is text/html, not an event stream. Check that the base URL points at the API itself.",
+			WantReqs: 1,
+			WantCode: 200,
 		},
 		{
-			name:     "404 points at the model id and base URL",
-			replies:  []http.HandlerFunc{fakeapi.Status(404, `{"error":{"message":"model not found"}}`)},
-			wantErr:  `404 Not Found: model not found. Check the model id "anthropic/claude-opus-4.8" and the base URL`,
-			wantReqs: 1,
-			wantCode: 404,
+			Name:     "404 points at the model id and base URL",
+			Replies:  []http.HandlerFunc{fakeapi.Status(404, `{"error":{"message":"model not found"}}`)},
+			WantErr:  `404 Not Found: model not found. Check the model id "anthropic/claude-opus-4.8" and the base URL`,
+			WantReqs: 1,
+			WantCode: 404,
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := fakeapi.New(t, tt.replies...)
-			key := tt.key
-			if key.Value == "" {
-				key = agent.APIKey{Value: testKey, Source: "AI_GATEWAY_API_KEY"}
-			}
-			m := newModel(t, srv, key)
-			var deltas []string
-			t0 := time.Now()
-			resp, err := m.Generate(t.Context(), &agent.Request{Messages: []agent.Message{agent.UserMessage("q")}}, func(d string) { deltas = append(deltas, d) })
-			elapsed := time.Since(t0)
-			if n := len(srv.Requests()); n != tt.wantReqs {
-				t.Errorf("%d requests, want %d", n, tt.wantReqs)
-			}
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatalf("Generate: %v", err)
-				}
-				if resp.Message.Text != "5 + 5 − 84³ = **-592694**" {
-					t.Errorf("text = %q", resp.Message.Text)
-				}
-				if elapsed < tt.wantDelay {
-					t.Errorf("retried after %v, want at least %v", elapsed, tt.wantDelay)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("Generate succeeded: %+v", resp)
-			}
-			t.Logf("error: %v", err)
-			if !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("error:\n%v\nwant it to contain\n%s", err, tt.wantErr)
-			}
-			if tt.wantNot != "" && strings.Contains(err.Error(), tt.wantNot) {
-				t.Errorf("error %q contains %q", err, tt.wantNot)
-			}
-			var apiErr *agent.APIError
-			if !errors.As(err, &apiErr) || apiErr.StatusCode != tt.wantCode {
-				t.Errorf("error %#v: want an *agent.APIError with status %d", err, tt.wantCode)
-			}
-		})
-	}
+	fakeapi.TestErrors(t, tests, agent.APIKey{Value: testKey, Source: "AI_GATEWAY_API_KEY"}, func(t *testing.T, srv *fakeapi.Server, key agent.APIKey) agent.Model {
+		return newModel(t, srv, key)
+	})
 }
 
 func TestConnectionRefused(t *testing.T) {
@@ -456,7 +378,7 @@ func TestBrokenAnswerIsAskedAgain(t *testing.T) {
 			}
 		},
 	}
-	out, err := a.Run(t.Context(), []agent.Message{agent.UserMessage("q")}, obs)
+	out, err := a.Run(t.Context(), []agent.Message{agent.UserMessage("q")}, agent.RunOptions{Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@
 package slacktest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -198,7 +199,7 @@ func New(t testing.TB) *Server {
 	}
 	s.cond = sync.NewCond(&s.mu)
 	s.users[BotUserID] = User{ID: BotUserID, Name: "sandpiper", IsBot: true}
-	s.http = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.http = httptest.NewServer(s.routes())
 	s.URL = s.http.URL + "/api/"
 	t.Cleanup(s.Close)
 	return s
@@ -247,121 +248,117 @@ func (s *Server) nextID(prefix string) string {
 
 // ---- Web API ----
 
-func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
-	switch {
-	case r.URL.Path == "/ws":
-		s.serveSocket(w, r)
-		return
-	case strings.HasPrefix(r.URL.Path, "/upload/"):
-		s.serveUpload(w, r)
-		return
-	case strings.HasPrefix(r.URL.Path, "/files-pri/"):
-		s.serveFile(w, r)
-		return
-	case r.URL.Path == "/signin":
+// routes registers the fake's endpoints: the Web API methods under /api/,
+// the Socket Mode endpoint, and the URLs Slack hands out (uploads,
+// downloads, response URLs).
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /ws", s.serveSocket)
+	mux.HandleFunc("POST /upload/{id}", s.serveUpload)
+	mux.HandleFunc("GET /files-pri/{file}/{name...}", s.serveFile)
+	mux.HandleFunc("GET /signin", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html")
 		io.WriteString(w, "<html><body>Sign in to Fake</body></html>")
-		return
-	case strings.HasPrefix(r.URL.Path, "/response/"):
-		s.serveResponseURL(w, r)
-		return
-	case !strings.HasPrefix(r.URL.Path, "/api/"):
-		http.NotFound(w, r)
-		return
-	}
-	method := strings.TrimPrefix(r.URL.Path, "/api/")
-	form := url.Values{}
-	token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
-		if err := r.ParseForm(); err != nil {
-			writeJSON(w, 400, map[string]any{"ok": false, "error": "invalid_form_data"})
-			return
+	})
+	mux.HandleFunc("POST /response/{id}", s.serveResponseURL)
+
+	s.method(mux, "auth.test", func(w http.ResponseWriter, _ url.Values) map[string]any {
+		w.Header().Set("X-OAuth-Scopes", "app_mentions:read,chat:write,channels:history,groups:history,im:history,mpim:history,reactions:write,users:read,files:read,files:write,commands")
+		return map[string]any{"url": "https://fake.slack.com/", "team": "Fake", "user": "sandpiper", "team_id": TeamID, "user_id": BotUserID, "bot_id": BotID}
+	})
+	s.method(mux, "apps.connections.open", func(http.ResponseWriter, url.Values) map[string]any { return s.connectionsOpen() })
+	s.method(mux, "chat.postMessage", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.postMessage(f, false) })
+	s.method(mux, "chat.postEphemeral", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.postMessage(f, true) })
+	s.method(mux, "chat.update", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.update(f) })
+	s.method(mux, "reactions.add", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.reaction(f, true) })
+	s.method(mux, "reactions.remove", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.reaction(f, false) })
+	s.method(mux, "conversations.replies", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.replies(f) })
+	s.method(mux, "users.info", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.userInfo(f) })
+	s.method(mux, "files.getUploadURLExternal", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.getUploadURL(f) })
+	s.method(mux, "files.completeUploadExternal", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.completeUpload(f) })
+	s.method(mux, "files.info", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.fileInfo(f) })
+	s.method(mux, "assistant.threads.setStatus", func(_ http.ResponseWriter, f url.Values) map[string]any {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.statuses[f.Get("channel_id")+"/"+f.Get("thread_ts")] = f.Get("status")
+		return map[string]any{}
+	})
+	// Any other method is recorded and checked like the others, then
+	// refused.
+	mux.Handle("POST /api/{method}", s.webAPI(func(http.ResponseWriter, url.Values) map[string]any {
+		return slackErr("unknown_method")
+	}))
+	return mux
+}
+
+// method registers a Web API method: h gets the call's form and returns
+// the response's fields ("ok" is added unless h set it).
+func (s *Server) method(mux *http.ServeMux, name string, h func(http.ResponseWriter, url.Values) map[string]any) {
+	mux.Handle("POST /api/"+name, s.webAPI(h))
+}
+
+// webAPI wraps a Web API method as Slack serves it: the call is recorded,
+// the token checked (the app token for apps.connections.open, the bot
+// token for the rest), and an injected [Failure] answered instead.
+func (s *Server) webAPI(h func(http.ResponseWriter, url.Values) map[string]any) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		method := r.PathValue("method")
+		if method == "" {
+			method = strings.TrimPrefix(r.URL.Path, "/api/")
 		}
-		form = r.PostForm
-		if t := form.Get("token"); t != "" {
-			token = t
+		form := url.Values{}
+		token := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+			if err := r.ParseForm(); err != nil {
+				writeJSON(w, 400, map[string]any{"ok": false, "error": "invalid_form_data"})
+				return
+			}
+			form = r.PostForm
+			if t := form.Get("token"); t != "" {
+				token = t
+			}
 		}
-	}
+		fail := s.record(method, form)
+
+		wantToken := BotToken
+		if method == "apps.connections.open" {
+			wantToken = AppToken
+		}
+		switch {
+		case token == "":
+			writeJSON(w, 200, slackErr("not_authed"))
+		case token != wantToken:
+			writeJSON(w, 200, slackErr("invalid_auth"))
+		case fail != nil:
+			if fail.RetryAfter > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(fail.RetryAfter))
+			}
+			writeJSON(w, cmp.Or(fail.Status, 200), slackErr(cmp.Or(fail.Error, "ratelimited")))
+		default:
+			resp := h(w, form)
+			if _, ok := resp["ok"]; !ok {
+				resp["ok"] = true
+			}
+			writeJSON(w, 200, resp)
+		}
+	})
+}
+
+// record notes a call and returns the failure injected for it, if any.
+func (s *Server) record(method string, form url.Values) *Failure {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.calls = append(s.calls, Call{Method: method, Form: form, At: time.Now()})
 	s.cond.Broadcast()
-	var fail *Failure
 	fs := s.failures[method]
 	for i := range fs {
 		if fs[i].Match == "" || formContains(form, fs[i].Match) {
 			f := fs[i]
-			fail = &f
 			s.failures[method] = append(fs[:i:i], fs[i+1:]...)
-			break
+			return &f
 		}
 	}
-	s.mu.Unlock()
-
-	wantToken := BotToken
-	if method == "apps.connections.open" {
-		wantToken = AppToken
-	}
-	if token == "" {
-		writeJSON(w, 200, map[string]any{"ok": false, "error": "not_authed"})
-		return
-	}
-	if token != wantToken {
-		writeJSON(w, 200, map[string]any{"ok": false, "error": "invalid_auth"})
-		return
-	}
-	if fail != nil {
-		if fail.RetryAfter > 0 {
-			w.Header().Set("Retry-After", strconv.Itoa(fail.RetryAfter))
-		}
-		status := fail.Status
-		if status == 0 {
-			status = 200
-		}
-		code := fail.Error
-		if code == "" {
-			code = "ratelimited"
-		}
-		writeJSON(w, status, map[string]any{"ok": false, "error": code})
-		return
-	}
-
-	var resp map[string]any
-	switch method {
-	case "auth.test":
-		w.Header().Set("X-OAuth-Scopes", "app_mentions:read,chat:write,channels:history,groups:history,im:history,mpim:history,reactions:write,users:read,files:read,files:write,commands")
-		resp = map[string]any{"url": "https://fake.slack.com/", "team": "Fake", "user": "sandpiper", "team_id": TeamID, "user_id": BotUserID, "bot_id": BotID}
-	case "apps.connections.open":
-		resp = s.connectionsOpen()
-	case "chat.postMessage":
-		resp = s.postMessage(form, false)
-	case "chat.postEphemeral":
-		resp = s.postMessage(form, true)
-	case "chat.update":
-		resp = s.update(form)
-	case "reactions.add", "reactions.remove":
-		resp = s.reaction(form, method == "reactions.add")
-	case "conversations.replies":
-		resp = s.replies(form)
-	case "users.info":
-		resp = s.userInfo(form)
-	case "files.getUploadURLExternal":
-		resp = s.getUploadURL(form)
-	case "files.completeUploadExternal":
-		resp = s.completeUpload(form)
-	case "files.info":
-		resp = s.fileInfo(form)
-	case "assistant.threads.setStatus":
-		s.mu.Lock()
-		s.statuses[form.Get("channel_id")+"/"+form.Get("thread_ts")] = form.Get("status")
-		s.mu.Unlock()
-		resp = map[string]any{}
-	default:
-		resp = map[string]any{"ok": false, "error": "unknown_method"}
-	}
-	if _, ok := resp["ok"]; !ok {
-		resp["ok"] = true
-	}
-	writeJSON(w, 200, resp)
+	return nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -403,20 +400,13 @@ func checkBlocks(raw string) map[string]any {
 	total := 0
 	for i, b := range blocks {
 		switch b["type"] {
-		case "section":
+		case "section", "header":
+			limit := map[any]int{"section": 3000, "header": 150}[b["type"]]
 			if t, ok := b["text"].(map[string]any); ok {
 				n := utf8.RuneCountInString(fmt.Sprint(t["text"]))
 				total += n
-				if n > 3000 {
-					return slackErr("invalid_blocks", fmt.Sprintf("must be less than 3001 characters [json-pointer:/blocks/%d/text/text]", i))
-				}
-			}
-		case "header":
-			if t, ok := b["text"].(map[string]any); ok {
-				n := utf8.RuneCountInString(fmt.Sprint(t["text"]))
-				total += n
-				if n > 150 {
-					return slackErr("invalid_blocks", fmt.Sprintf("must be less than 151 characters [json-pointer:/blocks/%d/text/text]", i))
+				if n > limit {
+					return slackErr("invalid_blocks", fmt.Sprintf("must be less than %d characters [json-pointer:/blocks/%d/text/text]", limit+1, i))
 				}
 			}
 		case "context":
@@ -618,8 +608,7 @@ func fillFile(f *File) {
 // serveFile serves url_private downloads to the bot token, and sends
 // anyone else to the sign-in page as Slack does.
 func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
-	rest := strings.TrimPrefix(r.URL.Path, "/files-pri/"+TeamID+"-")
-	id, _, _ := strings.Cut(rest, "/")
+	id := strings.TrimPrefix(r.PathValue("file"), TeamID+"-")
 	if r.Header.Get("Authorization") != "Bearer "+BotToken {
 		http.Redirect(w, r, "/signin?redir="+url.QueryEscape(r.URL.Path), http.StatusFound)
 		return
@@ -657,13 +646,11 @@ func (s *Server) File(id string) (File, bool) {
 }
 
 func (s *Server) fileInfo(form url.Values) map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f, ok := s.files[form.Get("file")]
+	f, ok := s.File(form.Get("file"))
 	if !ok {
 		return slackErr("file_not_found")
 	}
-	return map[string]any{"file": s.wireFile(f, true), "comments": []any{}, "paging": map[string]any{"count": 0, "total": 0, "page": 1, "pages": 0}}
+	return map[string]any{"file": s.wireFile(&f, true), "comments": []any{}, "paging": map[string]any{"count": 0, "total": 0, "page": 1, "pages": 0}}
 }
 
 func (s *Server) wireMessage(m *Message, withMetadata bool) map[string]any {
@@ -754,7 +741,7 @@ func (s *Server) getUploadURL(form url.Values) map[string]any {
 }
 
 func (s *Server) serveUpload(w http.ResponseWriter, r *http.Request) {
-	id := strings.TrimPrefix(r.URL.Path, "/upload/")
+	id := r.PathValue("id")
 	f, _, err := r.FormFile("file")
 	if err != nil {
 		http.Error(w, err.Error(), 400)
@@ -815,7 +802,7 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
-	ru, ok := s.responses[strings.TrimPrefix(r.URL.Path, "/response/")]
+	ru, ok := s.responses[r.PathValue("id")]
 	if !ok {
 		s.mu.Unlock()
 		http.NotFound(w, r)

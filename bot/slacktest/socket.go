@@ -128,30 +128,18 @@ func (c *conn) close() {
 
 // current returns the newest open connection, waiting up to wait for one.
 func (s *Server) current(wait time.Duration) *conn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	deadline := time.Now().Add(wait)
-	stop := time.AfterFunc(wait, func() {
-		s.mu.Lock()
-		s.cond.Broadcast()
-		s.mu.Unlock()
-	})
-	defer stop.Stop()
-	for {
-		for i := len(s.conns) - 1; i >= 0; i-- {
-			c := s.conns[i]
-			c.wmu.Lock()
-			closed := c.closed
-			c.wmu.Unlock()
-			if !closed {
-				return c
+	var c *conn
+	s.Wait(wait, func() bool {
+		for i := len(s.conns) - 1; i >= 0 && c == nil; i-- {
+			s.conns[i].wmu.Lock()
+			if !s.conns[i].closed {
+				c = s.conns[i]
 			}
+			s.conns[i].wmu.Unlock()
 		}
-		if s.closed || !time.Now().Before(deadline) {
-			return nil
-		}
-		s.cond.Wait()
-	}
+		return c != nil
+	})
+	return c
 }
 
 // Connections reports how many sockets were ever opened and how many are open.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,40 +13,40 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
 // runDoctor is `sandpiper doctor`: check the Slack tokens and scopes, the
 // model endpoint and key, the sandbox and the data directory, and say what
 // to fix. It exits 1 when anything failed.
-func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
 	if len(args) > 0 {
-		fmt.Fprintf(stderr, "sandpiper: doctor takes no arguments\n")
-		return 2
+		return configError(errors.New("doctor takes no arguments"))
 	}
 	var checks []bot.Check
 	fail := func(name string, err error) { checks = append(checks, bot.Check{Name: name, Detail: err.Error()}) }
 	pass := func(name, detail string) { checks = append(checks, bot.Check{Name: name, OK: true, Detail: detail}) }
 	quiet := slog.New(slog.DiscardHandler)
 
-	lookup, read, err := envLookuper(".")
+	lookup, read, err := config.Lookup(".")
 	if err != nil {
 		fail("configuration", err)
 		lookup = envconfig.OsLookuper()
 	} else if len(read) > 0 {
 		pass("configuration", "read "+strings.Join(read, ", "))
 	}
-	env, httpAddr, err := loadBotEnv(ctx, lookup)
+	env, err := config.LoadBot(ctx, lookup)
 	if err != nil {
 		fail("configuration", err)
 	} else {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		checks = append(checks, bot.Doctor(cctx, env.botConfig(httpAddr, quiet))...)
+		checks = append(checks, bot.Doctor(cctx, env.Config(quiet))...)
 		cancel()
 	}
-	if mc, err := loadModelConfig(ctx, lookup); err != nil {
+	if mc, err := config.LoadModel(ctx, lookup); err != nil {
 		fail("model", err)
-	} else if model, err := mc.newModel(quiet); err != nil {
+	} else if model, err := mc.New(quiet); err != nil {
 		fail("model", err)
 	} else {
 		mctx, cancel := context.WithTimeout(ctx, 60*time.Second)
@@ -55,15 +56,15 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}, nil)
 		cancel()
 		if err != nil {
-			fail("model "+mc.Model, fmt.Errorf("%v (check SANDPIPER_MODEL, SANDPIPER_MODEL_BASE_URL and the key in %s)", err, mc.keySource()))
+			fail("model "+mc.Model, fmt.Errorf("%v (check SANDPIPER_MODEL, SANDPIPER_MODEL_BASE_URL and the key in %s)", err, mc.KeySource()))
 		} else {
-			pass("model "+mc.Model, fmt.Sprintf("%s at %s answered %q (key from %s)", mc.API, mc.BaseURL, strings.TrimSpace(resp.Message.Text), mc.keySource()))
+			pass("model "+mc.Model, fmt.Sprintf("%s at %s answered %q (key from %s)", mc.API, mc.BaseURL, strings.TrimSpace(resp.Message.Text), mc.KeySource()))
 		}
 	}
 
-	if sbCfg, err := loadSandboxConfig(ctx, lookup); err != nil {
+	if sbCfg, err := config.LoadSandbox(ctx, lookup); err != nil {
 		fail("sandbox", err)
-	} else if sb, err := newSandbox(ctx, sbCfg, quiet); err != nil {
+	} else if sb, err := sbCfg.New(ctx, quiet); err != nil {
 		fail("sandbox", err)
 	} else {
 		defer sb.Close()
@@ -74,11 +75,15 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		case strings.TrimSpace(string(res.Stdout)) != "42":
 			fail("sandbox", fmt.Errorf("print(6 * 7) gave exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr))
 		default:
-			pass("sandbox", fmt.Sprintf("print(6 * 7) → 42 in %s", res.Duration.Round(time.Millisecond)))
-			pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			detail := fmt.Sprintf("print(6 * 7) → 42 in %s", res.Duration.Round(time.Millisecond))
+			if e, ok := sb.(interface{ Enforcement() string }); ok {
+				detail += "; " + e.Enforcement()
+			}
+			pass("sandbox", detail)
+			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 			rt, err := agent.ProbeRuntime(pctx, sb)
 			cancel()
-			switch missing := missingDataModules(rt); {
+			switch missing := rt.Missing(dataModules...); {
 			case err != nil:
 				fail("sandbox Python modules", err)
 			case len(missing) > 0:
@@ -88,7 +93,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			}
 		}
 	}
-	if _, err := loadFileEnv(ctx, lookup); err != nil {
+	if _, err := config.LoadFiles(ctx, lookup); err != nil {
 		fail("file limits", err)
 	}
 
@@ -103,8 +108,12 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if failed > 0 {
 		fmt.Fprintf(stdout, "\n%d check(s) failed; fix them and run sandpiper doctor again.\n", failed)
-		return 1
+		return &exitError{1, nil}
 	}
 	fmt.Fprintln(stdout, "\nAll checks passed. Start the bot with: sandpiper run")
-	return 0
+	return nil
 }
+
+// dataModules are the modules data questions, files and charts need: run
+// warns and doctor fails when the sandbox's Python lacks one.
+var dataModules = []string{"numpy", "pandas", "matplotlib", "scipy", "sympy", "openpyxl"}

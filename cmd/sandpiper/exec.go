@@ -7,16 +7,25 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
+)
+
+// Exit codes of exec when a limit ended the program, as timeout(1) and a
+// shell report them.
+const (
+	exitTimedOut = 124
+	exitKilled   = 137 // SIGKILL: the memory limit
 )
 
 // runExec is `sandpiper exec`: run Python once in the configured sandbox,
 // print its stdout and stderr, and exit with its exit code (124 on timeout,
 // 137 when killed for memory).
-func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	help := false
@@ -35,53 +44,44 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return nil
 		}
-		return 2
+		return &exitError{exitUsage, nil} // the flag package said what was wrong
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "sandpiper: exec: unexpected argument %q (the code goes after -c, in quotes)\n", fs.Arg(0))
-		fs.SetOutput(stderr)
+		var u strings.Builder
+		fs.SetOutput(&u)
 		fs.Usage()
-		return 2
+		return usageError(fmt.Errorf("exec: unexpected argument %q (the code goes after -c, in quotes)", fs.Arg(0)), u.String())
 	}
 	if *code == "" {
 		b, err := io.ReadAll(stdin)
 		if err != nil {
-			fmt.Fprintf(stderr, "sandpiper: read code: %v\n", err)
-			return 1
+			return fmt.Errorf("read code: %w", err)
 		}
 		*code = string(b)
 	}
-	lookup, _, err := envLookuper(".")
+	_, cfg, err := load(ctx, config.LoadSandbox)
 	if err != nil {
-		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
-		return 2
-	}
-	cfg, err := loadSandboxConfig(ctx, lookup)
-	if err != nil {
-		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
-		return 2
+		return err
 	}
 	log := slog.New(slog.DiscardHandler)
 	if *verbose {
 		log = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	sb, err := newSandbox(ctx, cfg, log)
+	sb, err := cfg.New(ctx, log)
 	if err != nil {
-		fmt.Fprintf(stderr, "sandpiper: %v\n", err)
-		return 1
+		return err
 	}
 	defer sb.Close()
 	if *verbose {
-		l := cfg.limits().WithDefaults()
-		fmt.Fprintf(stderr, "sandpiper: limits: %s wall time, %s CPU time, %s memory, %d processes, %d open files, %s of files, %s of output per stream\n",
-			l.Timeout, l.CPUTime, formatSize(l.Memory), l.Processes, l.OpenFiles, formatSize(l.DiskSize), formatSize(l.Output))
+		l := cfg.Limits().WithDefaults()
+		fmt.Fprintf(stderr, "sandpiper: limits: %s wall time, %s CPU time, %g CPUs, %s memory, %d processes, %d open files, %s of files, %s of output per stream\n",
+			l.Timeout, l.CPUTime, l.CPUs, sandbox.FormatSize(l.Memory), l.Processes, l.OpenFiles, sandbox.FormatSize(l.DiskSize), sandbox.FormatSize(l.Output))
 	}
 	res, err := sb.Run(ctx, sandbox.Request{Code: *code})
 	if err != nil {
-		fmt.Fprintf(stderr, "sandpiper: %s\n", safetext.Text(err.Error()))
-		return 1
+		return err
 	}
 	// The program's own output is passed through untouched, as python3
 	// would; the lines exec adds hold no text of the program's.
@@ -93,29 +93,19 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if res.StderrTruncated {
 		fmt.Fprintf(stderr, "\nsandpiper: stderr truncated: %d of %d bytes shown\n", len(res.Stderr), res.StderrSize)
 	}
-	switch res.Limit {
-	case sandbox.LimitTimeout:
-		fmt.Fprintf(stderr, "sandpiper: timed out after %s\n", cfg.Timeout)
-	case sandbox.LimitMemory:
-		fmt.Fprintf(stderr, "sandpiper: killed: memory limit of %d MiB reached\n", int64(cfg.Memory)>>20)
-	case sandbox.LimitNone:
-	case sandbox.LimitCPU:
-		fmt.Fprintf(stderr, "sandpiper: killed: CPU-time limit of %s reached\n", cfg.CPUTime)
-	case sandbox.LimitProcesses:
-		fmt.Fprintf(stderr, "sandpiper: the limit of %d processes was reached\n", cfg.Processes)
-	case sandbox.LimitDisk:
-		fmt.Fprintf(stderr, "sandpiper: a write reached the %s limit on files\n", formatSize(int64(cfg.Disk)))
-	default:
-		fmt.Fprintf(stderr, "sandpiper: %s limit reached\n", safetext.Line(string(res.Limit)))
+	if note := res.LimitNote(cfg.Limits()); note != "" {
+		fmt.Fprintf(stderr, "sandpiper: %s\n", safetext.Line(note))
 	}
 	if *verbose {
 		fmt.Fprintf(stderr, "sandpiper: exit %d in %s\n", res.ExitCode, res.Duration.Round(time.Millisecond))
 	}
 	switch {
-	case res.TimedOut:
-		return 124
-	case res.OutOfMemory:
-		return 137
+	case res.Limit == sandbox.LimitTimeout:
+		return &exitError{exitTimedOut, nil}
+	case res.Limit == sandbox.LimitMemory:
+		return &exitError{exitKilled, nil}
+	case res.ExitCode != 0:
+		return &exitError{res.ExitCode, nil}
 	}
-	return res.ExitCode
+	return nil
 }

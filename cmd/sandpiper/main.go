@@ -8,15 +8,23 @@
 //	sandpiper exec [-c CODE] run Python once in the configured sandbox
 //	sandpiper doctor         check the configuration
 //	sandpiper healthcheck    exit 0 when the running bot is healthy
+//
+// This package reads the flags and the configuration and wires the
+// packages together: bot (the Slack front end), internal/chat (the
+// terminal one), agent and its model providers, and the sandbox backends.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
 func main() {
@@ -29,30 +37,80 @@ func main() {
 	os.Exit(code)
 }
 
-// run is main without the process: it returns the exit code.
+// A command runs with the process's arguments (after its name) and
+// standard streams. It returns nil for exit 0; any other error is printed
+// once by [run], and ends the process with 1 or the [exitError]'s code.
+type command func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error
+
+var commands = map[string]command{
+	"run":         runBot,
+	"ask":         runAsk,
+	"doctor":      runDoctor,
+	"exec":        runExec,
+	"healthcheck": runHealthcheck,
+}
+
+// run is main without the process: it runs the command args name, prints
+// its error, if any, on stderr, and returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	cmd := "run"
+	name := "run"
 	if len(args) > 0 {
-		cmd, args = args[0], args[1:]
+		name, args = args[0], args[1:]
 	}
-	switch cmd {
-	case "run":
-		return runBot(ctx, args, stdout, stderr)
-	case "ask":
-		return runAsk(ctx, args, stdin, stdout, stderr)
-	case "doctor":
-		return runDoctor(ctx, args, stdout, stderr)
-	case "exec":
-		return runExec(ctx, args, stdin, stdout, stderr)
-	case "healthcheck":
-		return runHealthcheck(ctx, args, stdout, stderr)
-	case "help", "-h", "-help", "--help":
+	var err error
+	switch cmd, ok := commands[name]; {
+	case ok:
+		err = cmd(ctx, args, stdin, stdout, stderr)
+	case name == "help" || name == "-h" || name == "-help" || name == "--help":
 		fmt.Fprint(stdout, usage)
-		return 0
 	default:
-		fmt.Fprintf(stderr, "sandpiper: unknown command %q\n\n%s", cmd, usage)
-		return 2
+		err = usageError(fmt.Errorf("unknown command %q", name), usage)
 	}
+	if err == nil {
+		return 0
+	}
+	code := 1
+	if ee, ok := errors.AsType[*exitError](err); ok {
+		code = ee.code
+		if ee.err == nil {
+			return code // the command said all there was to say
+		}
+	}
+	// Errors quote what a model API's server, a sandbox or a file said:
+	// neutralised, as everything else shown.
+	fmt.Fprintf(stderr, "sandpiper: %s\n", safetext.Text(err.Error()))
+	return code
+}
+
+// exitError ends a command with an exit code other than 1; err is what to
+// print, or nil when the command printed all there was to say.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// Exit codes besides 0 and 1.
+const (
+	exitUsage       = 2   // bad arguments or configuration
+	exitInterrupted = 130 // SIGINT, as a shell reports it
+)
+
+// configError is a problem with the arguments or the configuration: the
+// command exits 2.
+func configError(err error) error { return &exitError{exitUsage, err} }
+
+// usageError is configError followed by the command's usage.
+func usageError(err error, usage string) error {
+	return configError(fmt.Errorf("%w\n\n%s", err, strings.TrimRight(usage, "\n")))
 }
 
 const usage = `Usage:

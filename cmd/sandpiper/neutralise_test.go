@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-
-	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
 // hostileProgram prints terminal escape sequences (an OSC 52 clipboard
@@ -85,59 +83,4 @@ func unsafeRune(s string) (rune, int) {
 		}
 	}
 	return -1, -1
-}
-
-func TestStreamText(t *testing.T) {
-	for _, tt := range []struct {
-		name   string
-		deltas []string
-		want   []string // what each delta shows, then what the flush shows
-	}{
-		{"plain", []string{"The answer ", "is 42."}, []string{"The answer ", "is 42.", ""}},
-		{"escape in a delta", []string{"a\x1b[2Jb", "\x07"}, []string{"a␛[2Jb", "␇", ""}},
-		{"escape across deltas", []string{"a\x1b", "[2J"}, []string{"a␛", "[2J", ""}},
-		{"rune across deltas", []string{"84\xc2", "\xb3 = ", "\xe2\x80", "\xae!"}, []string{"84", "³ = ", "", "\ufffd!", ""}},
-		{"CR LF across deltas", []string{"one\r", "\ntwo\r"}, []string{"one", "\ntwo", "\n"}},
-		{"lone CR", []string{"one\r", "two"}, []string{"one", "\ntwo", ""}},
-		{"broken rune at the end", []string{"x\xe2\x80"}, []string{"x", "\ufffd\ufffd"}},
-		{"invalid byte is not held", []string{"x\xff"}, []string{"x\ufffd", ""}},
-		{"C1 as a rune", []string{"\u009b31m"}, []string{"\ufffd31m", ""}},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			var st streamText
-			var got []string
-			for _, d := range tt.deltas {
-				got = append(got, st.next(d))
-			}
-			got = append(got, st.flush())
-			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
-				t.Errorf("shown %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestSaveOutputNames(t *testing.T) {
-	dir := t.TempDir()
-	for _, tt := range []struct{ name, want string }{
-		{"chart.png", "chart.png"},
-		{"out/a b.csv", "out/a b.csv"},
-		{"evil\u202egnp.exe", "evil\ufffdgnp.exe"},
-		{"out/\x1b[2J\x07.txt", "out/␛[2J␇.txt"},
-		{"line\nbreak.txt", "line␊break.txt"},
-	} {
-		p, err := saveOutput(dir, sandbox.File{Name: tt.name, Data: []byte("x")})
-		if err != nil || p != filepath.Join(dir, tt.want) {
-			t.Errorf("saveOutput(%q) = %q, %v; want %q", tt.name, p, err, filepath.Join(dir, tt.want))
-			continue
-		}
-		if _, err := os.Stat(p); err != nil {
-			t.Errorf("%q not saved: %v", tt.name, err)
-		}
-	}
-	for _, bad := range []string{"../x", "/etc/x", ""} {
-		if _, err := saveOutput(dir, sandbox.File{Name: bad}); err == nil {
-			t.Errorf("saveOutput(%q) saved", bad)
-		}
-	}
 }

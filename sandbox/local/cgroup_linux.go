@@ -16,17 +16,34 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// cgroups creates one memory+pids cgroup per run, on cgroup v2 where its
-// memory and pids controllers are available, else on the v1 memory and
-// pids hierarchies. A nil *cgroups means the host offers neither (or does
-// not let this user create groups): rlimits then stand alone.
+// cgroups creates one cgroup per run, with memory, pids and (where the
+// controller is there) CPU limits: on cgroup v2 where its memory and pids
+// controllers are available to this process, else on the v1 memory, pids
+// and cpu hierarchies. A nil *cgroups means the host offers neither (or
+// does not let this user create groups): rlimits and init's memory watcher
+// then stand alone.
 type cgroups struct {
-	v2   string // v2: the parent directory of the runs' groups
-	mem  string // v1: memory/sandpiper/p<pid>
-	pids string // v1: pids/sandpiper/p<pid>
+	v2    string // v2: the parent directory of the runs' groups
+	v2CPU bool   // v2: the cpu controller is enabled for them
+	// delegated: the v2 group is this process's own, delegated to it (a
+	// container's or a systemd unit's), not one made at the root.
+	delegated bool
+	mem       string // v1: memory/sandpiper/p<pid>
+	pids      string // v1: pids/sandpiper/p<pid>
+	cpu       string // v1: cpu/sandpiper/p<pid>; empty without the cpu hierarchy
 }
 
 const cgroupRoot = "/sys/fs/cgroup"
+
+// cpuPeriod is the CFS period of the runs' CPU quota, in microseconds (the
+// kernel's default); the quota is CPUs times this.
+const cpuPeriod = 100000
+
+// cpuQuota is the quota, in microseconds per cpuPeriod, that lets a run use
+// cpus CPUs; the kernel takes at least 1000.
+func cpuQuota(cpus float64) int64 {
+	return max(int64(cpus*cpuPeriod+0.5), 1000)
+}
 
 // cgroupName is the group under which each bot process has its own,
 // p<pid>, under which each sandbox has one. The process's group stays for
@@ -36,13 +53,15 @@ const cgroupRoot = "/sys/fs/cgroup"
 const cgroupName = "sandpiper"
 
 // processGroup returns this process's group under base, created, after
-// sweeping away the groups of dead processes.
-func processGroup(base string, v2 bool) (string, error) {
+// sweeping away the groups of dead processes. On v2, enable lists the
+// controllers to enable for the groups below ("+memory +pids"); on v1 it
+// is empty.
+func processGroup(base, enable string) (string, error) {
 	if err := os.Mkdir(base, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", fmt.Errorf("create %s: %w", base, err)
 	}
-	if v2 {
-		if err := os.WriteFile(filepath.Join(base, "cgroup.subtree_control"), []byte("+memory +pids"), 0); err != nil {
+	if enable != "" {
+		if err := os.WriteFile(filepath.Join(base, "cgroup.subtree_control"), []byte(enable), 0); err != nil {
 			return "", fmt.Errorf("enable cgroup v2 controllers in %s: %w", base, err)
 		}
 	}
@@ -51,8 +70,8 @@ func processGroup(base string, v2 bool) (string, error) {
 	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", fmt.Errorf("create %s: %w", dir, err)
 	}
-	if v2 {
-		if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("+memory +pids"), 0); err != nil {
+	if enable != "" {
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte(enable), 0); err != nil {
 			return "", fmt.Errorf("enable cgroup v2 controllers in %s: %w", dir, err)
 		}
 	}
@@ -87,15 +106,54 @@ func sweep(base string) {
 	}
 }
 
-// detectCgroups prepares the parent groups, or returns why it cannot.
-func detectCgroups() (*cgroups, error) {
-	if ctrl, err := os.ReadFile(filepath.Join(cgroupRoot, "cgroup.controllers")); err == nil {
-		have := strings.Fields(string(ctrl))
-		if contains(have, "memory") && contains(have, "pids") {
-			return detectV2()
-		}
+// cgroupHost is what cgroup detection looks at: the cgroup file system's
+// mount point, this process's /proc/self/cgroup, and a test of whether this
+// process may write a path. Tests give a fake one.
+type cgroupHost struct {
+	root     string
+	self     string // the contents of /proc/self/cgroup
+	writable func(path string) bool
+}
+
+// realCgroupHost is this host's.
+func realCgroupHost() cgroupHost {
+	self, _ := os.ReadFile("/proc/self/cgroup")
+	return cgroupHost{
+		root:     cgroupRoot,
+		self:     string(self),
+		writable: func(p string) bool { return unix.Access(p, unix.W_OK) == nil },
 	}
-	mem, pids := filepath.Join(cgroupRoot, "memory"), filepath.Join(cgroupRoot, "pids")
+}
+
+// detectCgroups prepares the parent groups, or returns why it cannot.
+// Privileged (root with CAP_SYS_ADMIN on the host), it makes them at the
+// root of cgroup v2, or in the v1 hierarchies; otherwise, and when that
+// fails on v2 (in a container, the root is the container's own group), it
+// uses the v2 group this process was delegated, if any.
+func detectCgroups(h cgroupHost, privileged bool) (*cgroups, error) {
+	ctrl, err := os.ReadFile(filepath.Join(h.root, "cgroup.controllers"))
+	if err != nil { // not v2 at the root: v1, or hybrid without v2 controllers
+		if !privileged {
+			return nil, errors.New("no cgroup v2 file system (this host has cgroup v1, whose groups only root may create)")
+		}
+		return detectV1(h.root)
+	}
+	if privileged && contains(strings.Fields(string(ctrl)), "memory") && contains(strings.Fields(string(ctrl)), "pids") {
+		c, err := detectV2Root(h.root, strings.Fields(string(ctrl)))
+		if err == nil {
+			return c, nil
+		}
+		d, derr := detectDelegated(h)
+		if derr != nil {
+			return nil, fmt.Errorf("%v; and %v", err, derr)
+		}
+		return d, nil
+	}
+	return detectDelegated(h)
+}
+
+func detectV1(root string) (*cgroups, error) {
+	mem, pids, cpu := filepath.Join(root, "memory"), filepath.Join(root, "pids"), filepath.Join(root, "cpu")
 	if _, err := os.Stat(filepath.Join(mem, "memory.limit_in_bytes")); err != nil {
 		return nil, errors.New("no cgroup v2 memory and pids controllers and no cgroup v1 memory hierarchy")
 	}
@@ -104,26 +162,110 @@ func detectCgroups() (*cgroups, error) {
 	}
 	c := &cgroups{}
 	var err error
-	if c.mem, err = processGroup(filepath.Join(mem, cgroupName), false); err != nil {
+	if c.mem, err = processGroup(filepath.Join(mem, cgroupName), ""); err != nil {
 		return nil, err
 	}
-	if c.pids, err = processGroup(filepath.Join(pids, cgroupName), false); err != nil {
+	if c.pids, err = processGroup(filepath.Join(pids, cgroupName), ""); err != nil {
 		return nil, err
+	}
+	// The CPU quota where the cpu hierarchy is mounted ("cpu" is often a
+	// link to "cpu,cpuacct"); without it runs have none.
+	if _, err := os.Stat(filepath.Join(cpu, "cpu.cfs_quota_us")); err == nil {
+		if c.cpu, err = processGroup(filepath.Join(cpu, cgroupName), ""); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
 
-func detectV2() (*cgroups, error) {
-	// Our own group must not hold processes and enable controllers at
-	// once, so the runs' parent is a sibling at the root.
-	if err := os.WriteFile(filepath.Join(cgroupRoot, "cgroup.subtree_control"), []byte("+memory +pids"), 0); err != nil {
-		return nil, fmt.Errorf("enable cgroup v2 controllers: %w", err)
+// enableV2 enables the memory and pids controllers, and cpu when it is
+// available, for the groups below dir; it returns what it wrote.
+func enableV2(dir string, available []string) (string, error) {
+	file := filepath.Join(dir, "cgroup.subtree_control")
+	if contains(available, "cpu") {
+		// The cpu controller cannot be enabled while a real-time
+		// thread is about: then runs have no quota.
+		if err := os.WriteFile(file, []byte("+memory +pids +cpu"), 0); err == nil {
+			return "+memory +pids +cpu", nil
+		}
 	}
-	dir, err := processGroup(filepath.Join(cgroupRoot, cgroupName), true)
+	if err := os.WriteFile(file, []byte("+memory +pids"), 0); err != nil {
+		return "", fmt.Errorf("enable cgroup v2 controllers in %s: %w", dir, err)
+	}
+	return "+memory +pids", nil
+}
+
+// detectV2Root makes the runs' parent a group at the root of the
+// hierarchy, a sibling of this process's own group: a group may not hold
+// processes and enable controllers at once.
+func detectV2Root(root string, available []string) (*cgroups, error) {
+	return runsGroup(root, available, false)
+}
+
+// runsGroup enables the available controllers for dir's children and
+// makes the runs' parent group in dir.
+func runsGroup(dir string, available []string, delegated bool) (*cgroups, error) {
+	enable, err := enableV2(dir, available)
 	if err != nil {
 		return nil, err
 	}
-	return &cgroups{v2: dir}, nil
+	runs, err := processGroup(filepath.Join(dir, cgroupName), enable)
+	if err != nil {
+		return nil, err
+	}
+	return &cgroups{v2: runs, v2CPU: strings.Contains(enable, "+cpu"), delegated: delegated}, nil
+}
+
+// delegatedLeaf is the group, inside the delegated one, that the
+// processes found there (this one included) move to: a group with
+// controllers enabled for its children may hold no processes itself.
+const delegatedLeaf = "main"
+
+// detectDelegated uses the cgroup v2 group this process is in when it may
+// manage it (a systemd unit with Delegate=yes, a container given a
+// writable cgroup namespace): its memory and pids controllers available,
+// the group writable. It moves the group's processes into a leaf child,
+// enables the controllers, and makes the runs' parent a sibling of the
+// leaf.
+func detectDelegated(h cgroupHost) (*cgroups, error) {
+	var own string
+	for _, line := range strings.Split(h.self, "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			own = p
+		}
+	}
+	if own == "" || !strings.HasPrefix(own, "/") {
+		return nil, errors.New("this process is in no cgroup v2 group (no 0:: line in /proc/self/cgroup)")
+	}
+	dir := filepath.Join(h.root, filepath.Clean(own))
+	ctrl, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	if err != nil {
+		return nil, fmt.Errorf("this process's cgroup %s is not visible (%v); a container needs its own cgroup namespace (--cgroupns=private)", own, err)
+	}
+	available := strings.Fields(string(ctrl))
+	if !contains(available, "memory") || !contains(available, "pids") {
+		return nil, fmt.Errorf("this process's cgroup %s has no memory and pids controllers to delegate (it has %q)", own, strings.TrimSpace(string(ctrl)))
+	}
+	for _, p := range []string{dir, filepath.Join(dir, "cgroup.procs"), filepath.Join(dir, "cgroup.subtree_control")} {
+		if !h.writable(p) {
+			return nil, fmt.Errorf("this process's cgroup %s is not delegated to it (%s is not writable)", own, p)
+		}
+	}
+	leaf := filepath.Join(dir, delegatedLeaf)
+	if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("create %s: %w", leaf, err)
+	}
+	procs, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil, err
+	}
+	for _, pid := range strings.Fields(string(procs)) {
+		err := os.WriteFile(filepath.Join(leaf, "cgroup.procs"), []byte(pid), 0)
+		if err != nil && !errors.Is(err, unix.ESRCH) { // ESRCH: it has exited
+			return nil, fmt.Errorf("move process %s of the delegated cgroup %s into %s: %w", pid, own, leaf, err)
+		}
+	}
+	return runsGroup(dir, available, true)
 }
 
 func (c *cgroups) String() string {
@@ -131,12 +273,28 @@ func (c *cgroups) String() string {
 		return "none"
 	}
 	if c.v2 != "" {
-		return "v2 " + c.v2
+		s := "v2 " + c.v2
+		if c.delegated {
+			s += " (delegated)"
+		}
+		if !c.v2CPU {
+			s += ", no cpu controller"
+		}
+		return s
 	}
-	return "v1 " + c.mem + ", " + c.pids
+	s := "v1 " + c.mem + ", " + c.pids
+	if c.cpu != "" {
+		s += ", " + c.cpu
+	} else {
+		s += ", no cpu hierarchy"
+	}
+	return s
 }
 
-// runCgroup is one run's group (two directories on v1).
+// hasCPU reports whether the runs' groups get a CPU quota.
+func (c *cgroups) hasCPU() bool { return c != nil && (c.v2CPU || c.cpu != "") }
+
+// runCgroup is one run's group (a directory in each v1 hierarchy).
 type runCgroup struct {
 	dirs []string
 	// join are the cgroup.procs files (one per v1 hierarchy, one on v2)
@@ -144,6 +302,9 @@ type runCgroup struct {
 	// inherits the group at its fork.
 	join []*os.File
 	v2   bool
+	mem  string // the directories with each controller's files
+	pids string
+	cpu  string // empty without a CPU quota
 }
 
 type cgroupSetting struct{ file, value string }
@@ -154,16 +315,29 @@ type cgroupDir struct {
 }
 
 // create makes the group for one run with the given limits.
-func (c *cgroups) create(id string, memory int64, pids int) (*runCgroup, error) {
+func (c *cgroups) create(id string, memory int64, pids int, cpus float64) (*runCgroup, error) {
 	rc := &runCgroup{v2: c.v2 != ""}
 	mem, max := strconv.FormatInt(memory, 10), strconv.Itoa(pids)
+	quota := strconv.FormatInt(cpuQuota(cpus), 10)
 	var plan []cgroupDir
 	if rc.v2 {
-		plan = []cgroupDir{{filepath.Join(c.v2, id), []cgroupSetting{{"memory.max", mem}, {"memory.swap.max", "0"}, {"pids.max", max}}}}
+		dir := filepath.Join(c.v2, id)
+		settings := []cgroupSetting{{"memory.max", mem}, {"memory.swap.max", "0"}, {"pids.max", max}}
+		rc.mem, rc.pids = dir, dir
+		if c.v2CPU {
+			settings = append(settings, cgroupSetting{"cpu.max", quota + " " + strconv.Itoa(cpuPeriod)})
+			rc.cpu = dir
+		}
+		plan = []cgroupDir{{dir, settings}}
 	} else {
+		rc.mem, rc.pids = filepath.Join(c.mem, id), filepath.Join(c.pids, id)
 		plan = []cgroupDir{
-			{filepath.Join(c.mem, id), []cgroupSetting{{"memory.limit_in_bytes", mem}, {"memory.memsw.limit_in_bytes", mem}}},
-			{filepath.Join(c.pids, id), []cgroupSetting{{"pids.max", max}}},
+			{rc.mem, []cgroupSetting{{"memory.limit_in_bytes", mem}, {"memory.memsw.limit_in_bytes", mem}}},
+			{rc.pids, []cgroupSetting{{"pids.max", max}}},
+		}
+		if c.cpu != "" {
+			rc.cpu = filepath.Join(c.cpu, id)
+			plan = append(plan, cgroupDir{rc.cpu, []cgroupSetting{{"cpu.cfs_period_us", strconv.Itoa(cpuPeriod)}, {"cpu.cfs_quota_us", quota}}})
 		}
 	}
 	for _, p := range plan {
@@ -200,14 +374,19 @@ func (rc *runCgroup) closeJoin() {
 // oomKilled reports whether the memory limit killed a process of the run.
 func (rc *runCgroup) oomKilled() bool {
 	if rc.v2 {
-		return readKeyed(filepath.Join(rc.dirs[0], "memory.events"), "oom_kill") > 0
+		return readKeyed(filepath.Join(rc.mem, "memory.events"), "oom_kill") > 0
 	}
-	return readKeyed(filepath.Join(rc.dirs[0], "memory.oom_control"), "oom_kill") > 0
+	return readKeyed(filepath.Join(rc.mem, "memory.oom_control"), "oom_kill") > 0
 }
 
 // pidsMaxHit reports whether a fork or thread creation hit the limit.
 func (rc *runCgroup) pidsMaxHit() bool {
-	return readKeyed(filepath.Join(rc.dirs[len(rc.dirs)-1], "pids.events"), "max") > 0
+	return readKeyed(filepath.Join(rc.pids, "pids.events"), "max") > 0
+}
+
+// throttled reports whether the CPU quota held the run back.
+func (rc *runCgroup) throttled() bool {
+	return rc.cpu != "" && readKeyed(filepath.Join(rc.cpu, "cpu.stat"), "nr_throttled") > 0
 }
 
 // memoryPeak returns the most memory the run used, 0 if unknown.
@@ -216,7 +395,7 @@ func (rc *runCgroup) memoryPeak() int64 {
 	if rc.v2 {
 		name = "memory.peak"
 	}
-	b, err := os.ReadFile(filepath.Join(rc.dirs[0], name))
+	b, err := os.ReadFile(filepath.Join(rc.mem, name))
 	if err != nil {
 		return 0
 	}
@@ -276,34 +455,43 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// setLimits sets the run's memory and process limits. On v1 the memory
-// limit may never exceed memory+swap, so the order of the writes depends on
-// the direction of the change.
-func (rc *runCgroup) setLimits(memory int64, pids int) error {
+// setLimits sets the run's memory, process and CPU limits. On v1 the
+// memory limit may never exceed memory+swap, so the order of the writes
+// depends on the direction of the change.
+func (rc *runCgroup) setLimits(memory int64, pids int, cpus float64) error {
 	mem, max := strconv.FormatInt(memory, 10), strconv.Itoa(pids)
+	quota := strconv.FormatInt(cpuQuota(cpus), 10)
 	write := func(dir, file, value string) error {
 		err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0)
 		if errors.Is(err, fs.ErrNotExist) && (file == "memory.memsw.limit_in_bytes" || file == "memory.swap.max") {
 			return nil
 		}
-		return err
+		if err != nil {
+			return fmt.Errorf("set %s: %w", file, err)
+		}
+		return nil
 	}
+	var errs []error
+	if rc.cpu != "" {
+		if rc.v2 {
+			errs = append(errs, write(rc.cpu, "cpu.max", quota+" "+strconv.Itoa(cpuPeriod)))
+		} else {
+			errs = append(errs, write(rc.cpu, "cpu.cfs_quota_us", quota))
+		}
+	}
+	errs = append(errs, write(rc.pids, "pids.max", max))
 	if rc.v2 {
-		return errors.Join(write(rc.dirs[0], "memory.max", mem), write(rc.dirs[0], "pids.max", max))
+		errs = append(errs, write(rc.mem, "memory.max", mem))
+		return errors.Join(errs...)
 	}
-	if err := write(rc.dirs[0], "memory.limit_in_bytes", mem); err != nil {
+	if err := write(rc.mem, "memory.limit_in_bytes", mem); err != nil {
 		// Raising: memory+swap first.
-		if err := write(rc.dirs[0], "memory.memsw.limit_in_bytes", mem); err != nil {
-			return fmt.Errorf("set memory.memsw.limit_in_bytes: %w", err)
+		if err := write(rc.mem, "memory.memsw.limit_in_bytes", mem); err != nil {
+			return errors.Join(append(errs, err)...)
 		}
-		if err := write(rc.dirs[0], "memory.limit_in_bytes", mem); err != nil {
-			return fmt.Errorf("set memory.limit_in_bytes: %w", err)
-		}
-	} else if err := write(rc.dirs[0], "memory.memsw.limit_in_bytes", mem); err != nil {
-		return fmt.Errorf("set memory.memsw.limit_in_bytes: %w", err)
+		errs = append(errs, write(rc.mem, "memory.limit_in_bytes", mem))
+	} else {
+		errs = append(errs, write(rc.mem, "memory.memsw.limit_in_bytes", mem))
 	}
-	if err := write(rc.dirs[1], "pids.max", max); err != nil {
-		return fmt.Errorf("set pids.max: %w", err)
-	}
-	return nil
+	return errors.Join(errs...)
 }

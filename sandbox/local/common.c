@@ -5,17 +5,33 @@
 
 int result_fd = 3;
 
-void write_all(int fd, const void *p, size_t n) {
-	const char *c = p;
+/* transfer reads n bytes from fd into p, or writes the n bytes at p to
+ * fd, through short transfers and EINTR; it returns -1 when one fails or
+ * (reading) the input ends first. */
+static int transfer(int fd, char *p, size_t n, int writing) {
 	while (n > 0) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
+		ssize_t k = writing ? write(fd, p, n) : read(fd, p, n);
+		if (k < 0 && errno == EINTR)
 			continue;
-		if (w <= 0)
-			_exit(3);
-		c += w;
-		n -= (size_t)w;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
 	}
+	return 0;
+}
+
+static int write_full(int fd, const void *p, size_t n) {
+	return transfer(fd, (char *)p, n, 1); /* write(2) does not change it */
+}
+
+int read_full(int fd, void *p, size_t n) {
+	return transfer(fd, p, n, 0);
+}
+
+void write_all(int fd, const void *p, size_t n) {
+	if (write_full(fd, p, n) < 0)
+		_exit(3);
 }
 
 void send_header(uint32_t type, uint64_t len) {
@@ -52,20 +68,6 @@ void fail(const char *fmt, ...) {
 }
 
 
-int read_full(int fd, void *p, size_t n) {
-	char *c = p;
-	while (n > 0) {
-		ssize_t r = read(fd, c, n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		c += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 void read_msg(struct msg *m) {
 	char h[12];
 	errno = 0;
@@ -89,14 +91,16 @@ uint64_t now_ns(void) {
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-int mkdir_p(const char *path, mode_t mode) {
+/* mkdir_prefix makes the directory named by the first n bytes of path,
+ * and its parents. */
+static int mkdir_prefix(const char *path, size_t n, mode_t mode) {
 	char tmp[4096];
-	size_t n = strlen(path);
-	if (n >= sizeof tmp) {
-		errno = ENAMETOOLONG;
+	if (n == 0 || n >= sizeof tmp) {
+		errno = n ? ENAMETOOLONG : ENOENT;
 		return -1;
 	}
-	memcpy(tmp, path, n + 1);
+	memcpy(tmp, path, n);
+	tmp[n] = 0;
 	for (char *p = tmp + 1; *p; p++) {
 		if (*p != '/')
 			continue;
@@ -110,19 +114,15 @@ int mkdir_p(const char *path, mode_t mode) {
 	return 0;
 }
 
+int mkdir_p(const char *path, mode_t mode) {
+	return mkdir_prefix(path, strlen(path), mode);
+}
+
 int mkdir_parent(const char *path) {
-	char tmp[4096];
-	size_t n = strlen(path);
-	if (n >= sizeof tmp) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	memcpy(tmp, path, n + 1);
-	char *slash = strrchr(tmp, '/');
-	if (!slash || slash == tmp)
+	const char *slash = strrchr(path, '/');
+	if (!slash || slash == path)
 		return 0;
-	*slash = 0;
-	return mkdir_p(tmp, 0755);
+	return mkdir_prefix(path, (size_t)(slash - path), 0755);
 }
 
 void write_file(const char *path, const char *data, uint64_t len, mode_t mode) {
@@ -131,16 +131,8 @@ void write_file(const char *path, const char *data, uint64_t len, mode_t mode) {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
 	if (fd < 0)
 		fail("create %s", path);
-	const char *c = data;
-	while (len > 0) {
-		ssize_t w = write(fd, c, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			fail("write %s", path);
-		c += w;
-		len -= (uint64_t)w;
-	}
+	if (write_full(fd, data, (size_t)len) < 0)
+		fail("write %s", path);
 	close(fd);
 }
 

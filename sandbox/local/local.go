@@ -16,11 +16,14 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
+// DefaultPython is the interpreter when [Config.Python] is empty.
+const DefaultPython = "python3"
+
 // Config configures a [Sandbox]. Zero fields take defaults.
 type Config struct {
 	// Python is the interpreter: a path or a name looked up in PATH
-	// (default "python3"). It is resolved once, through shims, to the real
-	// executable and its prefix.
+	// (default DefaultPython). It is resolved once, through shims, to the
+	// real executable and its prefix.
 	Python string
 	// Concurrency bounds runs at once (default: number of CPUs).
 	Concurrency int

@@ -73,6 +73,7 @@ type Sandbox struct {
 	setup   atomic.Pointer[encodedSetup] // the setup message, encoded
 
 	liveCgroups atomic.Int64 // for tests: runs' cgroups not yet removed
+	watchCPU    atomic.Int64 // for benchmarks: nanoseconds of CPU time the memory watchers took
 	lastCgroup  atomic.Value // for tests: []string, the last run's cgroup directories
 }
 
@@ -126,24 +127,20 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if err := s.plan(); err != nil {
 		return nil, err
 	}
-	switch {
-	case s.canCloneTrees:
-		s.cgroups, err = detectCgroups()
-	case root:
-		err = errors.New("running as root without CAP_SYS_ADMIN")
-	default:
-		err = errors.New("not running as root")
-	}
-	if err != nil {
-		log.Warn("sandbox: no cgroup limits; memory is bounded by RLIMIT_DATA and processes by RLIMIT_NPROC only", "reason", err)
-		// RLIMIT_DATA counts what is reserved, not what is used, and each
-		// BLAS thread reserves a buffer of about 64 MB: one thread leaves
-		// the program most of its memory.
+	// Root with CAP_SYS_ADMIN makes its own groups; anyone else needs a
+	// delegated cgroup v2 group.
+	if s.cgroups, err = detectCgroups(realCgroupHost(), s.canCloneTrees); err != nil {
+		log.Warn("sandbox: no cgroup for the runs; memory is bounded by the sandbox's watcher and rlimits, processes by RLIMIT_NPROC, and the CPU quota (SANDPIPER_SANDBOX_CPUS) is not enforced", "reason", err)
+		// Without a memory cgroup a process's address space is bounded
+		// (RLIMIT_AS), and each BLAS thread reserves a buffer of about 64
+		// MB: one thread leaves the program most of it.
 		for i, kv := range s.env {
 			if k, _, _ := strings.Cut(kv, "="); k == "OPENBLAS_NUM_THREADS" || k == "OMP_NUM_THREADS" {
 				s.env[i] = k + "=1"
 			}
 		}
+	} else if !s.cgroups.hasCPU() {
+		log.Warn("sandbox: no cgroup cpu controller; the CPU quota (SANDPIPER_SANDBOX_CPUS) is not enforced", "cgroups", s.cgroups.String())
 	}
 
 	// Prove it works before anyone relies on it.
@@ -226,6 +223,18 @@ func landlockABI() int {
 		return 0
 	}
 	return int(v)
+}
+
+// Enforcement says how the run's memory, processes and CPUs are bounded
+// on this host, for doctor: by cgroups, or without them.
+func (s *Sandbox) Enforcement() string {
+	if s.cgroups == nil {
+		return "no cgroup: memory bounded per run by the sandbox's watcher and per process by rlimits, processes by RLIMIT_NPROC; the CPU quota (SANDPIPER_SANDBOX_CPUS) is not enforced"
+	}
+	if !s.cgroups.hasCPU() {
+		return "cgroup " + s.cgroups.String() + ": memory and processes bounded; no cpu controller, so the CPU quota (SANDPIPER_SANDBOX_CPUS) is not enforced"
+	}
+	return fmt.Sprintf("cgroup %s: memory, processes and %g CPUs bounded per run", s.cgroups.String(), s.cfg.Limits.CPUs)
 }
 
 // Python returns the resolved interpreter.
@@ -416,8 +425,8 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	}
 	// The group was made with the default limits; a request with its own
 	// sets them now.
-	if def := s.cfg.Limits; w.cg != nil && (lim.Memory != def.Memory || lim.Processes != def.Processes) {
-		if err := w.cg.setLimits(lim.Memory, lim.Processes+1); err != nil { // init counts
+	if def := s.cfg.Limits; w.cg != nil && (lim.Memory != def.Memory || lim.Processes != def.Processes || lim.CPUs != def.CPUs) {
+		if err := w.cg.setLimits(lim.Memory, lim.Processes+1, lim.CPUs); err != nil { // init counts
 			return nil, &sandbox.Error{Op: "cgroup", Err: err}
 		}
 	}
@@ -469,7 +478,7 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	res.Duration = time.Since(start)
 	if ir.err != nil {
 		if killedByHost {
-			res.TimedOut, res.Limit, res.ExitCode = true, sandbox.LimitTimeout, 128+int(unix.SIGKILL)
+			res.Limit, res.ExitCode = sandbox.LimitTimeout, 128+int(unix.SIGKILL)
 			return res, nil
 		}
 		return nil, &sandbox.Error{Op: "wait", Err: fmt.Errorf("no result from the sandbox's init: %w", ir.err)}
@@ -479,7 +488,8 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	}
 	r, cg := ir.r, w.cg
 	s.log.Debug("sandbox: run", "exec", r.Started, "program_end", r.Ended, "result", r.Reported,
-		"sent", sent.Sub(start), "exited", exited.Sub(start), "total", time.Since(start))
+		"sent", sent.Sub(start), "exited", exited.Sub(start), "total", time.Since(start), "memory_watch_cpu", r.MemoryWatch, "memory_watch_killed_at", r.MemoryKilled)
+	s.watchCPU.Add(int64(r.MemoryWatch))
 	res.ExitCode = r.ExitCode
 	res.Files, res.FilesOmitted = r.Files, r.Omitted
 	if r.Capped {
@@ -487,11 +497,13 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	}
 	switch {
 	case r.TimedOut:
-		res.TimedOut, res.Limit = true, sandbox.LimitTimeout
-	case cg != nil && r.Signal == int(unix.SIGKILL) && cg.oomKilled():
-		res.OutOfMemory, res.Limit = true, sandbox.LimitMemory
-	case cg == nil && r.Exited && r.ExitCode != 0 && bytes.Contains(lastLine(res.Stderr), []byte("MemoryError")):
-		res.OutOfMemory, res.Limit = true, sandbox.LimitMemory
+		res.Limit = sandbox.LimitTimeout
+	case r.MemoryKilled > 0 || cg != nil && cg.oomKilled():
+		// init's watcher ended the run, or the cgroup's OOM killer
+		// killed one of its processes (the program may have gone on).
+		res.Limit = sandbox.LimitMemory
+	case cg == nil && r.Exited && r.ExitCode != 0 && refusedMemory(lastLine(res.Stderr)):
+		res.Limit = sandbox.LimitMemory
 	case r.Signal == int(unix.SIGXCPU):
 		res.Limit = sandbox.LimitCPU
 	case r.DiskFull:
@@ -501,12 +513,25 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	}
 	if cg != nil {
 		res.MemoryPeak = cg.memoryPeak()
+		if cg.throttled() {
+			res.AddCap(sandbox.CapCPUQuota)
+		}
+	}
+	if res.Limit == sandbox.LimitMemory {
+		res.AddCap(sandbox.CapMemory)
 	}
 	if r.RefusedSockets > 0 {
 		res.AddCap(sandbox.CapSocketFamily)
 		s.log.Debug("sandbox: socket families refused", "calls", r.RefusedSockets)
 	}
 	return res, nil
+}
+
+// refusedMemory reports whether a program's last line of stderr says that
+// an allocation was refused: without a memory cgroup, RLIMIT_AS refuses
+// what would pass a process's share (MemoryError, or ENOMEM from mmap).
+func refusedMemory(line []byte) bool {
+	return bytes.Contains(line, []byte("MemoryError")) || bytes.Contains(line, []byte("[Errno 12] Cannot allocate memory"))
 }
 
 // forkInit has the zygote start an init with files as its descriptors

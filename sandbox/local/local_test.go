@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,7 +104,7 @@ func TestOrdinaryPrograms(t *testing.T) {
 			if res.ExitCode != tc.exit {
 				t.Errorf("exit code = %d, want %d", res.ExitCode, tc.exit)
 			}
-			if res.TimedOut || res.OutOfMemory || res.Truncated() || res.Limit != sandbox.LimitNone {
+			if res.Truncated() || res.Limit != sandbox.LimitNone {
 				t.Errorf("limits reported on an ordinary run: %+v", res)
 			}
 			if res.Duration <= 0 {
@@ -293,8 +294,8 @@ func TestLimits(t *testing.T) {
 	}{
 		{"cpu spin", "print('spinning', flush=True)\nwhile True: pass", sandbox.Limits{Timeout: time.Second},
 			func(t *testing.T, res *sandbox.Result) {
-				if !res.TimedOut || res.Limit != sandbox.LimitTimeout {
-					t.Errorf("TimedOut=%v Limit=%q, want timeout", res.TimedOut, res.Limit)
+				if res.Limit != sandbox.LimitTimeout {
+					t.Errorf("Limit=%q, want timeout", res.Limit)
 				}
 				if string(res.Stdout) != "spinning\n" {
 					t.Errorf("output before the timeout lost: %q", res.Stdout)
@@ -305,26 +306,26 @@ func TestLimits(t *testing.T) {
 			}},
 		{"sleep", "import time; time.sleep(1e6)", sandbox.Limits{Timeout: time.Second},
 			func(t *testing.T, res *sandbox.Result) {
-				if !res.TimedOut {
+				if res.Limit != sandbox.LimitTimeout {
 					t.Errorf("not timed out: %+v", res)
 				}
 			}},
 		{"cpu time", "while True: pass", sandbox.Limits{Timeout: 10 * time.Second, CPUTime: time.Second},
 			func(t *testing.T, res *sandbox.Result) {
-				if res.Limit != sandbox.LimitCPU || res.TimedOut {
-					t.Errorf("Limit=%q TimedOut=%v exit %d, want cpu", res.Limit, res.TimedOut, res.ExitCode)
+				if res.Limit != sandbox.LimitCPU {
+					t.Errorf("Limit=%q exit %d, want cpu", res.Limit, res.ExitCode)
 				}
 			}},
 		{"memory bomb", "x = bytearray(1 << 30)\nprint('allocated')", sandbox.Limits{Memory: 128 << 20},
 			func(t *testing.T, res *sandbox.Result) {
-				if !res.OutOfMemory || res.Limit != sandbox.LimitMemory {
-					t.Errorf("OutOfMemory=%v Limit=%q exit %d stderr %q, want memory", res.OutOfMemory, res.Limit, res.ExitCode, res.Stderr)
+				if res.Limit != sandbox.LimitMemory {
+					t.Errorf("Limit=%q exit %d stderr %q, want memory", res.Limit, res.ExitCode, res.Stderr)
 				}
 			}},
 		{"gradual memory", "l = []\nwhile True: l.append(b'x' * (1 << 20))", sandbox.Limits{Memory: 96 << 20},
 			func(t *testing.T, res *sandbox.Result) {
-				if !res.OutOfMemory {
-					t.Errorf("OutOfMemory=%v Limit=%q exit %d stderr %q", res.OutOfMemory, res.Limit, res.ExitCode, res.Stderr)
+				if res.Limit != sandbox.LimitMemory {
+					t.Errorf("Limit=%q exit %d stderr %q", res.Limit, res.ExitCode, res.Stderr)
 				}
 			}},
 		{"fork bomb", `import os, time
@@ -784,12 +785,19 @@ print("OK")`, sandbox.Limits{Timeout: 20 * time.Second})
 		t.Errorf("data stack without cgroups: exit %d, limit %q, stdout %q, stderr %q", res.ExitCode, res.Limit, res.Stdout, lastLine(res.Stderr))
 	}
 	res = run(t, s, "x = bytearray(1 << 30)", sandbox.Limits{Memory: 64 << 20})
-	if !res.OutOfMemory || res.Limit != sandbox.LimitMemory {
+	if res.Limit != sandbox.LimitMemory {
 		t.Errorf("memory bomb without cgroups: %+v, stderr %q", res, res.Stderr)
 	}
 	res = run(t, s, "import os\ntry:\n    [os.fork() or __import__('time').sleep(5) for _ in range(200)]\nexcept OSError as e:\n    print('stopped', e.errno)", sandbox.Limits{Processes: 16, Timeout: 10 * time.Second})
 	if !strings.HasPrefix(string(res.Stdout), "stopped 11") {
 		t.Errorf("fork bomb without cgroups: stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+	// The whole sandbox's memory, without cgroups: init's watcher.
+	t.Run("memory", func(t *testing.T) { checkSandboxMemory(t, s) })
+	// No CPU quota without cgroups, and no cap claiming one.
+	res = run(t, s, cpuBurn(0.3), sandbox.Limits{CPUs: 0.2})
+	if res.ExitCode != 0 || slices.Contains(res.Caps, sandbox.CapCPUQuota) {
+		t.Errorf("CPU burn without cgroups: exit %d caps %v stderr %q", res.ExitCode, res.Caps, res.Stderr)
 	}
 }
 

@@ -113,6 +113,13 @@ static int send_listener(int errfd, int listener) {
 	return -1;
 }
 
+// Room over the memory limit, without a memory cgroup, for private
+// writable memory (RLIMIT_DATA) and for the address space (RLIMIT_AS) of
+// one process; and the bytes of POSIX message queues.
+#define DATA_HEADROOM (256ULL << 20)
+#define AS_HEADROOM (1ULL << 30)
+#define MSGQUEUE_BYTES (64ULL << 10)
+
 // set_limit sets one rlimit, or ends the child naming it.
 static void set_limit(int errfd, int res, const char *name, uint64_t soft, uint64_t hard) {
 	struct rlimit r = {.rlim_cur = soft, .rlim_max = hard};
@@ -132,13 +139,20 @@ void child(int errfd) {
 	set_limit(errfd, RLIMIT_NPROC, "setrlimit(RLIMIT_NPROC)", nproc, nproc);
 	set_limit(errfd, RLIMIT_CORE, "setrlimit(RLIMIT_CORE)", 0, 0);
 	set_limit(errfd, RLIMIT_MEMLOCK, "setrlimit(RLIMIT_MEMLOCK)", 64 << 10, 64 << 10);
-	// Without a memory cgroup, bound the program's private memory (heap,
-	// anonymous mappings, thread stacks). Not RLIMIT_AS: the address space
-	// also counts shared libraries and reservations (numpy, pandas and
-	// scipy reserve 300 MB of it), and OpenBLAS spins forever when a
-	// thread's buffer cannot be mapped.
-	if (setup.ncgroups == 0)
-		set_limit(errfd, RLIMIT_DATA, "setrlimit(RLIMIT_DATA)", l->memory, l->memory);
+	// POSIX message queues hold memory no process maps.
+	set_limit(errfd, RLIMIT_MSGQUEUE, "setrlimit(RLIMIT_MSGQUEUE)", MSGQUEUE_BYTES, MSGQUEUE_BYTES);
+	// Without a memory cgroup, init's watcher bounds the sandbox's memory
+	// as a whole, look by look; these bound each process at once, in
+	// between. Both leave room for what is reserved and never used, or
+	// shared: numpy, pandas, scipy and matplotlib with one BLAS thread
+	// take 380 MB of address space (VmSize), 255 MB of it private and
+	// writable (VmData), 125 MB of it used; each thread adds a stack.
+	// OpenBLAS spins forever when a thread's buffer cannot be mapped, so
+	// the headroom is generous, and BLAS runs one thread.
+	if (setup.ncgroups == 0) {
+		set_limit(errfd, RLIMIT_DATA, "setrlimit(RLIMIT_DATA)", l->memory + DATA_HEADROOM, l->memory + DATA_HEADROOM);
+		set_limit(errfd, RLIMIT_AS, "setrlimit(RLIMIT_AS)", l->memory + AS_HEADROOM, l->memory + AS_HEADROOM);
+	}
 
 	if (setsid() < 0)
 		child_fail(errfd, "setsid");

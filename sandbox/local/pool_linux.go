@@ -81,7 +81,7 @@ func (s *Sandbox) prepare() (_ *ready, err error) {
 	nCgroup := 0
 	if s.cgroups != nil {
 		lim := s.cfg.Limits
-		r.cg, err = s.cgroups.create(runID(), lim.Memory, lim.Processes+1) // init counts
+		r.cg, err = s.cgroups.create(runID(), lim.Memory, lim.Processes+1, lim.CPUs) // init counts
 		if err != nil {
 			return fail(&sandbox.Error{Op: "cgroup", Err: err})
 		}

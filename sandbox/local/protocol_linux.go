@@ -170,6 +170,12 @@ type initResult struct {
 	// RefusedSockets counts the program's socket calls refused for their
 	// family.
 	RefusedSockets uint64
+
+	// MemoryKilled is what init's memory watcher counted when it ended
+	// the run for holding more than the memory limit; 0 if it did not.
+	MemoryKilled int64
+	// MemoryWatch is the CPU time the watcher took.
+	MemoryWatch time.Duration
 }
 
 // The result's message types and fixed sizes, for the tests (which cannot
@@ -236,6 +242,7 @@ func decodeResult(r io.Reader, lim sandbox.Limits) (initResult, error) {
 			}
 			res.Exited, res.ExitCode, res.Signal = sm.exited != 0, int(sm.exit_code), int(sm.signal)
 			res.TimedOut, res.DiskFull = sm.timed_out != 0, sm.disk_full != 0
+			res.MemoryKilled, res.MemoryWatch = int64(sm.mem_killed), time.Duration(sm.mem_watch_ns)
 			res.Started, res.Ended = time.Duration(sm.started_ns), time.Duration(sm.ended_ns)
 			res.RefusedSockets = uint64(sm.refused_sockets)
 			status = true

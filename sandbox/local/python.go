@@ -57,7 +57,7 @@ const probeExecutable = `import os, sys; print(os.path.realpath(sys.executable))
 // directory) decides what the sandbox sees.
 func resolvePython(ctx context.Context, name string) (*Python, error) {
 	if name == "" {
-		name = "python3"
+		name = DefaultPython
 	}
 	p, err := exec.LookPath(name)
 	if err != nil {

@@ -77,6 +77,8 @@ struct status_msg {
 	uint64_t started_ns;
 	uint64_t ended_ns;
 	uint64_t refused_sockets; // socket calls refused for their family
+	uint64_t mem_killed;      // bytes init's memory watcher counted when it ended the run; 0 if it did not
+	uint64_t mem_watch_ns;    // CPU time init's memory watcher took
 };
 
 // What the caps on the listing left out.

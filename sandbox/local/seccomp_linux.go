@@ -43,8 +43,10 @@ var deniedSyscalls = append([]uintptr{
 // filter cannot read (the C library falls back to clone, whose flags it
 // can); inotify would let a program watch the read-only files every
 // sandbox shares with the host and the other runs (which libraries they
-// open, when a run starts), and polling is every library's fallback.
-var unsupportedSyscalls = append([]uintptr{unix.SYS_CLONE3, unix.SYS_INOTIFY_INIT1}, archUnsupportedSyscalls...)
+// open, when a run starts), and polling is every library's fallback; a
+// memfd filled with write() is memory that no process maps, which only a
+// memory cgroup would count, and nothing in the data stack needs one.
+var unsupportedSyscalls = append([]uintptr{unix.SYS_CLONE3, unix.SYS_INOTIFY_INIT1, unix.SYS_MEMFD_CREATE}, archUnsupportedSyscalls...)
 
 // socketFamilies are the socket families a program may create: what Python
 // and its libraries use. AF_NETLINK is allowed for NETLINK_ROUTE alone, which

@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox/httpretry"
 )
 
 // client speaks the Sandbox REST API v1, the API of @vercel/sandbox 1.x.
@@ -176,7 +176,7 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 				return nil, fmt.Errorf("vercel: %s: %w", r.op, context.Cause(ctx))
 			}
 			lastErr = fmt.Errorf("vercel: %s: %w", r.op, redactURL(err))
-			wait = c.backoff(attempt)
+			wait = httpretry.Backoff(attempt, c.retryBase, maxBackoff, retryFactor)
 		case resp.StatusCode >= 200 && resp.StatusCode < 300:
 			c.log.DebugContext(ctx, "vercel: api", "op", r.op, "status", resp.StatusCode, "took", time.Since(start).Round(time.Millisecond))
 			return resp, nil
@@ -184,8 +184,8 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 			apiErr := newAPIError(r.op, resp)
 			resp.Body.Close()
 			lastErr = apiErr
-			wait = c.backoff(attempt)
-			if ra, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			wait = httpretry.Backoff(attempt, c.retryBase, maxBackoff, retryFactor)
+			if ra, ok := httpretry.RetryAfter(resp.Header, time.Now()); ok {
 				if ra > maxRetryAfter {
 					return nil, fmt.Errorf("%w (the API asks to wait %s; giving up)", apiErr, ra.Round(time.Second))
 				}
@@ -207,31 +207,6 @@ func (c *client) do(ctx context.Context, r request) (*http.Response, error) {
 			return nil, fmt.Errorf("vercel: %s: %w (while waiting to retry after: %v)", r.op, context.Cause(ctx), lastErr)
 		}
 	}
-}
-
-// backoff is the delay before retry attempt+1: exponential, with ±25% jitter.
-func (c *client) backoff(attempt int) time.Duration {
-	d := c.retryBase
-	for range attempt {
-		d *= retryFactor
-	}
-	d = min(d, maxBackoff)
-	return d - d/4 + rand.N(d/2+1)
-}
-
-// retryAfter parses a Retry-After header: seconds, or an HTTP date.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
 }
 
 // explain adds what to do to the errors a user can fix.

@@ -113,8 +113,6 @@ type Config struct {
 	// Logger receives start-up facts, retries and cleanup failures
 	// (default: discard).
 	Logger *slog.Logger
-	// HTTPClient sends the API calls (default: a client of its own).
-	HTTPClient *http.Client
 }
 
 // Sandbox is the Vercel backend. It is safe for concurrent use.
@@ -158,10 +156,7 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	}
+	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	creds, err := resolveCredentials(cfg, time.Now())
 	if err != nil {
 		return nil, err
@@ -398,12 +393,12 @@ func (s *Sandbox) exec(ctx context.Context, id, code string, lim sandbox.Limits)
 	last := lastLine(res.Stderr)
 	switch {
 	case timedOut:
-		res.TimedOut, res.Limit = true, sandbox.LimitTimeout
+		res.Limit = sandbox.LimitTimeout
 		if !ended || end.err != nil || end.code == 0 {
 			res.ExitCode = 128 + sigkill
 		}
 	case end.code != 0 && bytes.Contains(last, []byte("MemoryError")):
-		res.OutOfMemory, res.Limit = true, sandbox.LimitMemory
+		res.Limit = sandbox.LimitMemory
 	case end.code == 128+sigxcpu || end.code == -sigxcpu:
 		res.Limit = sandbox.LimitCPU
 	case end.code != 0 && bytes.Contains(last, []byte("File too large")):

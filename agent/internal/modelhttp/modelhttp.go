@@ -4,22 +4,22 @@
 package modelhttp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"mime"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/sandbox/httpretry"
 )
 
 // OIDCVar is the variable holding a Vercel OIDC token, which expires.
@@ -61,36 +61,58 @@ func StreamErrorStatus(kinds ...string) int {
 	return http.StatusBadRequest
 }
 
-// Settings are what every provider is configured with the same way.
-type Settings struct {
-	Package  string // for errors, e.g. "openai"
-	Provider string // for messages, e.g. "OpenAI-compatible API"
-	BaseURL  string // the provider's default when empty
-	Model    string
-	Key      agent.APIKey
-	Retry    agent.RetryPolicy
-	Logger   *slog.Logger
+// NewCaller checks cfg, fills in its BaseURL (defaultURL when empty) and
+// its Retry defaults, and returns the caller of a provider whose SDK
+// errors httpErrorOf reads. pkg names the provider's package in errors,
+// provider the API in messages (e.g. "OpenAI-compatible API").
+func NewCaller(pkg, provider string, cfg *agent.ModelConfig, defaultURL string, httpErrorOf func(error) *HTTPError) (*Caller, error) {
+	if cfg.Model == "" {
+		return nil, fmt.Errorf("%s: no model id", pkg)
+	}
+	cfg.BaseURL = cmp.Or(cfg.BaseURL, defaultURL)
+	if !strings.HasPrefix(cfg.BaseURL, "http://") && !strings.HasPrefix(cfg.BaseURL, "https://") {
+		return nil, fmt.Errorf("%s: base URL %q is not an http(s) URL", pkg, cfg.BaseURL)
+	}
+	cfg.Retry = cfg.Retry.WithDefaults()
+	return &Caller{
+		Provider: provider, BaseURL: cfg.BaseURL, Model: cfg.Model, Key: cfg.Key,
+		Policy: cfg.Retry, Logger: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)), HTTPErrorOf: httpErrorOf,
+	}, nil
 }
 
-// NewCaller checks s and returns the caller of a provider whose SDK errors
-// httpErrorOf reads. Its BaseURL and Policy have their defaults filled in.
-func NewCaller(s Settings, defaultURL string, httpErrorOf func(error) *HTTPError) (*Caller, error) {
-	if s.Model == "" {
-		return nil, fmt.Errorf("%s: no model id", s.Package)
+// StreamError is the error of a stream that failed: malformed when its
+// events could not be decoded, else err as it is, for [Caller.Do] to
+// classify.
+func StreamError(provider string, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &syn) || errors.As(err, &typ) {
+		return Malformed(provider, err)
 	}
-	if s.BaseURL == "" {
-		s.BaseURL = defaultURL
+	return err
+}
+
+// ResponseError is the HTTP error an SDK's error carries: its status, its
+// raw JSON body (read from res when the SDK kept none) and the response's
+// headers.
+func ResponseError(status int, rawJSON string, res *http.Response) *HTTPError {
+	h := &HTTPError{Status: status, Body: rawJSON}
+	if res != nil {
+		h.Header = res.Header
+		if h.Body == "" && res.Body != nil && status >= 300 {
+			h.Body = ReadBody(res)
+		}
 	}
-	if !strings.HasPrefix(s.BaseURL, "http://") && !strings.HasPrefix(s.BaseURL, "https://") {
-		return nil, fmt.Errorf("%s: base URL %q is not an http(s) URL", s.Package, s.BaseURL)
+	return h
+}
+
+// ToolSchema decodes a tool's input schema.
+func ToolSchema(pkg string, t agent.ToolSpec) (map[string]any, error) {
+	var schema map[string]any
+	if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
+		return nil, fmt.Errorf("%s: tool %s: input schema: %w", pkg, t.Name, err)
 	}
-	if s.Logger == nil {
-		s.Logger = slog.New(slog.DiscardHandler)
-	}
-	return &Caller{
-		Provider: s.Provider, BaseURL: s.BaseURL, Model: s.Model, Key: s.Key,
-		Policy: s.Retry.WithDefaults(), Logger: s.Logger, HTTPErrorOf: httpErrorOf,
-	}, nil
+	return schema, nil
 }
 
 // SDKBaseURL is a base URL as the SDKs want it: ending in "/".
@@ -148,6 +170,22 @@ func (c *Caller) Do(ctx context.Context, attempt func(ctx context.Context) error
 	}
 }
 
+// Stream makes a streamed model call with retries, as [Caller.Do]:
+// attempt sends the request and reads the stream, handing each piece of
+// answer text to emit, which passes it on to text (when not nil). Once
+// text has reached the caller, a failure is not retried: the caller's
+// copy would repeat it.
+func (c *Caller) Stream(ctx context.Context, text func(string), attempt func(ctx context.Context, emit func(string)) error) error {
+	sent := false
+	emit := func(s string) {
+		if s != "" && text != nil {
+			sent = true
+			text(s)
+		}
+	}
+	return c.Do(ctx, func(ctx context.Context) error { return attempt(ctx, emit) }, func() bool { return !sent })
+}
+
 // retryDelay says whether and after how long err may be retried.
 func (c *Caller) retryDelay(apiErr *agent.APIError, err error, try int) (time.Duration, bool) {
 	var given *agent.APIError
@@ -162,7 +200,7 @@ func (c *Caller) retryDelay(apiErr *agent.APIError, err error, try int) (time.Du
 		return 0, false
 	}
 	if h := c.httpError(err); h != nil {
-		if d, ok := retryAfter(h.Header); ok {
+		if d, ok := httpretry.RetryAfter(h.Header, time.Now()); ok {
 			if d > c.Policy.MaxRetryAfter {
 				apiErr.Hint = fmt.Sprintf("The API asks to wait %s before trying again; try later.", d.Round(time.Second))
 				return 0, false
@@ -170,32 +208,7 @@ func (c *Caller) retryDelay(apiErr *agent.APIError, err error, try int) (time.Du
 			return d, true
 		}
 	}
-	d := c.Policy.BaseDelay << min(try, 20)
-	if d > c.Policy.MaxDelay || d <= 0 {
-		d = c.Policy.MaxDelay
-	}
-	d -= time.Duration(rand.Int64N(int64(d)/4 + 1)) // jitter
-	return d, true
-}
-
-// retryAfter reads Retry-After-Ms, or Retry-After in seconds or as a date.
-func retryAfter(h http.Header) (time.Duration, bool) {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0), true
-	}
-	return 0, false
+	return httpretry.Backoff(try, c.Policy.BaseDelay, c.Policy.MaxDelay, 2), true
 }
 
 func (c *Caller) httpError(err error) *HTTPError {
@@ -363,13 +376,10 @@ func Malformed(provider string, err error) error {
 	}
 }
 
-// HTTPClient returns client, or a new one when nil. The call's own
-// timeout (SANDPIPER_MODEL_TIMEOUT) bounds waiting for headers too: a
-// local server loading a model may take minutes to answer.
-func HTTPClient(client *http.Client) *http.Client {
-	if client != nil {
-		return client
-	}
+// HTTPClient returns a client of the provider's own. It has no timeout:
+// the call's own (SANDPIPER_MODEL_TIMEOUT) bounds waiting for headers too,
+// and a local server loading a model may take minutes to answer.
+func HTTPClient() *http.Client {
 	return &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 }
 

@@ -12,31 +12,6 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent"
 )
 
-func TestRetryAfter(t *testing.T) {
-	for _, tt := range []struct {
-		header []string
-		want   time.Duration
-		ok     bool
-	}{
-		{nil, 0, false},
-		{[]string{"Retry-After", "2"}, 2 * time.Second, true},
-		{[]string{"Retry-After", "0.25"}, 250 * time.Millisecond, true},
-		{[]string{"Retry-After-Ms", "150", "Retry-After", "9"}, 150 * time.Millisecond, true},
-		{[]string{"Retry-After", time.Now().Add(-time.Hour).UTC().Format(http.TimeFormat)}, 0, true},
-		{[]string{"Retry-After", "soon"}, 0, false},
-		{[]string{"Retry-After", "-3"}, 0, false},
-	} {
-		h := http.Header{}
-		for i := 0; i+1 < len(tt.header); i += 2 {
-			h.Set(tt.header[i], tt.header[i+1])
-		}
-		got, ok := retryAfter(h)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("retryAfter(%v) = %v, %v; want %v, %v", tt.header, got, ok, tt.want, tt.ok)
-		}
-	}
-}
-
 func TestErrorMessage(t *testing.T) {
 	for body, want := range map[string]string{
 		`{"error":{"message":"Invalid model","type":"invalid_request_error"}}`:        "Invalid model",

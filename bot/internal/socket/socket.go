@@ -41,6 +41,8 @@ import (
 
 	"github.com/gorilla/websocket"
 	"github.com/slack-go/slack"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox/httpretry"
 )
 
 // Limits and defaults.
@@ -108,9 +110,6 @@ type Config struct {
 	// OnAck, if set, is called from the reader with the time from reading
 	// an envelope to having written its ack.
 	OnAck func(time.Duration)
-	// Dialer dials the websocket; a default dialer honouring the proxy
-	// environment when nil.
-	Dialer *websocket.Dialer
 }
 
 // Client is a Socket Mode connection that reconnects as Slack asks. Create
@@ -121,6 +120,7 @@ type Client struct {
 	cfg    Config
 	log    *slog.Logger
 	events chan Event
+	dialer *websocket.Dialer // honours the proxy the environment names
 
 	mu       sync.Mutex
 	leftover []Event // acked requests read as Run was ending
@@ -135,10 +135,8 @@ func New(api *slack.Client, cfg Config) *Client {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	if cfg.Dialer == nil {
-		cfg.Dialer = &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: handshakeTimeout}
-	}
-	return &Client{api: api, cfg: cfg, log: cfg.Logger, events: make(chan Event, queued)}
+	return &Client{api: api, cfg: cfg, log: cfg.Logger, events: make(chan Event, queued),
+		dialer: &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: handshakeTimeout}}
 }
 
 // Events delivers what happens on the socket, in order: connection state,
@@ -287,7 +285,7 @@ func (c *Client) dial(ctx context.Context) (*websocket.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	ws, resp, err := c.cfg.Dialer.DialContext(ctx, url, http.Header{"Origin": {"https://api.slack.com"}})
+	ws, resp, err := c.dialer.DialContext(ctx, url, http.Header{"Origin": {"https://api.slack.com"}})
 	if resp != nil && resp.Body != nil {
 		resp.Body.Close()
 	}
@@ -451,13 +449,9 @@ func (c *Client) emit(ctx context.Context, evt Event) {
 }
 
 // backoff is the wait before reconnect attempt n+1: doubling from
-// backoffMin up to backoffMax, with up to 20% jitter.
+// backoffMin up to backoffMax, with jitter.
 func backoff(attempt int) time.Duration {
-	d := backoffMax
-	if attempt < 20 {
-		d = min(backoffMin<<(attempt-1), backoffMax)
-	}
-	return d + rand.N(d/5+1)
+	return httpretry.Backoff(attempt-1, backoffMin, backoffMax, 2)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -132,8 +132,9 @@ type savedFile struct {
 }
 
 // cardBottom renders the rest of e's card: status, duration, output (cut
-// with a note), the files saved, and the bottom border.
-func cardBottom(t theme, width int, e agent.ToolResultEvent, files []savedFile) string {
+// with a note), the files saved, and the bottom border. lim are the
+// sandbox's limits, to name the one a run hit.
+func cardBottom(t theme, width int, e agent.ToolResultEvent, files []savedFile, lim sandbox.Limits) string {
 	c := newCard(t, width)
 	dur := t.dim.Render("· " + formatDuration(e.Duration))
 	res := e.Sandbox
@@ -157,7 +158,7 @@ func cardBottom(t theme, width int, e agent.ToolResultEvent, files []savedFile) 
 			}
 		}
 	default:
-		c.rule("├", status(t, res)+" "+dur, "┤")
+		c.rule("├", status(t, res, lim)+" "+dur, "┤")
 		out := strings.TrimRight(safetext.Text(string(res.Stdout)), "\n")
 		errOut := strings.TrimRight(safetext.Text(string(res.Stderr)), "\n")
 		if out == "" && errOut == "" {
@@ -174,9 +175,9 @@ func cardBottom(t theme, width int, e agent.ToolResultEvent, files []savedFile) 
 			case f.err != nil:
 				c.rows(t.red.Render(xansi.Truncate(safetext.Line("could not save "+f.name+": "+f.err.Error()), c.inner(), "…")), 1, nil)
 			case f.path != "":
-				c.row(xansi.Truncate("saved "+f.path+" "+t.dim.Render("("+formatSize(f.size)+")"), c.inner(), "…"))
+				c.row(xansi.Truncate("saved "+f.path+" "+t.dim.Render("("+sandbox.FormatSize(f.size)+")"), c.inner(), "…"))
 			default:
-				c.row(xansi.Truncate("file "+f.name+" "+t.dim.Render("("+formatSize(f.size)+")"), c.inner(), "…"))
+				c.row(xansi.Truncate("file "+f.name+" "+t.dim.Render("("+sandbox.FormatSize(f.size)+")"), c.inner(), "…"))
 			}
 		}
 		for i, o := range res.FilesOmitted {
@@ -201,27 +202,27 @@ func stream(c *card, text string, truncated bool, kept, size int64, what string,
 		c.note(fmt.Sprintf("… %d more lines of %s", n, what))
 	}
 	if truncated {
-		c.note(fmt.Sprintf("… %s cut at %s of %s", what, formatSize(kept), formatSize(size)))
+		c.note(fmt.Sprintf("… %s cut at %s of %s", what, sandbox.FormatSize(kept), sandbox.FormatSize(size)))
 	}
 }
 
-// status is a card's verdict on a sandbox run.
-func status(t theme, r *sandbox.Result) string {
+// status is a card's verdict on a sandbox run: its exit status and the
+// limit that ended it or was hit, in words.
+func status(t theme, r *sandbox.Result, lim sandbox.Limits) string {
+	note := safetext.Line(r.LimitNote(lim))
 	switch {
-	case r.TimedOut:
-		return t.red.Render("✗ timed out")
-	case r.OutOfMemory || r.Limit == sandbox.LimitMemory:
-		return t.red.Render(fmt.Sprintf("✗ killed: memory limit · exit %d", r.ExitCode))
-	case r.Limit == sandbox.LimitCPU:
-		return t.red.Render(fmt.Sprintf("✗ killed: CPU time limit · exit %d", r.ExitCode))
+	case r.Limit == sandbox.LimitTimeout:
+		return t.red.Render("✗ " + note)
+	case r.Limit == sandbox.LimitMemory || r.Limit == sandbox.LimitCPU:
+		return t.red.Render(fmt.Sprintf("✗ %s · exit %d", note, r.ExitCode))
 	case r.ExitCode != 0:
 		s := fmt.Sprintf("✗ exit %d", r.ExitCode)
-		if r.Limit != sandbox.LimitNone {
-			s += " · " + safetext.Line(string(r.Limit)) + " limit"
+		if note != "" {
+			s += " · " + note
 		}
 		return t.red.Render(s)
-	case r.Limit != sandbox.LimitNone:
-		return t.yellow.Render("✓ exit 0 · " + safetext.Line(string(r.Limit)) + " limit hit")
+	case note != "":
+		return t.yellow.Render("✓ exit 0 · " + note)
 	}
 	return t.green.Render("✓ exit 0")
 }

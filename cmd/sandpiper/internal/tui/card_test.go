@@ -43,8 +43,8 @@ func TestCards(t *testing.T) {
 			Stderr: []byte("Traceback (most recent call last):\n  File \"<string>\", line 1\nValueError: " + strings.Repeat("x", 130)), ExitCode: 1,
 		}}, nil},
 		{"files", 60, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{FilesOmitted: []string{"big.bin (larger than the limit)"}}}, files},
-		{"timeout", 80, agent.ToolResultEvent{ToolCallEvent: call, Duration: 30 * time.Second, Sandbox: &sandbox.Result{TimedOut: true, ExitCode: 137, Limit: sandbox.LimitTimeout}}, nil},
-		{"memory", 80, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{OutOfMemory: true, ExitCode: 137, Limit: sandbox.LimitMemory}}, nil},
+		{"timeout", 80, agent.ToolResultEvent{ToolCallEvent: call, Duration: 30 * time.Second, Sandbox: &sandbox.Result{ExitCode: 137, Limit: sandbox.LimitTimeout}}, nil},
+		{"memory", 80, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{ExitCode: 137, Limit: sandbox.LimitMemory}}, nil},
 		{"processes", 80, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{Limit: sandbox.LimitProcesses}}, nil},
 		{"error", 80, agent.ToolResultEvent{ToolCallEvent: call, Err: errors.New("sandbox: start interpreter: no such file")}, nil},
 		{"stopped", 80, agent.ToolResultEvent{ToolCallEvent: call, Err: context.Canceled, Duration: 300 * time.Millisecond}, nil},
@@ -55,7 +55,7 @@ func TestCards(t *testing.T) {
 		th := newTheme(termenv.Ascii, true)
 		md := newMarkdown(codeWrap, termenv.Ascii, codeStyle(true))
 		top := cardTop(th, md, test.width, test.e.ToolCallEvent)
-		bottom := cardBottom(th, test.width, test.e, test.files)
+		bottom := cardBottom(th, test.width, test.e, test.files, sandbox.Limits{})
 		card := stripSGR(top + "\n" + bottom)
 		for i, l := range strings.Split(card, "\n") {
 			if w := lipgloss.Width(l); w != min(max(test.width, 20), maxCardWidth) {

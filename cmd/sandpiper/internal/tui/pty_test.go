@@ -75,15 +75,15 @@ func TestTerminal(t *testing.T) {
 		asked = append(asked, q.Text)
 		n := len(asked)
 		mu2.Unlock()
-		obs.StepStarted(agent.StepEvent{Step: 1, MaxSteps: 10})
+		obs.StepStarted(ctx, agent.StepEvent{Step: 1, MaxSteps: 10})
 		if strings.HasPrefix(q.Text, "wait") {
 			started <- struct{}{}
 			<-ctx.Done()
-			obs.Finished(agent.FinishEvent{Steps: 1, Stop: agent.StopCanceled, Err: ctx.Err()})
+			obs.Finished(ctx, agent.FinishEvent{Steps: 1, Stop: agent.StopCanceled, Err: ctx.Err()})
 			return ctx.Err()
 		}
-		obs.AnswerDelta(agent.DeltaEvent{Step: 1, Text: "answer " + string(rune('0'+n))})
-		obs.Finished(agent.FinishEvent{Steps: 1, Stop: agent.StopAnswered, Model: "m", Answer: "x"})
+		obs.AnswerDelta(ctx, agent.DeltaEvent{Step: 1, Text: "answer " + string(rune('0'+n))})
+		obs.Finished(ctx, agent.FinishEvent{Steps: 1, Stop: agent.StopAnswered, Model: "m", Answer: "x"})
 		return nil
 	}
 	done := make(chan error, 1)

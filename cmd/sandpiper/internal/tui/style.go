@@ -99,16 +99,3 @@ func formatDuration(d time.Duration) string {
 	d = d.Round(time.Second)
 	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 }
-
-// formatSize is a size in bytes for people.
-func formatSize(n int64) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	case n == 1:
-		return "1 byte"
-	}
-	return fmt.Sprintf("%d bytes", n)
-}

@@ -43,16 +43,6 @@ func TestFormat(t *testing.T) {
 		n    int64
 		want string
 	}{
-		{1, "1 byte"}, {8, "8 bytes"}, {2048, "2.0 KiB"}, {3 << 20, "3.0 MiB"},
-	} {
-		if got := formatSize(test.n); got != test.want {
-			t.Errorf("formatSize(%d) = %q, want %q", test.n, got, test.want)
-		}
-	}
-	for _, test := range []struct {
-		n    int64
-		want string
-	}{
 		{0, "0"}, {999, "999"}, {1200, "1,200"}, {1234567, "1,234,567"},
 	} {
 		if got := count(test.n); got != test.want {

@@ -81,6 +81,8 @@ type Options struct {
 	Question string
 	// Files are attached to the first question.
 	Files []string
+	// Limits are the sandbox's limits, to name the one a run hit.
+	Limits sandbox.Limits
 	// Profile is the terminal's colour profile (termenv.Ascii for no
 	// colour: NO_COLOR), and Dark whether its background is dark.
 	Profile termenv.Profile
@@ -520,7 +522,7 @@ func (m *Model) stop() {
 func (m *Model) done(err error) {
 	m.flushAnswer(true)
 	if m.tool != nil { // its end never came
-		m.print(cardBottom(m.t, m.width, agent.ToolResultEvent{ToolCallEvent: *m.tool, Err: context.Canceled, Duration: m.now().Sub(m.toolStart)}, nil))
+		m.print(cardBottom(m.t, m.width, agent.ToolResultEvent{ToolCallEvent: *m.tool, Err: context.Canceled, Duration: m.now().Sub(m.toolStart)}, nil, m.opts.Limits))
 		m.tool = nil
 	}
 	switch {
@@ -606,7 +608,7 @@ func (m *Model) toolCallFinished(e agent.ToolResultEvent) {
 		_, code := m.markdown()
 		m.section(cardTop(m.t, code, m.width, e.ToolCallEvent))
 	}
-	m.print(cardBottom(m.t, m.width, e, files))
+	m.print(cardBottom(m.t, m.width, e, files, m.opts.Limits))
 	m.tool = nil
 	if !m.stopping {
 		m.phase, m.phaseStart = "Thinking", m.now()
@@ -728,7 +730,7 @@ func (m *Model) attach(path string) {
 		return
 	}
 	m.attached = append(m.attached, path)
-	m.print(m.t.dim.Render(m.wrap(fmt.Sprintf("attached %s (%s): it goes with your next question", safetext.Line(filepath.Base(path)), formatSize(fi.Size())), m.width)))
+	m.print(m.t.dim.Render(m.wrap(fmt.Sprintf("attached %s (%s): it goes with your next question", safetext.Line(filepath.Base(path)), sandbox.FormatSize(fi.Size())), m.width)))
 }
 
 // notice prints a short warning.

@@ -142,15 +142,15 @@ func (a *asker) ask(ctx context.Context, q Question, obs agent.Observer) error {
 	for _, e := range script {
 		switch e := e.(type) {
 		case agent.StepEvent:
-			obs.StepStarted(e)
+			obs.StepStarted(ctx, e)
 		case agent.DeltaEvent:
-			obs.AnswerDelta(e)
+			obs.AnswerDelta(ctx, e)
 		case agent.ToolCallEvent:
-			obs.ToolCallStarted(e)
+			obs.ToolCallStarted(ctx, e)
 		case agent.ToolResultEvent:
-			obs.ToolCallFinished(e)
+			obs.ToolCallFinished(ctx, e)
 		case agent.FinishEvent:
-			obs.Finished(e)
+			obs.Finished(ctx, e)
 		case step:
 			if err := e(ctx); err != nil {
 				return err

@@ -1,4 +1,4 @@
-package main
+package config
 
 import (
 	"fmt"
@@ -109,15 +109,9 @@ func TestLoadModelConfig(t *testing.T) {
 		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := loadModelConfig(t.Context(), envconfig.MapLookuper(tt.env))
-			if tt.wantErr != "" {
-				if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want %q", err, tt.wantErr)
-				}
+			c, err := LoadModel(t.Context(), envconfig.MapLookuper(tt.env))
+			if failed(t, err, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if c.API != tt.wantAPI || c.BaseURL != tt.wantURL || c.Model != tt.model || c.Key != tt.key {
 				t.Errorf("got %s %s %s %#v; want %s %s %s %#v", c.API, c.BaseURL, c.Model, c.Key, tt.wantAPI, tt.wantURL, tt.model, tt.key)
@@ -125,7 +119,7 @@ func TestLoadModelConfig(t *testing.T) {
 			if c.MaxSteps != agent.DefaultMaxSteps || c.Timeout != 3*time.Minute || c.Retries != 3 {
 				t.Errorf("defaults: %+v", c)
 			}
-			m, err := c.newModel(nil)
+			m, err := c.New(nil)
 			if err != nil || m.ID() != tt.model {
 				t.Errorf("newModel = %v, %v", m, err)
 			}

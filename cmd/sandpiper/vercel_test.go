@@ -4,66 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/sethvargo/go-envconfig"
-
-	"github.com/sandpiper-bot/sandpiper/sandbox/vercel"
 )
-
-func TestLoadSandboxConfigVercel(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		env     map[string]string
-		wantErr string
-		check   func(t *testing.T, c sandboxConfig)
-	}{
-		{name: "defaults", env: map[string]string{"SANDPIPER_SANDBOX": "vercel"}, check: func(t *testing.T, c sandboxConfig) {
-			if c.VercelAPIURL != vercel.DefaultAPIURL || c.VercelVCPUs != 1 || c.Concurrency != 0 {
-				t.Errorf("api %q vcpus %d concurrency %d", c.VercelAPIURL, c.VercelVCPUs, c.Concurrency)
-			}
-		}},
-		{name: "all set", env: map[string]string{"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_VERCEL_API_URL": "http://proxy:8080/api",
-			"SANDPIPER_VERCEL_VCPUS": "4", "VERCEL_TOKEN": "tok", "VERCEL_TEAM_ID": "team", "VERCEL_PROJECT_ID": "prj", "VERCEL_OIDC_TOKEN": "a.b.c"},
-			check: func(t *testing.T, c sandboxConfig) {
-				if c.VercelAPIURL != "http://proxy:8080/api" || c.VercelVCPUs != 4 || c.VercelToken != "tok" || c.VercelTeamID != "team" ||
-					c.VercelProjectID != "prj" || c.VercelOIDCToken != "a.b.c" {
-					t.Errorf("config %+v", c)
-				}
-			}},
-		{name: "unknown backend", env: map[string]string{"SANDPIPER_SANDBOX": "docker"}, wantErr: `SANDPIPER_SANDBOX="docker": want "local" (this host) or "vercel"`},
-		{name: "odd vcpus", env: map[string]string{"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_VERCEL_VCPUS": "3"}, wantErr: "SANDPIPER_VERCEL_VCPUS=3"},
-		{name: "too many vcpus", env: map[string]string{"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_VERCEL_VCPUS": "16"}, wantErr: "SANDPIPER_VERCEL_VCPUS=16"},
-		{name: "bad url", env: map[string]string{"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_VERCEL_API_URL": "api.vercel.com"}, wantErr: "SANDPIPER_VERCEL_API_URL"},
-		{name: "vercel memory", env: map[string]string{"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_SANDBOX_MEMORY": "32GiB"}, wantErr: "SANDPIPER_SANDBOX_MEMORY=32GiB is out of range: want at most 16GiB with SANDPIPER_SANDBOX=vercel"},
-		{name: "memory too small", env: map[string]string{"SANDPIPER_SANDBOX_MEMORY": "8MiB"}, wantErr: "SANDPIPER_SANDBOX_MEMORY=8MiB is out of range: want at least 16MiB"},
-		{name: "too many at once", env: map[string]string{"SANDPIPER_SANDBOX_CONCURRENCY": "300"}, wantErr: "SANDPIPER_SANDBOX_CONCURRENCY=300 is out of range: want 0 (the number of CPUs) to 256"},
-		{name: "size overflow", env: map[string]string{"SANDPIPER_SANDBOX_MEMORY": "17179869185GiB"}, wantErr: "SANDPIPER_SANDBOX_MEMORY"},
-		{name: "vercel knobs ignored by local", env: map[string]string{"SANDPIPER_SANDBOX": "local", "SANDPIPER_VERCEL_VCPUS": "3"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := loadSandboxConfig(t.Context(), envconfig.MapLookuper(tc.env))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.check != nil {
-				tc.check(t, c)
-			}
-		})
-	}
-}
 
 // scriptedVercel answers the Sandbox API calls one run makes, printing 42
 // for the program and an empty file list for the collector.
@@ -133,31 +80,6 @@ func setVercelEnv(t *testing.T, apiURL string, env map[string]string) {
 }
 
 var cmdCreds = map[string]string{"VERCEL_TOKEN": "tok_cmd", "VERCEL_TEAM_ID": "team_cmd", "VERCEL_PROJECT_ID": "prj_cmd"}
-
-func TestNewSandboxVercel(t *testing.T) {
-	srv, _ := scriptedVercel(t)
-	c, err := loadSandboxConfig(t.Context(), envconfig.MapLookuper(map[string]string{
-		"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_VERCEL_API_URL": srv.URL,
-		"VERCEL_TOKEN": "tok_cmd", "VERCEL_TEAM_ID": "team_cmd", "VERCEL_PROJECT_ID": "prj_cmd",
-	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sb, err := newSandbox(t.Context(), c, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	if _, ok := sb.(*vercel.Sandbox); !ok {
-		t.Errorf("newSandbox gave %T, want *vercel.Sandbox", sb)
-	}
-
-	c.VercelToken = ""
-	sb, err = newSandbox(t.Context(), c, slog.New(slog.DiscardHandler))
-	if sb != nil || err == nil || !strings.Contains(err.Error(), "VERCEL_TOKEN not set") || !strings.Contains(err.Error(), "VERCEL_OIDC_TOKEN") {
-		t.Errorf("without a token: %v, %v; want a nil backend and an error naming the variables", sb, err)
-	}
-}
 
 func TestExecWithVercel(t *testing.T) {
 	srv, calls := scriptedVercel(t)

@@ -1,6 +1,7 @@
-package main
+package config
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -15,20 +16,12 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/agent/anthropic"
 	"github.com/sandpiper-bot/sandpiper/agent/openai"
-	"github.com/sandpiper-bot/sandpiper/bot"
 )
 
 // Model APIs (SANDPIPER_MODEL_API).
 const (
 	apiOpenAI    = "openai"    // OpenAI-compatible chat completions
 	apiAnthropic = "anthropic" // Anthropic Messages
-)
-
-// Model defaults. The AI Gateway names models provider/model; Anthropic's
-// own API does not.
-const (
-	defaultGatewayModel   = "anthropic/claude-opus-4.8"
-	defaultAnthropicModel = "claude-opus-4-8"
 )
 
 // keyVars are the variables that can hold the model API key, in order of
@@ -44,15 +37,16 @@ const aiGatewayHost = "ai-gateway.vercel.sh"
 
 var gatewayKeys = map[string]bool{"AI_GATEWAY_API_KEY": true, "VERCEL_OIDC_TOKEN": true}
 
-// modelConfig is the model's and the agent's part of the environment.
-type modelConfig struct {
-	API          string        `env:"SANDPIPER_MODEL_API, default=openai"`
+// Model is the model's and the agent's part of the environment.
+// Its defaults are agent's and the providers'.
+type Model struct {
+	API          string        `env:"SANDPIPER_MODEL_API"`
 	Model        string        `env:"SANDPIPER_MODEL"`
 	BaseURL      string        `env:"SANDPIPER_MODEL_BASE_URL"`
 	MaxTokens    int64         `env:"SANDPIPER_MODEL_MAX_TOKENS"`
-	Timeout      time.Duration `env:"SANDPIPER_MODEL_TIMEOUT, default=3m"`
-	Retries      int           `env:"SANDPIPER_MODEL_RETRIES, default=3"`
-	MaxSteps     int           `env:"SANDPIPER_MAX_STEPS, default=10"`
+	Timeout      time.Duration `env:"SANDPIPER_MODEL_TIMEOUT"`
+	Retries      int           `env:"SANDPIPER_MODEL_RETRIES"`
+	MaxSteps     int           `env:"SANDPIPER_MAX_STEPS"`
 	Instructions string        `env:"SANDPIPER_INSTRUCTIONS"`
 	Debug        bool          `env:"SANDPIPER_DEBUG"`
 
@@ -60,32 +54,26 @@ type modelConfig struct {
 	Key agent.APIKey
 }
 
-// loadModelConfig reads the model variables, fills in defaults and finds
+// LoadModel reads the model variables, fills in defaults and finds
 // the key. Its errors name the variable to fix.
-func loadModelConfig(ctx context.Context, lookup envconfig.Lookuper) (modelConfig, error) {
-	var c modelConfig
-	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: &c, Lookuper: lookup}); err != nil {
-		return c, fmt.Errorf("config: %s", envNames(err.Error(), c))
+func LoadModel(ctx context.Context, lookup envconfig.Lookuper) (Model, error) {
+	c := Model{API: apiOpenAI, Timeout: agent.DefaultRequestTimeout, Retries: agent.DefaultMaxRetries, MaxSteps: agent.DefaultMaxSteps}
+	if err := process(ctx, lookup, &c); err != nil {
+		return c, err
 	}
 	c.API = strings.ToLower(strings.TrimSpace(c.API))
+	// The AI Gateway names models provider/model; Anthropic's own API
+	// does not.
 	switch c.API {
 	case apiOpenAI:
-		if c.BaseURL == "" {
-			c.BaseURL = openai.DefaultBaseURL
-		}
-		if c.Model == "" {
-			c.Model = defaultGatewayModel
-		}
+		c.BaseURL = cmp.Or(c.BaseURL, openai.DefaultBaseURL)
+		c.Model = cmp.Or(c.Model, openai.DefaultModel)
 	case apiAnthropic:
-		if c.BaseURL == "" {
-			c.BaseURL = anthropic.DefaultBaseURL
+		c.BaseURL = cmp.Or(c.BaseURL, anthropic.DefaultBaseURL)
+		if strings.TrimSuffix(c.BaseURL, "/") == anthropic.DefaultBaseURL {
+			c.Model = cmp.Or(c.Model, anthropic.DefaultModel)
 		}
-		if c.Model == "" {
-			c.Model = defaultGatewayModel
-			if strings.TrimSuffix(c.BaseURL, "/") == anthropic.DefaultBaseURL {
-				c.Model = defaultAnthropicModel
-			}
-		}
+		c.Model = cmp.Or(c.Model, openai.DefaultModel)
 	default:
 		return c, fmt.Errorf("config: SANDPIPER_MODEL_API=%q: want %q (OpenAI-compatible chat completions, the default) or %q (Anthropic Messages)", c.API, apiOpenAI, apiAnthropic)
 	}
@@ -129,37 +117,12 @@ func loadModelConfig(ctx context.Context, lookup envconfig.Lookuper) (modelConfi
 	return c, nil
 }
 
-// keySource names where the key came from.
-func (c modelConfig) keySource() string {
+// KeySource names where the key came from.
+func (c Model) KeySource() string {
 	if c.Key.Source == "" {
 		return "no variable (none needed on loopback)"
 	}
 	return c.Key.Source
-}
-
-// agentConfig is what every command that runs the agent reads: the model,
-// the sandbox and the file limits.
-type agentConfig struct {
-	model   modelConfig
-	sandbox sandboxConfig
-	files   bot.FileLimits
-}
-
-// loadAgentConfig reads the agent's variables; its errors name the variable
-// to fix.
-func loadAgentConfig(ctx context.Context, lookup envconfig.Lookuper) (agentConfig, error) {
-	var c agentConfig
-	var err error
-	if c.model, err = loadModelConfig(ctx, lookup); err != nil {
-		return c, err
-	}
-	if c.sandbox, err = loadSandboxConfig(ctx, lookup); err != nil {
-		return c, err
-	}
-	if c.files, err = loadFileEnv(ctx, lookup); err != nil {
-		return c, err
-	}
-	return c, nil
 }
 
 // isLoopback reports whether host is this machine, where servers such as
@@ -182,8 +145,8 @@ func orList(names []string) string {
 	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
-// policy is the providers' retry and timeout policy.
-func (c modelConfig) retry() agent.RetryPolicy {
+// retry is the providers' retry and timeout policy.
+func (c Model) retry() agent.RetryPolicy {
 	retries := c.Retries
 	if retries == 0 {
 		retries = -1 // no retries
@@ -191,24 +154,17 @@ func (c modelConfig) retry() agent.RetryPolicy {
 	return agent.RetryPolicy{MaxRetries: retries, RequestTimeout: c.Timeout}
 }
 
-// newModel returns the configured provider.
-func (c modelConfig) newModel(log *slog.Logger) (agent.Model, error) {
-	switch c.API {
-	case apiAnthropic:
-		return anthropic.New(anthropic.Config{
-			BaseURL: c.BaseURL, Key: c.Key, Model: c.Model, MaxTokens: c.MaxTokens,
-			Retry: c.retry(), Logger: log,
-		})
-	default:
-		return openai.New(openai.Config{
-			BaseURL: c.BaseURL, Key: c.Key, Model: c.Model, MaxTokens: c.MaxTokens,
-			Retry: c.retry(), Logger: log,
-		})
+// New returns the configured provider.
+func (c Model) New(log *slog.Logger) (agent.Model, error) {
+	cfg := agent.ModelConfig{BaseURL: c.BaseURL, Key: c.Key, Model: c.Model, MaxTokens: c.MaxTokens, Retry: c.retry(), Logger: log}
+	if c.API == apiAnthropic {
+		return anthropic.New(cfg)
 	}
+	return openai.New(cfg)
 }
 
-// newAgent returns the agent with the given tools.
-func (c modelConfig) newAgent(model agent.Model, tools []agent.Tool, log *slog.Logger) *agent.Agent {
+// Agent returns the agent, with the given model and tools.
+func (c Model) Agent(model agent.Model, tools []agent.Tool, log *slog.Logger) *agent.Agent {
 	return &agent.Agent{
 		Model:        model,
 		Tools:        tools,
@@ -216,21 +172,4 @@ func (c modelConfig) newAgent(model agent.Model, tools []agent.Tool, log *slog.L
 		MaxSteps:     c.MaxSteps,
 		Logger:       log,
 	}
-}
-
-// rangeCheck is one setting's bounds: a start-up error names the
-// variable, its value and what it may be.
-type rangeCheck struct {
-	name, value, want string
-	bad               bool
-}
-
-// checkRanges returns the error for the first setting out of bounds.
-func checkRanges(checks ...rangeCheck) error {
-	for _, c := range checks {
-		if c.bad {
-			return fmt.Errorf("config: %s=%s is out of range: want %s", c.name, c.value, c.want)
-		}
-	}
-	return nil
 }

@@ -1,0 +1,7 @@
+package shared
+
+// Exported for the tests of package shared_test.
+var (
+	VersionAtLeast = versionAtLeast
+	CompareIDs     = compareIDs
+)

@@ -1,0 +1,231 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/slack-go/slack"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// cardPoster shows an answer's run in its thread: it is the
+// [agent.Observer] of the answer's run, and posts a tool card when an
+// executeCode call starts, updates it when the call ends, and posts the
+// files the run wrote.
+type cardPoster struct {
+	b      *Bot
+	m      message
+	debug  bool
+	log    *slog.Logger
+	status *statusKeeper
+	// files is the thread's workspace, where the tool kept the files
+	// the runs wrote.
+	files *threadFiles
+
+	uploads int       // files posted so far
+	outputs []fileRef // the files posted, for the thread's memory
+
+	mu    sync.Mutex
+	n     int
+	cards map[string]*postedCard
+	order []string
+	runs  []Run
+}
+
+type postedCard struct {
+	card
+	ts string
+}
+
+var _ agent.Observer = (*cardPoster)(nil)
+
+func (p *cardPoster) StepStarted(context.Context, agent.StepEvent)  {}
+func (p *cardPoster) AnswerDelta(context.Context, agent.DeltaEvent) {}
+func (p *cardPoster) Finished(context.Context, agent.FinishEvent)   {}
+
+// ToolCallStarted posts a running card for an executeCode call.
+func (p *cardPoster) ToolCallStarted(ctx context.Context, e agent.ToolCallEvent) {
+	if e.Call.Name != agent.ExecuteCodeName {
+		return
+	}
+	p.mu.Lock()
+	c := p.card(e.Call.ID)
+	c.Code, c.Running = e.Code, true
+	p.mu.Unlock()
+	p.status.set("is running Python…")
+
+	ctx, cancel := slackContext(ctx)
+	defer cancel()
+	blocks, _ := c.render()
+	_, ts, err := p.b.api.PostMessageContext(ctx, p.m.Channel,
+		slack.MsgOptionTS(p.m.ThreadTS),
+		slack.MsgOptionText(c.fallback(), false),
+		slack.MsgOptionBlocks(blocks...),
+		slack.MsgOptionMetadata(c.metadata()),
+	)
+	if err != nil {
+		p.log.Error("posting tool card failed", "err", explain(err))
+		p.b.metrics.errors.WithLabelValues("slack").Inc()
+		return
+	}
+	p.mu.Lock()
+	c.ts = ts
+	p.mu.Unlock()
+}
+
+// ToolCallFinished shows how an executeCode call ended: it posts the
+// files the run wrote, updates the card, and counts the run.
+func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEvent) {
+	if e.Call.Name != agent.ExecuteCodeName {
+		return
+	}
+	res, runErr, d := e.Sandbox, e.Err, e.Duration
+	p.mu.Lock()
+	c := p.card(e.Call.ID)
+	p.runs = append(p.runs, Run{Code: c.Code, Output: truncate(runOutput(res, runErr, c.Limits), runOutputHistoryChars)})
+	p.mu.Unlock()
+
+	var files []producedFile
+	if res != nil && len(res.Files)+len(res.FilesOmitted) > 0 {
+		p.status.set("is posting files…")
+		files = p.deliver(ctx, c.N, res) // with its own timeout for the transfers
+	}
+	p.status.set("is thinking…")
+	p.mu.Lock()
+	c.Running, c.Result, c.Err, c.Duration, c.Files = false, res, runErr, d, files
+	p.mu.Unlock()
+
+	b := p.b
+	b.metrics.toolRuns.WithLabelValues(runResult(res, runErr)).Inc()
+	b.metrics.runSeconds.Observe(d.Seconds())
+	if caps := firedCaps(res); len(caps) > 0 {
+		for _, c := range caps {
+			b.metrics.caps.WithLabelValues(string(c)).Inc()
+		}
+		p.log.Warn("caps fired during a run", "run", c.N, "caps", caps)
+	}
+	if p.debug {
+		p.log.Info("execution", "run", c.N, "code", c.Code, "output", runOutput(res, runErr, c.Limits), "duration", d)
+	}
+	ctx, cancel := slackContext(ctx)
+	defer cancel()
+	p.post(ctx, c)
+}
+
+// card returns the card of the call id, new if need be; p.mu is held.
+func (p *cardPoster) card(id string) *postedCard {
+	if c, ok := p.cards[id]; ok {
+		return c
+	}
+	if p.cards == nil {
+		p.cards = map[string]*postedCard{}
+	}
+	p.n++
+	c := &postedCard{card: card{N: p.n, QuestionTS: p.m.TS, Debug: p.debug, Limits: p.b.cfg.SandboxLimits}}
+	p.cards[id] = c
+	p.order = append(p.order, id)
+	return c
+}
+
+// post posts or updates a card and attaches what did not fit.
+func (p *cardPoster) post(ctx context.Context, c *postedCard) {
+	b := p.b
+	blocks, files := c.render()
+	send := func(blocks []slack.Block) error {
+		opts := []slack.MsgOption{
+			slack.MsgOptionText(c.fallback(), false),
+			slack.MsgOptionBlocks(blocks...),
+			slack.MsgOptionMetadata(c.metadata()),
+		}
+		var err error
+		if c.ts != "" {
+			_, _, _, err = b.api.UpdateMessageContext(ctx, p.m.Channel, c.ts, opts...)
+		} else {
+			_, c.ts, err = b.api.PostMessageContext(ctx, p.m.Channel, append(opts, slack.MsgOptionTS(p.m.ThreadTS))...)
+		}
+		return err
+	}
+	err := send(blocks)
+	if _, refused := errors.AsType[slack.SlackErrorResponse](err); refused {
+		// Slack refused these blocks (invalid_blocks, msg_too_long …):
+		// show the run's state anyway, with its text in files.
+		p.log.Warn("slack refused a tool card; posting it plain", "err", explain(err))
+		blocks, files = c.plain(explain(err).Error())
+		err = send(blocks)
+	}
+	if err != nil {
+		p.log.Error("updating tool card failed", "err", explain(err))
+		b.metrics.errors.WithLabelValues("slack").Inc()
+	}
+	for _, f := range files {
+		b.upload(ctx, p.m, f)
+	}
+}
+
+// finishOpen marks cards still "running" (the answer was cut short) as
+// stopped, so no card is left spinning.
+func (p *cardPoster) finishOpen(ctx context.Context) {
+	p.mu.Lock()
+	var open []*postedCard
+	for _, id := range p.order {
+		if c := p.cards[id]; c.Running {
+			c.Running = false
+			c.Err = errors.New("stopped before the run finished")
+			open = append(open, c)
+		}
+	}
+	p.mu.Unlock()
+	for _, c := range open {
+		p.post(ctx, c)
+	}
+}
+
+// slackContext returns a context for Slack calls made for an answer: it
+// outlives the answer's deadline (a card must show that its run ended)
+// but not a stuck Slack.
+func slackContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), slackCallTimeout)
+}
+
+// firedCaps lists the caps and limits that fired during a run, each once:
+// the sandbox's [sandbox.Result.Caps], "output" when the sandbox cut
+// stdout or stderr (also from a backend that does not report it in Caps),
+// and the [sandbox.Limit] that ended the run or was hit during it
+// ("timeout", "memory", "cpu", "processes", "disk").
+func firedCaps(res *sandbox.Result) []sandbox.Cap {
+	if res == nil {
+		return nil
+	}
+	caps := slices.Clone(res.Caps)
+	add := func(c sandbox.Cap) {
+		if !slices.Contains(caps, c) {
+			caps = append(caps, c)
+		}
+	}
+	if res.Truncated() {
+		add(sandbox.CapOutput)
+	}
+	if res.Limit != sandbox.LimitNone {
+		add(sandbox.Cap(res.Limit)) // "memory" is both a limit and a cap
+	}
+	return caps
+}
+
+func runResult(res *sandbox.Result, err error) string {
+	switch {
+	case err != nil:
+		return "sandbox_error"
+	case res.Limit == sandbox.LimitTimeout:
+		return "timeout"
+	case res.Limit == sandbox.LimitMemory:
+		return "oom"
+	case res.ExitCode != 0:
+		return "failed"
+	}
+	return "ok"
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
+)
+
+func TestDoctorReportsSlackProblems(t *testing.T) {
+	fake := slacktest.New(t)
+	t.Setenv("SLACK_API_URL", fake.URL)
+	t.Setenv("SLACK_BOT_TOKEN", "xoxb-wrong")
+	t.Setenv("SLACK_APP_TOKEN", slacktest.AppToken)
+	dataDir := filepath.Join(t.TempDir(), "not", "yet")
+	t.Setenv("SANDPIPER_DATA_DIR", dataDir)
+	for _, k := range []string{"SANDPIPER_MODEL_API_KEY", "AI_GATEWAY_API_KEY", "VERCEL_OIDC_TOKEN", "OPENAI_API_KEY", "SANDPIPER_MODEL_BASE_URL"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	t.Setenv("SANDPIPER_SANDBOX", "none") // keep the sandbox out of this test
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"doctor"}, strings.NewReader(""), &out, &errb)
+	got := out.String()
+	for _, want := range []string{
+		"FAIL Slack bot token (auth.test): invalid_auth",
+		"ok   Slack app token (apps.connections.open)",
+		"ok   SANDPIPER_DATA_DIR: " + dataDir + " does not exist yet; the bot will create it",
+		"FAIL model: config: no model API key: set SANDPIPER_MODEL_API_KEY, AI_GATEWAY_API_KEY, VERCEL_OIDC_TOKEN or OPENAI_API_KEY",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, got)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if strings.Contains(got, "xoxb-wrong") {
+		t.Error("doctor printed the token")
+	}
+	if _, err := os.Stat(filepath.Dir(dataDir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("doctor created part of %s: %v", dataDir, err)
+	}
+}
+
+// TestDoctorListsTheSandboxModules: doctor says which Python modules the
+// sandbox has, and names the data modules it lacks.
+func TestDoctorListsTheSandboxModules(t *testing.T) {
+	requireSandbox(t)
+	t.Chdir(t.TempDir())
+	t.Setenv("SLACK_BOT_TOKEN", "")
+	t.Setenv("SANDPIPER_DATA_DIR", t.TempDir())
+	t.Setenv("SANDPIPER_SANDBOX", "local")
+	t.Setenv("SANDPIPER_PYTHON", testPython)
+	t.Setenv("SANDPIPER_FILES_MAX_COUNT", "99")
+	var out, errb bytes.Buffer
+	run(context.Background(), []string{"doctor"}, strings.NewReader(""), &out, &errb)
+	got := out.String()
+	if !strings.Contains(got, "sandbox Python modules: Python 3.") {
+		t.Errorf("doctor output has no module check:\n%s%s", got, errb.String())
+	}
+	if strings.Contains(got, "ok   sandbox Python modules") && !strings.Contains(got, "numpy") {
+		t.Errorf("modules passed without numpy:\n%s", got)
+	}
+	if !strings.Contains(got, "FAIL file limits: config: SANDPIPER_FILES_MAX_COUNT=99 is out of range: want 1 to 64") {
+		t.Errorf("doctor does not check the file limits:\n%s", got)
+	}
+}

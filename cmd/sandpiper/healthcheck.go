@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/sandpiper-bot/sandpiper/bot"
+)
+
+const healthcheckUsage = `usage: sandpiper healthcheck [URL]
+
+Exits 0 when the bot's /healthz answers 200 OK, 1 otherwise: a container
+HEALTHCHECK that needs no curl. The default URL is /healthz on
+SANDPIPER_HTTP_ADDR (default ` + bot.DefaultHTTPAddr + `), at 127.0.0.1 when it
+names all interfaces.
+`
+
+// runHealthcheck is `sandpiper healthcheck`.
+func runHealthcheck(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
+	if len(args) > 1 || len(args) == 1 && strings.HasPrefix(args[0], "-") {
+		fmt.Fprint(stderr, healthcheckUsage)
+		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+			return nil
+		}
+		return &exitError{exitUsage, nil}
+	}
+	url := ""
+	if len(args) == 1 {
+		url = args[0]
+	} else {
+		lookup, err := loadEnv()
+		if err != nil {
+			return err
+		}
+		addr := bot.DefaultHTTPAddr
+		if v, ok := lookup.Lookup("SANDPIPER_HTTP_ADDR"); ok {
+			addr = strings.TrimSpace(v)
+		}
+		if addr == "" || addr == "-" {
+			return errors.New("healthcheck: SANDPIPER_HTTP_ADDR is empty, so the bot serves no /healthz")
+		}
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return configError(fmt.Errorf("healthcheck: SANDPIPER_HTTP_ADDR=%q: %w", addr, err))
+		}
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host = "127.0.0.1"
+		}
+		url = "http://" + net.JoinHostPort(host, port) + "/healthz"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return configError(fmt.Errorf("healthcheck: %w", err))
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("healthcheck: %w", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("healthcheck: %s: %s %s", url, resp.Status, strings.TrimSpace(string(body)))
+	}
+	fmt.Fprintf(stdout, "ok %s\n", url)
+	return nil
+}

@@ -1,0 +1,36 @@
+package chat
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestStreamText(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		deltas []string
+		want   []string // what each delta shows, then what the flush shows
+	}{
+		{"plain", []string{"The answer ", "is 42."}, []string{"The answer ", "is 42.", ""}},
+		{"escape in a delta", []string{"a\x1b[2Jb", "\x07"}, []string{"a␛[2Jb", "␇", ""}},
+		{"escape across deltas", []string{"a\x1b", "[2J"}, []string{"a␛", "[2J", ""}},
+		{"rune across deltas", []string{"84\xc2", "\xb3 = ", "\xe2\x80", "\xae!"}, []string{"84", "³ = ", "", "\ufffd!", ""}},
+		{"CR LF across deltas", []string{"one\r", "\ntwo\r"}, []string{"one", "\ntwo", "\n"}},
+		{"lone CR", []string{"one\r", "two"}, []string{"one", "\ntwo", ""}},
+		{"broken rune at the end", []string{"x\xe2\x80"}, []string{"x", "\ufffd\ufffd"}},
+		{"invalid byte is not held", []string{"x\xff"}, []string{"x\ufffd", ""}},
+		{"C1 as a rune", []string{"\u009b31m"}, []string{"\ufffd31m", ""}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var st streamText
+			var got []string
+			for _, d := range tt.deltas {
+				got = append(got, st.next(d))
+			}
+			got = append(got, st.flush())
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("shown %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,34 @@
+package config
+
+import (
+	"context"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// Agent is what every command that runs the agent reads: the model,
+// the sandbox and the file limits.
+type Agent struct {
+	Model   Model
+	Sandbox Sandbox
+	Files   sandbox.FileLimits
+}
+
+// LoadAgent reads the agent's variables; its errors name the variable
+// to fix.
+func LoadAgent(ctx context.Context, lookup envconfig.Lookuper) (Agent, error) {
+	var c Agent
+	var err error
+	if c.Model, err = LoadModel(ctx, lookup); err != nil {
+		return c, err
+	}
+	if c.Sandbox, err = LoadSandbox(ctx, lookup); err != nil {
+		return c, err
+	}
+	if c.Files, err = LoadFiles(ctx, lookup); err != nil {
+		return c, err
+	}
+	return c, nil
+}

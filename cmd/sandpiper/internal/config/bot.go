@@ -1,0 +1,70 @@
+package config
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/sandpiper-bot/sandpiper/bot"
+)
+
+// Bot is the bot's part of the environment. Its defaults are bot's.
+type Bot struct {
+	BotToken        string        `env:"SLACK_BOT_TOKEN"`
+	AppToken        string        `env:"SLACK_APP_TOKEN"`
+	APIURL          string        `env:"SLACK_API_URL"`
+	Admins          []string      `env:"SANDPIPER_ADMINS"`
+	DataDir         string        `env:"SANDPIPER_DATA_DIR"`
+	ThreadTTL       time.Duration `env:"SANDPIPER_THREAD_TTL"`
+	ShutdownTimeout time.Duration `env:"SANDPIPER_SHUTDOWN_TIMEOUT"`
+	AnswerTimeout   time.Duration `env:"SANDPIPER_ANSWER_TIMEOUT"`
+	Workers         int           `env:"SANDPIPER_WORKERS"`
+	LogLevel        string        `env:"SANDPIPER_LOG_LEVEL"`
+	// HTTPAddr is "-" when SANDPIPER_HTTP_ADDR is set empty: no server.
+	HTTPAddr string `env:"SANDPIPER_HTTP_ADDR"`
+}
+
+// LoadBot reads and checks the bot's variables; errors name the
+// variable to fix.
+func LoadBot(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
+	e := Bot{
+		APIURL: bot.DefaultAPIURL, DataDir: bot.DefaultDataDir, ThreadTTL: bot.DefaultThreadTTL,
+		ShutdownTimeout: bot.DefaultShutdownTimeout, AnswerTimeout: bot.DefaultAnswerTimeout,
+		Workers: bot.DefaultWorkers, LogLevel: "info", HTTPAddr: bot.DefaultHTTPAddr,
+	}
+	if err := process(ctx, lookup, &e); err != nil {
+		return e, err
+	}
+	if v, ok := lookup.Lookup("SANDPIPER_HTTP_ADDR"); ok && strings.TrimSpace(v) == "" {
+		e.HTTPAddr = "-"
+	}
+	return e, checkRanges(
+		rangeCheck{"SANDPIPER_THREAD_TTL", e.ThreadTTL.String(), "at least 1m", e.ThreadTTL < time.Minute},
+		rangeCheck{"SANDPIPER_SHUTDOWN_TIMEOUT", e.ShutdownTimeout.String(), "more than 0s", e.ShutdownTimeout <= 0},
+		rangeCheck{"SANDPIPER_ANSWER_TIMEOUT", e.AnswerTimeout.String(), "at least 10s", e.AnswerTimeout < 10*time.Second},
+		rangeCheck{"SANDPIPER_WORKERS", strconv.Itoa(e.Workers), "at least 1", e.Workers < 1},
+	)
+}
+
+func (e Bot) Logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(e.LogLevel)); err != nil {
+		return nil, fmt.Errorf("config: SANDPIPER_LOG_LEVEL: %q is not debug, info, warn or error", e.LogLevel)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
+}
+
+func (e Bot) Config(log *slog.Logger) bot.Config {
+	return bot.Config{
+		BotToken: e.BotToken, AppToken: e.AppToken, APIURL: e.APIURL,
+		Admins: e.Admins, DataDir: e.DataDir, ThreadTTL: e.ThreadTTL,
+		ShutdownTimeout: e.ShutdownTimeout, AnswerTimeout: e.AnswerTimeout,
+		HTTPAddr: e.HTTPAddr, Workers: e.Workers, Logger: log,
+	}
+}

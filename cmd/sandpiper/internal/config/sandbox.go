@@ -1,0 +1,156 @@
+package config
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/local"
+	"github.com/sandpiper-bot/sandpiper/sandbox/vercel"
+)
+
+// Sandbox is the sandbox's part of the environment. Its defaults
+// are sandbox's and the backends'.
+type Sandbox struct {
+	Backend     string        `env:"SANDPIPER_SANDBOX"` // local or vercel
+	Python      string        `env:"SANDPIPER_PYTHON"`
+	Concurrency int           `env:"SANDPIPER_SANDBOX_CONCURRENCY"` // default: the backend's
+	Timeout     time.Duration `env:"SANDPIPER_SANDBOX_TIMEOUT"`
+	Memory      byteSize      `env:"SANDPIPER_SANDBOX_MEMORY"`
+	Processes   int           `env:"SANDPIPER_SANDBOX_PROCESSES"`
+	CPUTime     time.Duration `env:"SANDPIPER_SANDBOX_CPU_TIME"`
+	CPUs        float64       `env:"SANDPIPER_SANDBOX_CPUS"` // local, with cgroups
+	OpenFiles   int           `env:"SANDPIPER_SANDBOX_OPEN_FILES"`
+	Disk        byteSize      `env:"SANDPIPER_SANDBOX_DISK"`
+	Output      byteSize      `env:"SANDPIPER_SANDBOX_OUTPUT"`
+
+	// LongLived is set by the commands that run many programs (run, ask):
+	// the backend may then prepare caches in the background.
+	LongLived bool
+
+	// The Vercel backend. Credentials: VERCEL_OIDC_TOKEN (names its team
+	// and project), or VERCEL_TOKEN with VERCEL_TEAM_ID and VERCEL_PROJECT_ID.
+	VercelAPIURL    string `env:"SANDPIPER_VERCEL_API_URL"`
+	VercelVCPUs     int    `env:"SANDPIPER_VERCEL_VCPUS"`
+	VercelOIDCToken string `env:"VERCEL_OIDC_TOKEN"`
+	VercelToken     string `env:"VERCEL_TOKEN"`
+	VercelTeamID    string `env:"VERCEL_TEAM_ID"`
+	VercelProjectID string `env:"VERCEL_PROJECT_ID"`
+}
+
+func (c Sandbox) Limits() sandbox.Limits {
+	return sandbox.Limits{
+		Timeout:   c.Timeout,
+		Memory:    c.Memory.n,
+		Processes: c.Processes,
+		CPUTime:   c.CPUTime,
+		CPUs:      c.CPUs,
+		OpenFiles: c.OpenFiles,
+		DiskSize:  c.Disk.n,
+		Output:    c.Output.n,
+	}
+}
+
+// Bounds of the sandbox settings.
+const (
+	maxConcurrency = 256 // sandboxes at once; each local one is a few processes
+	// A run's CPUs: the kernel's least CFS quota is a hundredth of a CPU.
+	minCPUs, maxCPUs float64 = 0.01, 1024
+)
+
+// validate names the variable to fix, its value and what it may be.
+func (c Sandbox) validate() error {
+	if err := checkRanges(
+		rangeCheck{"SANDPIPER_SANDBOX_TIMEOUT", c.Timeout.String(), "more than 0s", c.Timeout <= 0},
+		rangeCheck{"SANDPIPER_SANDBOX_MEMORY", c.Memory.String(), "at least 16MiB", c.Memory.n < 16<<20},
+		rangeCheck{"SANDPIPER_SANDBOX_PROCESSES", strconv.Itoa(c.Processes), "at least 1", c.Processes < 1},
+		rangeCheck{"SANDPIPER_SANDBOX_CPU_TIME", c.CPUTime.String(), "at least 1s", c.CPUTime < time.Second},
+		rangeCheck{"SANDPIPER_SANDBOX_CPUS", strconv.FormatFloat(c.CPUs, 'g', -1, 64), fmt.Sprintf("%g to %g", minCPUs, maxCPUs), !(c.CPUs >= minCPUs && c.CPUs <= maxCPUs)},
+		rangeCheck{"SANDPIPER_SANDBOX_OPEN_FILES", strconv.Itoa(c.OpenFiles), "at least 16", c.OpenFiles < 16},
+		rangeCheck{"SANDPIPER_SANDBOX_DISK", c.Disk.String(), "at least 1MiB", c.Disk.n < 1<<20},
+		rangeCheck{"SANDPIPER_SANDBOX_OUTPUT", c.Output.String(), "at least 1KiB", c.Output.n < 1<<10},
+		rangeCheck{"SANDPIPER_SANDBOX_CONCURRENCY", strconv.Itoa(c.Concurrency), fmt.Sprintf("0 (the number of CPUs) to %d", maxConcurrency), c.Concurrency < 0 || c.Concurrency > maxConcurrency},
+	); err != nil {
+		return err
+	}
+	switch c.Backend {
+	case "local":
+	case "vercel":
+		if err := checkRanges(rangeCheck{"SANDPIPER_SANDBOX_MEMORY", c.Memory.String(),
+			"at most " + sandbox.FormatSize(vercel.MaxMemory) + " with SANDPIPER_SANDBOX=vercel", c.Memory.n > vercel.MaxMemory}); err != nil {
+			return err
+		}
+		if c.VercelVCPUs != 1 && (c.VercelVCPUs < 2 || c.VercelVCPUs > 8 || c.VercelVCPUs%2 != 0) {
+			return fmt.Errorf("config: SANDPIPER_VERCEL_VCPUS=%d: want 1, 2, 4, 6 or 8", c.VercelVCPUs)
+		}
+		if u, err := url.Parse(c.VercelAPIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return fmt.Errorf("config: SANDPIPER_VERCEL_API_URL=%q is not an http(s) URL", c.VercelAPIURL)
+		}
+	default:
+		return fmt.Errorf("config: SANDPIPER_SANDBOX=%q: want \"local\" (this host) or \"vercel\" (Vercel Sandbox)", c.Backend)
+	}
+	return nil
+}
+
+// LoadSandbox reads the sandbox variables from the environment.
+func LoadSandbox(ctx context.Context, lookup envconfig.Lookuper) (Sandbox, error) {
+	d := sandbox.Limits{}.WithDefaults()
+	c := Sandbox{
+		Backend: "local", Python: local.DefaultPython,
+		Timeout: d.Timeout, Memory: byteSize{n: d.Memory}, Processes: d.Processes, CPUTime: d.CPUTime,
+		CPUs: d.CPUs, OpenFiles: d.OpenFiles, Disk: byteSize{n: d.DiskSize}, Output: byteSize{n: d.Output},
+		VercelAPIURL: vercel.DefaultAPIURL, VercelVCPUs: vercel.DefaultVCPUs,
+	}
+	if err := process(ctx, lookup, &c); err != nil {
+		return c, err
+	}
+	return c, c.validate()
+}
+
+// Backend is a sandbox backend, as the commands use it.
+type Backend interface {
+	Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error)
+	Close() error
+}
+
+// New builds the configured backend.
+func (c Sandbox) New(ctx context.Context, log *slog.Logger) (Backend, error) {
+	if c.Backend == "vercel" {
+		s, err := vercel.New(ctx, vercel.Config{
+			APIURL:      c.VercelAPIURL,
+			Token:       c.VercelToken,
+			TeamID:      c.VercelTeamID,
+			ProjectID:   c.VercelProjectID,
+			OIDCToken:   c.VercelOIDCToken,
+			VCPUs:       c.VercelVCPUs,
+			Concurrency: c.Concurrency,
+			Limits:      c.Limits(),
+			Logger:      log,
+		})
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return s, nil
+	}
+	concurrency := c.Concurrency
+	if !c.LongLived {
+		concurrency = 1 // one run (exec, doctor): build no pool of sandboxes
+	}
+	s, err := local.New(ctx, local.Config{
+		Python:        c.Python,
+		Concurrency:   concurrency,
+		Limits:        c.Limits(),
+		PrepareCaches: c.LongLived,
+		Logger:        log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
