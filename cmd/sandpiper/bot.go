@@ -14,8 +14,8 @@ import (
 // runBot is `sandpiper run`: answer questions in Slack until SIGINT or
 // SIGTERM, then finish the answers in flight and exit 0.
 func runBot(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer) error {
-	if len(args) > 0 {
-		return usageError(errors.New("run takes no arguments"), usage)
+	if err := noArgs("run", args); err != nil {
+		return err
 	}
 	lookup, env, err := load(ctx, config.LoadBot)
 	if err != nil {

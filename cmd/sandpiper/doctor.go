@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,8 +25,8 @@ import (
 // model endpoint and key, the sandbox and the data directory, and say what
 // to fix. It exits 1 when anything failed.
 func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Writer) error {
-	if len(args) > 0 {
-		return configError(errors.New("doctor takes no arguments"))
+	if err := noArgs("doctor", args); err != nil {
+		return err
 	}
 	var checks []bot.Check
 	fail := func(name string, err error) { checks = append(checks, bot.Check{Name: name, Detail: err.Error()}) }

@@ -108,6 +108,14 @@ const (
 // command exits 2.
 func configError(err error) error { return &exitError{exitUsage, err} }
 
+// noArgs refuses arguments given to a command that takes none.
+func noArgs(cmd string, args []string) error {
+	if len(args) > 0 {
+		return usageError(fmt.Errorf("%s takes no arguments", cmd), usage)
+	}
+	return nil
+}
+
 // usageError is configError followed by the command's usage.
 func usageError(err error, usage string) error {
 	return configError(fmt.Errorf("%w\n\n%s", err, strings.TrimRight(usage, "\n")))

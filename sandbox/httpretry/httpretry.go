@@ -8,6 +8,7 @@
 package httpretry
 
 import (
+	"context"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -46,4 +47,16 @@ func Backoff(try int, base, max time.Duration, factor int) time.Duration {
 	}
 	d = min(d, max)
 	return d - rand.N(d/4+1)
+}
+
+// Sleep waits d, or until ctx is done, when it returns ctx's error.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox/httpretry"
 )
 
 // Results of [Store.Enqueue] and [Store.Submit].
@@ -228,16 +230,7 @@ func transient(err error) bool {
 }
 
 // sleep waits d or until ctx is done, and reports whether it waited d.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+func sleep(ctx context.Context, d time.Duration) bool { return httpretry.Sleep(ctx, d) == nil }
 
 // compareIDs orders stream entry ids ("ms-seq").
 func compareIDs(a, b string) int {

@@ -861,35 +861,27 @@ func (c *consumer) listen(ctx context.Context) {
 	s := c.s
 	ps := s.rdb.Subscribe(ctx, s.k.stops(), s.k.turns())
 	defer ps.Close()
-	ch := ps.Channel()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case m, ok := <-ch:
-			if !ok {
-				return
+	receive(ctx, ps, func(m *redis.Message) bool {
+		switch m.Channel {
+		case s.k.turns():
+			go c.onTurn(ctx, m.Payload)
+		case s.k.stops():
+			st, err := decodeStop(m.Payload)
+			if err != nil {
+				return true
 			}
-			switch m.Channel {
-			case s.k.turns():
-				go c.onTurn(ctx, m.Payload)
-			case s.k.stops():
-				st, err := decodeStop(m.Payload)
-				if err != nil {
-					continue
+			c.mu.Lock()
+			var match []*entry
+			for _, e := range c.held {
+				if st.matches(e.d) {
+					match = append(match, e)
 				}
-				c.mu.Lock()
-				var match []*entry
-				for _, e := range c.held {
-					if st.matches(e.d) {
-						match = append(match, e)
-					}
-				}
-				c.mu.Unlock()
-				for _, e := range match {
-					c.stop(e, st.By)
-				}
+			}
+			c.mu.Unlock()
+			for _, e := range match {
+				c.stop(e, st.By)
 			}
 		}
-	}
+		return true
+	})
 }

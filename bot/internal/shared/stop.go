@@ -87,26 +87,18 @@ func (s *Store) SubscribeStops(ctx context.Context) <-chan Stop {
 	go func() {
 		defer close(out)
 		defer ps.Close()
-		ch := ps.Channel()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case m, ok := <-ch:
-				if !ok {
-					return
-				}
-				st, err := decodeStop(m.Payload)
-				if err != nil {
-					continue
-				}
-				select {
-				case out <- st:
-				case <-ctx.Done():
-					return
-				}
+		receive(ctx, ps, func(m *redis.Message) bool {
+			st, err := decodeStop(m.Payload)
+			if err != nil {
+				return true
 			}
-		}
+			select {
+			case out <- st:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		})
 	}()
 	return out
 }
@@ -142,4 +134,20 @@ func (s *Store) AnswerState(ctx context.Context, id string) (State, string, erro
 		}
 	}
 	return state, replica, nil
+}
+
+// receive calls f with each message ps receives, until ctx is done, the
+// subscription closes, or f returns false.
+func receive(ctx context.Context, ps *redis.PubSub, f func(*redis.Message) bool) {
+	ch := ps.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m, ok := <-ch:
+			if !ok || !f(m) {
+				return
+			}
+		}
+	}
 }

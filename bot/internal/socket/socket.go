@@ -213,7 +213,7 @@ func (c *Client) Run(ctx context.Context) error {
 				drops++
 				wait := backoff(drops)
 				c.emit(ctx, Event{Kind: ConnectionError, Attempt: drops, Backoff: wait, Err: err})
-				if err := sleep(ctx, wait); err != nil {
+				if err := httpretry.Sleep(ctx, wait); err != nil {
 					return err
 				}
 			} else {
@@ -233,7 +233,7 @@ func (c *Client) Run(ctx context.Context) error {
 				// before competing for one again.
 				old.close()
 				c.emit(ctx, Event{Kind: Disconnected, Err: errors.New("slack closed the connection: too many connections for this app")})
-				if err := sleep(ctx, crowdedWait+rand.N(crowdedWait/3)); err != nil {
+				if err := httpretry.Sleep(ctx, crowdedWait+rand.N(crowdedWait/3)); err != nil {
 					return err
 				}
 			}
@@ -273,7 +273,7 @@ func (c *Client) connect(ctx context.Context, wg *sync.WaitGroup) (*conn, error)
 			wait = max(wait, rl.RetryAfter)
 		}
 		c.emit(ctx, Event{Kind: ConnectionError, Attempt: attempt, Backoff: wait, Err: err})
-		if err := sleep(ctx, wait); err != nil {
+		if err := httpretry.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 	}
@@ -452,15 +452,4 @@ func (c *Client) emit(ctx context.Context, evt Event) {
 // backoffMin up to backoffMax, with jitter.
 func backoff(attempt int) time.Duration {
 	return httpretry.Backoff(attempt-1, backoffMin, backoffMax, 2)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -285,10 +285,7 @@ func writeCert(dir string) error {
 // Stop stops the server (SIGTERM, then SIGKILL after a while) and waits for
 // it to exit. Stopping a stopped server does nothing.
 func (s *Server) Stop() {
-	s.mu.Lock()
-	cmd, done := s.cmd, s.done
-	s.cmd = nil
-	s.mu.Unlock()
+	cmd, done := s.take()
 	if cmd == nil {
 		return
 	}
@@ -304,10 +301,7 @@ func (s *Server) Stop() {
 // Kill kills the server at once (SIGKILL), as a crash or a lost host
 // would, and waits for it to exit.
 func (s *Server) Kill() {
-	s.mu.Lock()
-	cmd, done := s.cmd, s.done
-	s.cmd = nil
-	s.mu.Unlock()
+	cmd, done := s.take()
 	if cmd == nil {
 		return
 	}
@@ -370,4 +364,14 @@ func (s *Server) Do(ctx context.Context, args ...string) (string, error) {
 		return "", errors.New(line[1:])
 	}
 	return line, nil
+}
+
+// take returns the running server's process (nil if none) and the channel
+// closed when it exits, and forgets them.
+func (s *Server) take() (*exec.Cmd, chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cmd, done := s.cmd, s.done
+	s.cmd = nil
+	return cmd, done
 }
