@@ -129,7 +129,7 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c co
 		return &exitError{1, nil} // the UI showed it
 	case err != nil:
 		return err
-	case conv.stop == agent.StopStepLimit:
+	case flags.question != "" && conv.stop == agent.StopStepLimit:
 		return &exitError{1, nil} // the UI said so
 	}
 	return nil

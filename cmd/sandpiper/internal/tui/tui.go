@@ -136,7 +136,7 @@ type Model struct {
 	answer     string // streamed text not printed yet
 	tool       *agent.ToolCallEvent
 	toolStart  time.Time
-	err        error // the last run's error
+	err        error // a one-shot question's error
 
 	live struct {
 		text, out string
@@ -209,7 +209,7 @@ func (m *Model) Run(in io.Reader, out io.Writer) error {
 }
 
 // Err returns the error of a one-shot question: [ErrStopped] when the
-// user stopped it.
+// user stopped it. A chat's errors are shown, not returned: it is nil.
 func (m *Model) Err() error { return m.err }
 
 // Close stops the running answer, if any, and waits a moment for Ask to
@@ -533,7 +533,9 @@ func (m *Model) done(err error) {
 		}
 	case err != nil:
 		m.section(m.t.red.Render(m.wrap("error: "+safetext.Text(err.Error()), m.width)))
-		m.err = err
+		if m.oneShot {
+			m.err = err // in a chat, the next question goes on
+		}
 	}
 	m.running, m.stopping, m.cancel = false, false, nil
 	if m.oneShot || m.leaving {

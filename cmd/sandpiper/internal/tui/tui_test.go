@@ -494,9 +494,28 @@ func TestError(t *testing.T) {
 	s.waitFor("the answer", func(sc string) bool { return strings.Contains(sc, "fine now") })
 	s.waitIdle()
 	s.key(tea.KeyCtrlD)
-	sc, _ := s.finish()
+	sc, m := s.finish()
 	if !strings.Contains(sc, "␛]0;pwned␇") {
 		t.Errorf("the error is not shown neutralised:\n%s", sc)
+	}
+	if err := m.Err(); err != nil {
+		t.Errorf("a chat left at the prompt: Err() = %v, want nil", err)
+	}
+}
+
+// TestErrorLast leaves the chat right after a question failed: leaving
+// is not an error, so the command exits 0.
+func TestErrorLast(t *testing.T) {
+	a := &asker{scripts: [][]any{{step(func(context.Context) error { return errors.New("model API: 500") })}}}
+	s := newSession(t, Options{Ask: a.ask}, 80, 24)
+	s.waitIdle()
+	s.typ("one")
+	s.key(tea.KeyEnter)
+	s.waitFor("the error", func(sc string) bool { return strings.Contains(sc, "error: model API: 500") })
+	s.waitIdle()
+	s.key(tea.KeyCtrlD)
+	if _, m := s.finish(); m.Err() != nil {
+		t.Errorf("Err() = %v, want nil", m.Err())
 	}
 }
 
