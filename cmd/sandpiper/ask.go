@@ -111,9 +111,11 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	// writes, for the runs after it (in a chat, also the next questions').
 	ws := agent.NewMemWorkspace(files, c.Files.RunSize+c.Sandbox.Limits().WithDefaults().DiskSize)
 
-	_, noColor := lookup.Lookup("NO_COLOR")
+	// NO_COLOR counts when it is not empty, as no-color.org (and the
+	// terminal UI's termenv) has it.
+	noColor, _ := lookup.Lookup("NO_COLOR")
 	term, _ := lookup.Lookup("TERM")
-	ui := chat.New(stdout, stderr, chat.Options{NoColor: noColor, Term: term, OutDir: flags.outDir, Limits: c.Sandbox.Limits()})
+	ui := chat.New(stdout, stderr, chat.Options{NoColor: noColor != "", Term: term, OutDir: flags.outDir, Limits: c.Sandbox.Limits()})
 	defer ui.StopSpinner()
 	level := slog.LevelWarn
 	if flags.debug || c.Model.Debug {

@@ -103,7 +103,11 @@ func TestTerminal(t *testing.T) {
 	waitFor("the second answer", func(sc string) bool { return strings.Contains(sc, "answer 2") })
 	waitFor("the prompt", func(sc string) bool { return strings.Contains(lastLines(sc, 1), "enter send") })
 	typ("wait for it\r")
-	<-started
+	select {
+	case <-started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the question was not asked")
+	}
 	typ("\x03") // Ctrl+C
 	waitFor("the stop", func(sc string) bool { return strings.Contains(sc, "■ stopped") })
 	waitFor("the prompt", func(sc string) bool { return strings.Contains(lastLines(sc, 1), "enter send") })
