@@ -21,6 +21,7 @@ type metrics struct {
 	duplicates    prometheus.Counter
 	connects      prometheus.Counter
 	toolRuns      *prometheus.CounterVec // by result
+	sandboxRuns   *prometheus.CounterVec // by start: warm or cold
 	files         *prometheus.CounterVec // by event
 	errors        *prometheus.CounterVec // by kind
 	caps          *prometheus.CounterVec // caps and limits that fired, by sandbox.Cap
@@ -33,6 +34,7 @@ type metrics struct {
 // dashboard or an alert sees them before they first happen.
 var (
 	runResults = []string{"ok", "failed", "timeout", "oom", "sandbox_error"}
+	runStarts  = []string{"warm", "cold"}
 	fileEvents = []string{"downloaded", "refused", "posted", "not_posted"}
 	errorKinds = []string{"shutdown", "timeout", "step_limit", "empty", "model", "slack", "busy"}
 	capNames   = []sandbox.Cap{
@@ -69,6 +71,7 @@ func newMetrics() *metrics {
 		duplicates:    counter("sandpiper_duplicate_events_total", "Events dropped as redeliveries or duplicates."),
 		connects:      counter("sandpiper_slack_connections_total", "Socket Mode connections made."),
 		toolRuns:      counters("sandpiper_tool_runs_total", "executeCode runs by result.", "result", runResults...),
+		sandboxRuns:   counters("sandpiper_sandbox_runs_total", "Sandbox runs by how their interpreter started: warm (the preloaded modules already imported) or cold.", "start", runStarts...),
 		files:         counters("sandpiper_files_total", "Files downloaded from Slack, refused, posted to Slack, or not posted.", "event", fileEvents...),
 		errors:        counters("sandpiper_errors_total", "Failures by kind.", "kind", errorKinds...),
 		caps:          counters("sandpiper_caps_total", "Caps and limits that fired, by name: once per run each (output, result_list, memory, cpu_quota, socket_family, tool_result, timeout, cpu, processes, disk), and preview once per question put together.", "cap", caps...),

@@ -68,9 +68,10 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return err
 	}
 	// One run, in a new sandbox, and the process ends: nothing built
-	// ahead, no self-test (a sandbox that cannot be made says why when the
-	// run fails).
+	// ahead, nothing warmed (exec always runs cold), no self-test (a
+	// sandbox that cannot be made says why when the run fails).
 	cfg.OneShot = true
+	cfg.Preload = ""
 	log := slog.New(slog.DiscardHandler)
 	if *verbose {
 		log = slog.New(slog.NewTextHandler(stderr, nil))

@@ -38,7 +38,8 @@ type Config struct {
 	// OneShot is for a process that makes one run and exits (sandpiper
 	// exec): no sandbox is built ahead of the run, no self-test runs at
 	// start-up (a sandbox that cannot be created is explained when the run
-	// fails instead), and PrepareCaches is ignored.
+	// fails instead), and PrepareCaches and Preload are ignored: the run
+	// starts cold.
 	OneShot bool
 	// ProbeCache is a directory in which to keep what is learnt about the
 	// interpreter by running it, so that a later start need not run it
@@ -48,6 +49,14 @@ type Config struct {
 	// while the files and variables that pick its version are unchanged.
 	// Empty: nothing is kept.
 	ProbeCache string
+	// Preload lists modules ("numpy", "matplotlib.pyplot") that the
+	// sandboxes kept ready import ahead of their run, while no run is in
+	// flight, so that a run using them starts with them imported: a warm
+	// run. Each sandbox is still used once and destroyed after; only the
+	// pool warms, so a Sandbox that never keeps sandboxes ready never
+	// does. Modules the interpreter lacks are left out (New logs them);
+	// empty: every run starts cold. See [DefaultPreload].
+	Preload []string
 	// Logger receives start-up facts and cleanup failures (default: discard).
 	Logger *slog.Logger
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
@@ -31,6 +32,9 @@ type Sandbox struct {
 	OpenFiles   int           `env:"SANDPIPER_SANDBOX_OPEN_FILES"`
 	Disk        byteSize      `env:"SANDPIPER_SANDBOX_DISK"`
 	Output      byteSize      `env:"SANDPIPER_SANDBOX_OUTPUT"`
+	// Preload lists the modules warm runs start with (local), comma-
+	// separated; empty: every run starts cold.
+	Preload string `env:"SANDPIPER_SANDBOX_PRELOAD"`
 
 	// LongLived is set by the commands that run many programs (run, ask):
 	// the backend may then prepare caches in the background.
@@ -85,6 +89,9 @@ func (c Sandbox) validate() error {
 	); err != nil {
 		return err
 	}
+	if err := local.CheckPreload(c.PreloadModules()); err != nil {
+		return fmt.Errorf("config: SANDPIPER_SANDBOX_PRELOAD=%q: %v", c.Preload, err)
+	}
 	switch c.Backend {
 	case "local":
 	case "vercel":
@@ -104,6 +111,17 @@ func (c Sandbox) validate() error {
 	return nil
 }
 
+// PreloadModules returns the modules of SANDPIPER_SANDBOX_PRELOAD.
+func (c Sandbox) PreloadModules() []string {
+	var mods []string
+	for _, m := range strings.Split(c.Preload, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			mods = append(mods, m)
+		}
+	}
+	return mods
+}
+
 // LoadSandbox reads the sandbox variables from the environment.
 func LoadSandbox(ctx context.Context, lookup envconfig.Lookuper) (Sandbox, error) {
 	d := sandbox.Limits{}.WithDefaults()
@@ -111,10 +129,14 @@ func LoadSandbox(ctx context.Context, lookup envconfig.Lookuper) (Sandbox, error
 		Backend: "local", Python: local.DefaultPython,
 		Timeout: d.Timeout, Memory: byteSize{n: d.Memory}, Processes: d.Processes, CPUTime: d.CPUTime,
 		CPUs: d.CPUs, OpenFiles: d.OpenFiles, Disk: byteSize{n: d.DiskSize}, Output: byteSize{n: d.Output},
+		Preload:      strings.Join(local.DefaultPreload, ","),
 		VercelAPIURL: vercel.DefaultAPIURL, VercelVCPUs: vercel.DefaultVCPUs,
 	}
 	if err := process(ctx, lookup, &c); err != nil {
 		return c, err
+	}
+	if v, ok := lookup.Lookup("SANDPIPER_SANDBOX_PRELOAD"); ok && v == "" {
+		c.Preload = "" // set and empty: warming off (envconfig keeps the default)
 	}
 	return c, c.validate()
 }
@@ -155,6 +177,7 @@ func (c Sandbox) New(ctx context.Context, log *slog.Logger) (Backend, error) {
 		PrepareCaches: c.LongLived,
 		OneShot:       c.OneShot,
 		ProbeCache:    probeCacheDir(),
+		Preload:       c.PreloadModules(),
 		Logger:        log,
 	})
 	if err != nil {
