@@ -11,11 +11,12 @@ import (
 
 // BenchmarkExec times `sandpiper exec -c pass` from a user's shell, next
 // to the same program run bare and under bubblewrap (namespaces and a
-// read-only root, as a floor for any sandbox). Each iteration runs the
-// three in turn, so that a busy machine slows them alike, and the median
-// of each is reported as bare-ms, bwrap-ms and exec-ms (ns/op is the
-// three together), with the median CPU time of each (the command's and
-// its waited-for children's), which a busy machine stretches less:
+// read-only root, as a floor for any sandbox). Each iteration runs them
+// in turn, so that a busy machine slows them alike, and the median
+// of each is reported as bare-ms, bwrap-ms and exec-ms (ns/op is them
+// all together), with the median CPU time of each (the command's and its
+// waited-for children's), which a busy machine stretches less; start-ms
+// is `sandpiper exec -h`, the binary's start without a sandbox:
 //
 //	go test ./cmd/sandpiper -run '^$' -bench Exec -benchtime 50x
 //
@@ -42,6 +43,9 @@ func BenchmarkExec(b *testing.B) {
 		{name: "bare", argv: []string{python, "-c", code}},
 		{name: "bwrap", argv: bwrapArgv(python, code)},
 		{name: "exec", argv: []string{bin, "exec", "-c", code}},
+		// sandpiper's own start, without a sandbox: what exec costs
+		// before its run.
+		{name: "start", argv: []string{bin, "exec", "-h"}},
 	}
 	// run returns the command's wall time and the CPU time of it and the
 	// children it waited for.
