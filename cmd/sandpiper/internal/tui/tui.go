@@ -438,6 +438,7 @@ func (m *Model) submit() tea.Cmd {
 	if strings.HasPrefix(trimmed, "/") && !strings.Contains(trimmed, "\n") {
 		m.remember(trimmed)
 		m.ed.reset()
+		m.echo(trimmed) // the transcript shows what its output answers
 		m.command(trimmed)
 		return nil
 	}

@@ -409,7 +409,7 @@ func TestCommands(t *testing.T) {
 	if resets != 1 || !slices.Equal(debug, []bool{true, false}) {
 		t.Errorf("resets = %d, debug = %v; want 1, [true false]", resets, debug)
 	}
-	for _, want := range []string{"Commands", "attached data.csv (8 bytes)", "missing.csv: no such file", "is not a regular file", "execution logging on", "execution logging off", "/nope is not a command", "new conversation"} {
+	for _, want := range []string{"❯ /help", "❯ /debug", "❯ /new", "Commands", "attached data.csv (8 bytes)", "missing.csv: no such file", "is not a regular file", "execution logging on", "execution logging off", "/nope is not a command", "new conversation"} {
 		if !strings.Contains(sc, want) {
 			t.Errorf("the screen lacks %q:\n%s", want, sc)
 		}
