@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -75,6 +76,12 @@ type Config struct {
 	// Replica names this process among the replicas (default: the host
 	// name and a random suffix).
 	Replica string
+	// NoStream posts answers whole, at the end, instead of streaming
+	// them as the model writes (SANDPIPER_STREAM=false).
+	NoStream bool
+	// StreamAppendsPerMinute is the chat.appendStream budget of all
+	// answers together (default DefaultStreamAppendsPerMinute).
+	StreamAppendsPerMinute int
 }
 
 func (c *Config) setDefaults() {
@@ -92,6 +99,7 @@ func (c *Config) setDefaults() {
 	c.StatusInterval = cmp.Or(c.StatusInterval, defaultStatusInterval)
 	c.Files = c.Files.WithDefaults()
 	c.RedisClaimAfter = cmp.Or(c.RedisClaimAfter, DefaultRedisClaimAfter)
+	c.StreamAppendsPerMinute = cmp.Or(c.StreamAppendsPerMinute, DefaultStreamAppendsPerMinute)
 }
 
 // ConfigError is a configuration problem found at start-up; Var names the
@@ -148,8 +156,16 @@ type Bot struct {
 	intake     intake // runs what the event loop accepts: on the pool, or shared in Redis
 	pool       *dispatcher
 	metrics    *metrics
+	stream     *streaming // what answers share to stream their text
 	http       *http.Server
 	httpLn     net.Listener
+	// actions are the handlers of buttons, by action_id; background
+	// runs them (and other work off the pool), waited for at shutdown.
+	actions    *actionRegistry
+	background sync.WaitGroup
+	footers    footers // blocks ending each answer ([Bot.addFooter])
+	running    runningAnswers
+	agentView  agentView
 
 	connected atomic.Bool
 	now       func() time.Time
@@ -231,6 +247,8 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		admins:     newAdmins(cfg.Admins, api),
 		pool:       newDispatcher(cfg.Workers, defaultQueueLimit),
 		metrics:    m,
+		stream:     newStreaming(cfg, auth.TeamID),
+		actions:    newActionRegistry(),
 		now:        time.Now,
 	}
 	b.intake = localIntake{b}
@@ -239,6 +257,8 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		m.reg.MustRegister(newQueueCollector(store))
 	}
 	m.gauges(b.connected.Load, b.intake.busy)
+	b.actions.handle(actionStop, b.onStopClick)
+	b.agentView.checkScopes(auth.Header.Get("X-OAuth-Scopes"), log)
 	if cfg.HTTPAddr != "-" {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)
 		if err != nil {

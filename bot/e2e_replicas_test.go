@@ -321,7 +321,7 @@ func TestReplicasStop(t *testing.T) {
 	msgs = h.waitReplies("C0STOP", d.TS, 1)
 	took := time.Since(asked)
 	notes := botMessages(msgs, isNotice)
-	if len(notes) != 1 || !strings.Contains(notes[0].Visible(), "Stopped by <@U0BOB>") {
+	if len(notes) != 1 || !strings.Contains(notes[0].Visible(), "<@U0BOB> stopped this answer") {
 		t.Errorf("notes:\n%s", dump(notes))
 	}
 	only(t, c.slack, "C0STOP", d.TS, 0)
@@ -430,5 +430,38 @@ func TestReplicasFilesInAReplyToSomeoneElse(t *testing.T) {
 		if a := botMessages(msgs, isAnswer); len(a) != 2 || !strings.Contains(a[1].Visible(), salesTotal) {
 			t.Errorf("want the file's total %s in the second answer:\n%s", salesTotal, dump(msgs))
 		}
+	}
+}
+
+// TestReplicasStopClick: a click on a running card's Stop button, which
+// Slack delivers to any replica's connection, stops the answer on the
+// replica running it.
+func TestReplicasStopClick(t *testing.T) {
+	c := newCluster(t, 2, redistest.Options{})
+	h := c.replicas[0]
+	for i := range 3 {
+		ch := fmt.Sprintf("C0CLICK%d", i)
+		d := h.post(ch, "U0ALICE", mention+"please sleep a bit", "")
+		var card slacktest.Message
+		msgs, ok := c.slack.WaitThread(ch, d.TS, 20*time.Second, func(ms []slacktest.Message) bool {
+			for _, m := range ms {
+				if isCard(m) && strings.Contains(m.Visible(), "Running Python") {
+					card = m
+					return true
+				}
+			}
+			return false
+		})
+		if !ok {
+			t.Fatalf("no running card:\n%s", dump(msgs))
+		}
+		if _, err := c.slack.ClickButton(slacktest.Click{Channel: ch, MessageTS: card.TS, User: "U0ALICE", ActionID: "sandpiper_stop"}); err != nil {
+			t.Fatal(err)
+		}
+		msgs = h.waitReplies(ch, d.TS, 1)
+		if notes := botMessages(msgs, isNotice); len(notes) != 1 || !strings.Contains(notes[0].Visible(), "<@U0ALICE> stopped this answer") {
+			t.Errorf("thread %d:\n%s", i, dump(msgs))
+		}
+		only(t, c.slack, ch, d.TS, 0)
 	}
 }

@@ -42,6 +42,8 @@ func (b *Bot) handleEvent(evt socket.Event) {
 				return
 			}
 			b.onSlashCommand(env.Payload)
+		case "interactive":
+			b.onInteractive(evt.Frame)
 		default:
 			b.log.Debug("socket request ignored", "type", evt.Type, "envelope", evt.EnvelopeID)
 		}
@@ -187,6 +189,9 @@ func (b *Bot) onEventsAPI(frame []byte) {
 		if e.Message != nil {
 			in.Edited, in.Files = e.Message.Edited != nil, e.Message.Files
 		}
+	case "assistant_thread_started", "app_home_opened", "agent_session_stopped":
+		b.onAgentEvent(e.Type, frame)
+		return
 	default:
 		return
 	}

@@ -64,12 +64,19 @@ func (l localIntake) submit(t task) {
 }
 
 func (l localIntake) finish(timeout time.Duration, cancel context.CancelFunc) {
-	waitOrCancel(l.b.pool.wait, timeout, cancel, l.b.log)
+	waitOrCancel(l.b.waitLocal, timeout, cancel, l.b.log)
 }
 
 func (l localIntake) busy() int                  { return l.b.pool.busy() }
 func (l localIntake) ready() error               { return nil }
 func (l localIntake) changed(channel, ts string) {}
+
+// waitLocal returns when the work this process runs beside the tasks
+// (slash commands, button clicks) is done, and the local pool's tasks.
+func (b *Bot) waitLocal() {
+	b.pool.wait()
+	b.background.Wait()
+}
 
 // waitOrCancel waits for wait to return; past timeout it calls cancel and
 // waits on.

@@ -171,7 +171,7 @@ func (s *sharedIntake) finish(timeout time.Duration, cancel context.CancelFunc) 
 		b.log.Warn("shutdown: the shared queue did not take everything", "err", err)
 	}
 	<-s.served
-	waitOrCancel(b.pool.wait, time.Until(deadlineOf(ctx)), cancel, b.log)
+	waitOrCancel(b.waitLocal, time.Until(deadlineOf(ctx)), cancel, b.log)
 	if err := s.store.Close(); err != nil {
 		b.log.Debug("closing redis", "err", err)
 	}
@@ -324,4 +324,51 @@ func (b *Bot) stopShared(ctx context.Context, channel, threadTS, questionTS, by 
 		st.Question = questionID(message{Channel: channel, TS: questionTS})
 	}
 	return true, s.store.PublishStop(ctx, st)
+}
+
+// stopElsewhere handles a stop (a Stop click, Slack's own Stop) whose
+// answer does not run in this process, when replicas share Redis: it finds
+// the question (the thread's current one when k names only the thread,
+// with its asker), checks that it is still to finish and that user may
+// stop it, and publishes the stop for the replica answering it. It
+// reports false when the bot runs alone: nothing runs elsewhere.
+func (b *Bot) stopElsewhere(ctx context.Context, k stopKey, asker, user, threadTS string) bool {
+	s, ok := b.intake.(*sharedIntake)
+	if !ok {
+		return false
+	}
+	unreachable := func(err error) bool {
+		b.log.Warn("could not stop an answer through redis", "channel", k.Channel, "thread", k.ThreadTS, "err", err)
+		b.ephemeral(ctx, k.Channel, user, threadTS, ":warning: I couldn't reach the other replicas to stop this answer. Please try again in a moment.")
+		return true
+	}
+	if k.QuestionTS == "" || asker == "" {
+		id, payload, err := s.store.Current(ctx, threadKey(k.Channel, k.ThreadTS))
+		if err != nil {
+			return unreachable(err)
+		}
+		t, err := decodeTask(payload)
+		if id == "" || err != nil || k.QuestionTS != "" && t.Message.TS != k.QuestionTS {
+			b.ephemeral(ctx, k.Channel, user, threadTS, stopFinishedText)
+			return true
+		}
+		k.QuestionTS, asker = t.Message.TS, t.Message.User
+	}
+	state, _, err := s.store.AnswerState(ctx, questionID(message{Channel: k.Channel, TS: k.QuestionTS}))
+	switch {
+	case err != nil:
+		return unreachable(err)
+	case state == shared.Done || state == shared.Unknown:
+		b.ephemeral(ctx, k.Channel, user, threadTS, stopFinishedText)
+		return true
+	}
+	if !b.mayStop(ctx, user, asker) {
+		b.ephemeral(ctx, k.Channel, user, threadTS, stopDeniedText)
+		return true
+	}
+	if _, err := b.stopShared(ctx, k.Channel, k.ThreadTS, k.QuestionTS, user); err != nil {
+		return unreachable(err)
+	}
+	b.log.Info("stop sent to the replica answering", "channel", k.Channel, "thread", k.ThreadTS, "question", k.QuestionTS, "by", user)
+	return true
 }

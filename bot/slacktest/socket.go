@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -533,11 +534,18 @@ func (s *Server) Status(channel, threadTS string) string {
 
 // Visible renders a message as a user reads it: its blocks' text (or its
 // text without blocks), with Slack's entity escapes decoded, and its
-// files' names.
+// files' names. A streamed message shows its Markdown, then the blocks
+// chat.stopStream put under it; its text is shown as written (Markdown
+// has no &lt; entities to decode).
 func (m Message) Visible() string {
 	var b strings.Builder
 	var blocks []map[string]any
 	_ = json.Unmarshal(m.Blocks, &blocks)
+	if m.Streamed {
+		text := strings.ReplaceAll(m.Text, "\u200b", "") + "\n"
+		m.Streamed, m.Text = false, ""
+		return text + m.Visible()
+	}
 	if len(blocks) == 0 {
 		b.WriteString(m.Text)
 	}
@@ -565,25 +573,41 @@ func (m Message) Visible() string {
 	for _, f := range m.Files {
 		b.WriteString("[file " + f.Name + "]\n")
 	}
-	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(b.String())
+	// A zero-width space is not seen.
+	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&", "\u200b", "").Replace(b.String())
 }
 
 // Pings reports the mentions and broadcasts Slack would act on in the
 // message's text and blocks: <!channel>, <!here>, <!everyone>, <@U…> and
 // <#C…>. Entities escaped as &lt;…&gt; are shown, not acted on, and are not
 // reported.
+// A streamed message's Markdown is also read for @channel, @here and
+// @everyone written out, which Slack's markdown may act on.
 func (m Message) Pings() []string {
-	return m.entities(func(tok string) bool {
+	found := m.entities(func(tok string) bool {
 		return strings.HasPrefix(tok, "!") || strings.HasPrefix(tok, "@") || strings.HasPrefix(tok, "#")
 	})
+	if m.Streamed {
+		found = append(found, reBroadcast.FindAllString(m.Text, -1)...)
+	}
+	return found
 }
 
-// Links reports the <url|text> links Slack would render in the message.
+// Links reports the <url|text> links Slack would render in the message,
+// and in a streamed message's Markdown the [text](url) links whose text
+// is not their address.
 func (m Message) Links() []string {
-	return m.entities(func(tok string) bool {
-		return strings.Contains(tok, "://") || strings.HasPrefix(tok, "mailto:")
+	found := m.entities(func(tok string) bool {
+		return reScheme.MatchString(tok)
 	})
+	if m.Streamed {
+		found = append(found, markdownLinks(m.Text)...)
+	}
+	return found
 }
+
+// reScheme matches what Slack reads as a link target after "<".
+var reScheme = regexp.MustCompile(`^(?i:[a-z][a-z0-9+.-]*://|mailto:)`)
 
 // entities returns the <…> entities in the message's text and blocks that
 // keep accepts.
@@ -628,4 +652,159 @@ func walkStrings(v any, f func(string)) {
 			walkStrings(e, f)
 		}
 	}
+}
+
+// Click is a person clicking an interactive element of a message.
+type Click struct {
+	Channel   string
+	MessageTS string
+	User      string
+	ActionID  string
+	// Value chooses the value sent when the element has several (the
+	// positive or negative button of feedback_buttons); empty sends a
+	// button's own value. It must be one of the element's values.
+	Value string
+}
+
+// ClickButton delivers the block_actions envelope Slack sends over Socket
+// Mode when c.User clicks the element with c.ActionID in a message. As in
+// Slack, only what a message shows can be clicked: it fails when the
+// message does not exist (or was deleted, or is an ephemeral message of
+// someone else) or holds no element with that action_id. It returns the
+// envelope id.
+func (s *Server) ClickButton(c Click) (string, error) {
+	s.mu.Lock()
+	var m *Message
+	for _, x := range s.messages {
+		if x.Channel == c.Channel && x.TS == c.MessageTS && (!x.Ephemeral || x.EphemeralTo == c.User) {
+			m = x
+		}
+	}
+	if m == nil || m.Deleted {
+		s.mu.Unlock()
+		return "", fmt.Errorf("slacktest: no message %s/%s to click in", c.Channel, c.MessageTS)
+	}
+	var blocks []map[string]any
+	_ = json.Unmarshal(m.Blocks, &blocks)
+	var el map[string]any
+	blockID := ""
+	for i, b := range blocks {
+		if e := findAction(b, c.ActionID); e != nil {
+			el = e
+			if blockID, _ = b["block_id"].(string); blockID == "" {
+				blockID = fmt.Sprintf("slacktest-block-%d", i) // Slack makes one up
+			}
+			break
+		}
+	}
+	if el == nil {
+		s.mu.Unlock()
+		return "", fmt.Errorf("slacktest: message %s/%s has no element with action_id %q", c.Channel, c.MessageTS, c.ActionID)
+	}
+	value, err := clickedValue(el, c.Value)
+	if err != nil {
+		s.mu.Unlock()
+		return "", err
+	}
+	env := s.nextID("env-")
+	rid := s.nextID("R")
+	s.responses[rid] = responseURL{channel: c.Channel, user: c.User}
+	name := s.users[c.User].Name
+	msg := s.wireMessage(m, false)
+	actionTS := s.nextTS()
+	s.mu.Unlock()
+
+	container := map[string]any{"type": "message", "message_ts": m.TS, "channel_id": m.Channel, "is_ephemeral": m.Ephemeral}
+	if m.ThreadTS != "" {
+		container["thread_ts"] = m.ThreadTS
+	}
+	act := map[string]any{"action_id": c.ActionID, "block_id": blockID, "type": el["type"], "action_ts": actionTS}
+	if value != "" {
+		act["value"] = value
+	}
+	if t, ok := el["text"]; ok {
+		act["text"] = t
+	}
+	if st, ok := el["style"]; ok {
+		act["style"] = st
+	}
+	payload := map[string]any{
+		"type":                  "block_actions",
+		"user":                  map[string]any{"id": c.User, "username": name, "name": name, "team_id": TeamID},
+		"api_app_id":            AppID,
+		"token":                 "verification-token",
+		"container":             container,
+		"trigger_id":            "trig-" + rid,
+		"team":                  map[string]any{"id": TeamID, "domain": "fake"},
+		"enterprise":            nil,
+		"is_enterprise_install": false,
+		"channel":               map[string]any{"id": m.Channel, "name": "general"},
+		"message":               msg,
+		"state":                 map[string]any{"values": map[string]any{}},
+		"response_url":          s.http.URL + "/response/" + rid,
+		"actions":               []any{act},
+	}
+	raw, err := json.Marshal(map[string]any{
+		"envelope_id":              env,
+		"payload":                  payload,
+		"type":                     "interactive",
+		"accepts_response_payload": false,
+	})
+	if err != nil {
+		return "", err
+	}
+	return env, s.SendEnvelope(env, raw)
+}
+
+// findAction returns the element with actionID in v (a block), searched
+// at any depth, or nil.
+func findAction(v any, actionID string) map[string]any {
+	switch v := v.(type) {
+	case map[string]any:
+		if v["action_id"] == actionID {
+			return v
+		}
+		for _, e := range v {
+			if f := findAction(e, actionID); f != nil {
+				return f
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if f := findAction(e, actionID); f != nil {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+// clickedValue is the value a click on el sends: a button's value, or the
+// chosen one of the element's buttons (feedback_buttons).
+func clickedValue(el map[string]any, want string) (string, error) {
+	var values []string
+	if v, ok := el["value"].(string); ok {
+		values = append(values, v)
+	}
+	for _, k := range []string{"positive_button", "negative_button"} {
+		if b, ok := el[k].(map[string]any); ok {
+			if v, ok := b["value"].(string); ok {
+				values = append(values, v)
+			}
+		}
+	}
+	switch {
+	case want == "" && len(values) == 1:
+		return values[0], nil
+	case want == "" && len(values) == 0:
+		return "", nil
+	case want == "":
+		return "", fmt.Errorf("slacktest: element %v has values %q: say which is clicked", el["action_id"], values)
+	}
+	for _, v := range values {
+		if v == want {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("slacktest: element %v has no value %q (it has %q)", el["action_id"], want, values)
 }

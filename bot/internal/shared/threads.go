@@ -42,3 +42,26 @@ func (s *Store) ThreadMark(ctx context.Context, thread string) (string, error) {
 	}
 	return mark, nil
 }
+
+// Current returns the question first in the thread's order: the one
+// being answered, or the next to be. id is its Question.ID and payload
+// its Payload; id is "" when the thread has no unfinished question.
+func (s *Store) Current(ctx context.Context, thread string) (id string, payload []byte, err error) {
+	entry, err := s.rdb.LIndex(ctx, s.k.order(thread), 0).Result()
+	if errors.Is(err, redis.Nil) {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("shared: current question: %w", err)
+	}
+	msgs, err := s.rdb.XRange(ctx, s.k.stream(), entry, entry).Result()
+	if err != nil {
+		return "", nil, fmt.Errorf("shared: current question: %w", err)
+	}
+	if len(msgs) == 0 {
+		return "", nil, nil
+	}
+	id, _ = msgs[0].Values["q"].(string)
+	p, _ := msgs[0].Values["p"].(string)
+	return id, []byte(p), nil
+}

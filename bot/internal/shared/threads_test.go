@@ -40,3 +40,21 @@ func TestThreadMark(t *testing.T) {
 		t.Errorf("expired mark still read: %q", m)
 	}
 }
+
+// TestCurrent: a thread's current question is the first unfinished one.
+func TestCurrent(t *testing.T) {
+	srv := newServer(t)
+	s := open(t, srv.URL(0), shared.Config{Replica: "a"})
+	ctx := t.Context()
+	if id, _, err := s.Current(ctx, "C1/1"); id != "" || err != nil {
+		t.Fatalf("empty thread: %q, %v", id, err)
+	}
+	for _, q := range []shared.Question{{ID: "C1/1", Thread: "C1/1", Payload: []byte("one")}, {ID: "C1/2", Thread: "C1/1", Payload: []byte("two")}} {
+		if _, err := s.Enqueue(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if id, p, err := s.Current(ctx, "C1/1"); id != "C1/1" || string(p) != "one" || err != nil {
+		t.Errorf("Current = %q, %q, %v", id, p, err)
+	}
+}

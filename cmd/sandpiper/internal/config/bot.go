@@ -36,6 +36,10 @@ type Bot struct {
 	// Replica names this process among the replicas; empty, the host name
 	// and a random suffix.
 	Replica string `env:"SANDPIPER_REPLICA"`
+	// Stream streams answers as the model writes them (chat.startStream);
+	// false posts each answer whole when it is done.
+	Stream           bool `env:"SANDPIPER_STREAM"`
+	StreamAppendsMin int  `env:"SANDPIPER_STREAM_APPENDS_PER_MINUTE"`
 }
 
 // reReplica is what a replica name may hold (Redis consumer names).
@@ -49,6 +53,7 @@ func LoadBot(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
 		ShutdownTimeout: bot.DefaultShutdownTimeout, AnswerTimeout: bot.DefaultAnswerTimeout,
 		Workers: bot.DefaultWorkers, LogLevel: "info", HTTPAddr: bot.DefaultHTTPAddr,
 		RedisClaimAfter: bot.DefaultRedisClaimAfter,
+		Stream:          true, StreamAppendsMin: bot.DefaultStreamAppendsPerMinute,
 	}
 	if err := process(ctx, lookup, &e); err != nil {
 		return e, err
@@ -63,6 +68,7 @@ func LoadBot(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
 		rangeCheck{"SANDPIPER_WORKERS", strconv.Itoa(e.Workers), "at least 1", e.Workers < 1},
 		rangeCheck{"SANDPIPER_REDIS_CLAIM_AFTER", e.RedisClaimAfter.String(), "at least 1s", e.RedisClaimAfter < time.Second},
 		rangeCheck{"SANDPIPER_REPLICA", e.Replica, "1 to 100 letters, digits and . _ : -", e.Replica != "" && !reReplica.MatchString(e.Replica)},
+		rangeCheck{"SANDPIPER_STREAM_APPENDS_PER_MINUTE", strconv.Itoa(e.StreamAppendsMin), "between 1 and 6000", e.StreamAppendsMin < 1 || e.StreamAppendsMin > 6000},
 	)
 }
 
@@ -81,5 +87,6 @@ func (e Bot) Config(log *slog.Logger) bot.Config {
 		ShutdownTimeout: e.ShutdownTimeout, AnswerTimeout: e.AnswerTimeout,
 		HTTPAddr: e.HTTPAddr, Workers: e.Workers, Logger: log,
 		RedisURL: strings.TrimSpace(e.RedisURL), RedisClaimAfter: e.RedisClaimAfter, Replica: e.Replica,
+		NoStream: !e.Stream, StreamAppendsPerMinute: e.StreamAppendsMin,
 	}
 }
