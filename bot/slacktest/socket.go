@@ -555,6 +555,8 @@ func (m Message) Visible() string {
 		case "markdown":
 			b.WriteString(fmt.Sprint(bl["text"]))
 			b.WriteString("\n")
+		case "data_table":
+			b.WriteString(tableText(bl))
 		}
 	}
 	for _, f := range m.Files {
