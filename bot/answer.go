@@ -68,7 +68,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	if len(inputs.refused) > 0 {
 		b.notice(ctx, m, refusedText(inputs.refused, inputs.refusedEarlier))
 	}
-	msgs, caps := historyMessages(actx, historyBudgeted(history), m.Text, inputs.files, inputs.notes)
+	msgs, filesDesc, caps := historyMessages(actx, historyBudgeted(history), m.Text, inputs.files, inputs.notes)
 	for _, c := range caps {
 		b.metrics.caps.WithLabelValues(string(c)).Inc()
 		log.Warn("a cap fired while preparing the question", "cap", c)
@@ -106,7 +106,12 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 			footer = fmt.Sprintf(":lady_beetle: model %s · %d steps · %s tokens in, %s out · %s total",
 				escape(safetext.Line(cmp.Or(out.Model, "unknown"))), out.Steps, thousands(out.Usage.InputTokens), thousands(out.Usage.OutputTokens), formatDuration(time.Since(start)))
 		}
-		b.postAnswer(pctx, m, text, footer)
+		info := answerInfo{
+			Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS, Asker: m.User, Team: b.teamID,
+			Question: m.Text, Answer: text, Model: out.Model, Debug: debug,
+			Runs: p.shown, Files: filesDesc, Notes: inputs.notes, Earlier: history,
+		}
+		b.postAnswer(pctx, m, text, footer, info)
 		b.metrics.answerSeconds.Observe(time.Since(start).Seconds())
 	default:
 		kind, text := failureText(ctx, err, timedOut, out, b.cfg.AnswerTimeout)
@@ -189,10 +194,11 @@ func userError(err error) string {
 }
 
 // postAnswer posts the answer (Markdown) in the thread, in parts if
-// long, ending with footer (mrkdwn) when it is not empty. The answer is
-// neutralised first ([safetext.Text]): a model can be led by a file or a
-// program's output to write escape sequences or bidi overrides.
-func (b *Bot) postAnswer(ctx context.Context, m message, answer, footer string) {
+// long, ending with footer (mrkdwn) when it is not empty and the blocks
+// of [Bot.answerFooter]. The answer is neutralised first
+// ([safetext.Text]): a model can be led by a file or a program's output
+// to write escape sequences or bidi overrides.
+func (b *Bot) postAnswer(ctx context.Context, m message, answer, footer string, info answerInfo) {
 	answer = safetext.Text(answer)
 	text := markdownToMrkdwn(answer)
 	parts := splitMrkdwn(text, answerMessageChars)
@@ -211,6 +217,10 @@ func (b *Bot) postAnswer(ctx context.Context, m message, answer, footer string) 
 		}
 		if last && footer != "" {
 			blocks = append(blocks, contextBlock(footer))
+		}
+		if last {
+			extra := b.answerFooter(ctx, info)
+			blocks = append(blocks, extra[:max(0, min(len(extra), slackMaxBlocks-len(blocks)))]...)
 		}
 		opts := []slack.MsgOption{
 			slack.MsgOptionTS(m.ThreadTS),

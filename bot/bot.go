@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -137,6 +138,11 @@ type Bot struct {
 	metrics    *metrics
 	http       *http.Server
 	httpLn     net.Listener
+	// actions are the handlers of buttons, by action_id; background
+	// runs them (and other work off the pool), waited for at shutdown.
+	actions    *actionRegistry
+	background sync.WaitGroup
+	footers    footers // blocks ending each answer ([Bot.addFooter])
 
 	connected atomic.Bool
 	now       func() time.Time
@@ -198,6 +204,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		admins:     newAdmins(cfg.Admins, api),
 		pool:       newDispatcher(cfg.Workers, defaultQueueLimit),
 		metrics:    m,
+		actions:    newActionRegistry(),
 		now:        time.Now,
 	}
 	m.gauges(b.connected.Load, b.pool.busy)
@@ -318,7 +325,7 @@ loop:
 	}
 
 	done := make(chan struct{})
-	go func() { b.pool.wait(); close(done) }()
+	go func() { b.pool.wait(); b.background.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(b.cfg.ShutdownTimeout):

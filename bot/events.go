@@ -43,6 +43,8 @@ func (b *Bot) handleEvent(evt socket.Event) {
 				return
 			}
 			b.onSlashCommand(env.Payload)
+		case "interactive":
+			b.onInteractive(evt.Frame)
 		default:
 			b.log.Debug("socket request ignored", "type", evt.Type, "envelope", evt.EnvelopeID)
 		}

@@ -323,8 +323,9 @@ func runeLen(s string) int { return utf8.RuneCountInString(s) }
 // agent's conversation. Earlier runs become executeCode calls and results,
 // so the model knows what it computed before. The question ends with a
 // description of the files its runs start with and notes on those left
-// out ([agent.DescribeFiles]); caps are those that fired describing them.
-func historyMessages(ctx context.Context, turns []Turn, question string, files []agent.InputFile, notes []string) (msgs []agent.Message, caps []sandbox.Cap) {
+// out ([agent.DescribeFiles]), also returned as filesDesc; caps are those
+// that fired describing them.
+func historyMessages(ctx context.Context, turns []Turn, question string, files []agent.InputFile, notes []string) (msgs []agent.Message, filesDesc string, caps []sandbox.Cap) {
 	for i, t := range turns {
 		if t.Ignored {
 			continue // a message the bot did not respond to
@@ -351,5 +352,5 @@ func historyMessages(ctx context.Context, turns []Turn, question string, files [
 	if desc != "" {
 		question += "\n\n" + desc
 	}
-	return append(msgs, agent.UserMessage(question)), caps
+	return append(msgs, agent.UserMessage(question)), desc, caps
 }

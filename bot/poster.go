@@ -36,6 +36,7 @@ type cardPoster struct {
 	cards map[string]*postedCard
 	order []string
 	runs  []Run
+	shown []answerRun // the runs for the answer's footer
 }
 
 type postedCard struct {
@@ -89,6 +90,11 @@ func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEve
 	p.mu.Lock()
 	c := p.card(e.Call.ID)
 	p.runs = append(p.runs, Run{Code: c.Code, Output: truncate(runOutput(res, runErr, c.Limits), runOutputHistoryChars)})
+	shown := answerRun{Code: c.Code, Result: e.Result.Content, Err: runErr}
+	if res != nil {
+		shown.Stdout, shown.Stderr, shown.ExitCode = string(res.Stdout), string(res.Stderr), res.ExitCode
+	}
+	p.shown = append(p.shown, shown)
 	p.mu.Unlock()
 
 	var files []producedFile

@@ -1,8 +1,8 @@
 // Package slacktest is an in-process fake Slack for tests. It speaks the real
 // wire formats: a Web API over HTTP (form-encoded bodies with the token in the
 // form, JSON responses with ok/error) and a Socket Mode WebSocket that sends
-// hello, event envelopes, slash commands and disconnect frames, sends pings,
-// and records the client's acks.
+// hello, event envelopes, slash commands, button clicks (block_actions) and
+// disconnect frames, sends pings, and records the client's acks.
 //
 // It keeps a small workspace: channels' messages and threads, reactions,
 // ephemeral messages, uploaded files, users with admin flags and assistant
@@ -422,6 +422,16 @@ func checkBlocks(raw string) map[string]any {
 					return slackErr("invalid_blocks", fmt.Sprintf("must be less than 3001 characters [json-pointer:/blocks/%d/elements/%d/text]", i, j))
 				}
 			}
+		case "actions":
+			els, _ := b["elements"].([]any)
+			if len(els) == 0 || len(els) > 25 {
+				return slackErr("invalid_blocks", fmt.Sprintf("must provide an array with between 1 and 25 items [json-pointer:/blocks/%d/elements]", i))
+			}
+			for j, e := range els {
+				if msg := checkElement(e); msg != "" {
+					return slackErr("invalid_blocks", fmt.Sprintf("%s [json-pointer:/blocks/%d/elements/%d]", msg, i, j))
+				}
+			}
 		case "divider":
 		case "data_table":
 			e, n := checkDataTable(i, b)
@@ -450,6 +460,33 @@ func checkBlocks(raw string) map[string]any {
 	return nil
 }
 
+// checkElement checks an interactive element of an actions block as
+// Slack does, and returns what is wrong with it ("" when nothing).
+func checkElement(e any) string {
+	el, _ := e.(map[string]any)
+	id, _ := el["action_id"].(string)
+	if len(id) > 255 {
+		return "action_id must be less than 256 characters"
+	}
+	switch el["type"] {
+	case "button":
+		t, _ := el["text"].(map[string]any)
+		text, _ := t["text"].(string)
+		if t["type"] != "plain_text" || text == "" || utf8.RuneCountInString(text) > 75 {
+			return "button text must be plain_text of 1 to 75 characters"
+		}
+		if v, _ := el["value"].(string); utf8.RuneCountInString(v) > 2000 {
+			return "value must be less than 2001 characters"
+		}
+		if st, ok := el["style"]; ok && st != "primary" && st != "danger" {
+			return "style must be primary or danger"
+		}
+	default:
+		return "unsupported element type"
+	}
+	return ""
+}
+
 func (s *Server) findLocked(channel, ts string) *Message {
 	for _, m := range s.messages {
 		if m.Channel == channel && m.TS == ts && !m.Ephemeral {
@@ -464,6 +501,9 @@ func (s *Server) postMessage(form url.Values, ephemeral bool) map[string]any {
 	text, blocks := form.Get("text"), form.Get("blocks")
 	if channel == "" {
 		return slackErr("channel_not_found")
+	}
+	if ephemeral && form.Get("user") == "" {
+		return slackErr("invalid_arguments", "missing required field: user")
 	}
 	if text == "" && (blocks == "" || blocks == "[]") {
 		return slackErr("no_text")

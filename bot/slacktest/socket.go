@@ -626,3 +626,158 @@ func walkStrings(v any, f func(string)) {
 		}
 	}
 }
+
+// Click is a person clicking an interactive element of a message.
+type Click struct {
+	Channel   string
+	MessageTS string
+	User      string
+	ActionID  string
+	// Value chooses the value sent when the element has several (the
+	// positive or negative button of feedback_buttons); empty sends a
+	// button's own value. It must be one of the element's values.
+	Value string
+}
+
+// ClickButton delivers the block_actions envelope Slack sends over Socket
+// Mode when c.User clicks the element with c.ActionID in a message. As in
+// Slack, only what a message shows can be clicked: it fails when the
+// message does not exist (or was deleted, or is an ephemeral message of
+// someone else) or holds no element with that action_id. It returns the
+// envelope id.
+func (s *Server) ClickButton(c Click) (string, error) {
+	s.mu.Lock()
+	var m *Message
+	for _, x := range s.messages {
+		if x.Channel == c.Channel && x.TS == c.MessageTS && (!x.Ephemeral || x.EphemeralTo == c.User) {
+			m = x
+		}
+	}
+	if m == nil || m.Deleted {
+		s.mu.Unlock()
+		return "", fmt.Errorf("slacktest: no message %s/%s to click in", c.Channel, c.MessageTS)
+	}
+	var blocks []map[string]any
+	_ = json.Unmarshal(m.Blocks, &blocks)
+	var el map[string]any
+	blockID := ""
+	for i, b := range blocks {
+		if e := findAction(b, c.ActionID); e != nil {
+			el = e
+			if blockID, _ = b["block_id"].(string); blockID == "" {
+				blockID = fmt.Sprintf("slacktest-block-%d", i) // Slack makes one up
+			}
+			break
+		}
+	}
+	if el == nil {
+		s.mu.Unlock()
+		return "", fmt.Errorf("slacktest: message %s/%s has no element with action_id %q", c.Channel, c.MessageTS, c.ActionID)
+	}
+	value, err := clickedValue(el, c.Value)
+	if err != nil {
+		s.mu.Unlock()
+		return "", err
+	}
+	env := s.nextID("env-")
+	rid := s.nextID("R")
+	s.responses[rid] = responseURL{channel: c.Channel, user: c.User}
+	name := s.users[c.User].Name
+	msg := s.wireMessage(m, false)
+	actionTS := s.nextTS()
+	s.mu.Unlock()
+
+	container := map[string]any{"type": "message", "message_ts": m.TS, "channel_id": m.Channel, "is_ephemeral": m.Ephemeral}
+	if m.ThreadTS != "" {
+		container["thread_ts"] = m.ThreadTS
+	}
+	act := map[string]any{"action_id": c.ActionID, "block_id": blockID, "type": el["type"], "action_ts": actionTS}
+	if value != "" {
+		act["value"] = value
+	}
+	if t, ok := el["text"]; ok {
+		act["text"] = t
+	}
+	if st, ok := el["style"]; ok {
+		act["style"] = st
+	}
+	payload := map[string]any{
+		"type":                  "block_actions",
+		"user":                  map[string]any{"id": c.User, "username": name, "name": name, "team_id": TeamID},
+		"api_app_id":            AppID,
+		"token":                 "verification-token",
+		"container":             container,
+		"trigger_id":            "trig-" + rid,
+		"team":                  map[string]any{"id": TeamID, "domain": "fake"},
+		"enterprise":            nil,
+		"is_enterprise_install": false,
+		"channel":               map[string]any{"id": m.Channel, "name": "general"},
+		"message":               msg,
+		"state":                 map[string]any{"values": map[string]any{}},
+		"response_url":          s.http.URL + "/response/" + rid,
+		"actions":               []any{act},
+	}
+	raw, err := json.Marshal(map[string]any{
+		"envelope_id":              env,
+		"payload":                  payload,
+		"type":                     "interactive",
+		"accepts_response_payload": false,
+	})
+	if err != nil {
+		return "", err
+	}
+	return env, s.SendEnvelope(env, raw)
+}
+
+// findAction returns the element with actionID in v (a block), searched
+// at any depth, or nil.
+func findAction(v any, actionID string) map[string]any {
+	switch v := v.(type) {
+	case map[string]any:
+		if v["action_id"] == actionID {
+			return v
+		}
+		for _, e := range v {
+			if f := findAction(e, actionID); f != nil {
+				return f
+			}
+		}
+	case []any:
+		for _, e := range v {
+			if f := findAction(e, actionID); f != nil {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+// clickedValue is the value a click on el sends: a button's value, or the
+// chosen one of the element's buttons (feedback_buttons).
+func clickedValue(el map[string]any, want string) (string, error) {
+	var values []string
+	if v, ok := el["value"].(string); ok {
+		values = append(values, v)
+	}
+	for _, k := range []string{"positive_button", "negative_button"} {
+		if b, ok := el[k].(map[string]any); ok {
+			if v, ok := b["value"].(string); ok {
+				values = append(values, v)
+			}
+		}
+	}
+	switch {
+	case want == "" && len(values) == 1:
+		return values[0], nil
+	case want == "" && len(values) == 0:
+		return "", nil
+	case want == "":
+		return "", fmt.Errorf("slacktest: element %v has values %q: say which is clicked", el["action_id"], values)
+	}
+	for _, v := range values {
+		if v == want {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("slacktest: element %v has no value %q (it has %q)", el["action_id"], want, values)
+}

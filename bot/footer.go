@@ -1,0 +1,96 @@
+package bot
+
+import (
+	"context"
+	"sync"
+
+	"github.com/slack-go/slack"
+)
+
+// answerInfo is what the blocks ending an answer ([Bot.answerFooter]) may
+// draw on: where the answer is, what was asked, what the model said and
+// what the runs printed — everything a check of the answer's numbers
+// (agent/numcheck.Sources) needs — and the thread before it.
+type answerInfo struct {
+	// Channel and ThreadTS are the answer's thread; QuestionTS and Asker
+	// the question's message and its author.
+	Channel    string
+	ThreadTS   string
+	QuestionTS string
+	Asker      string
+	// TS is the ts of the message the footer goes in when it is known
+	// before the footer is built (a streamed answer's message); "" when
+	// the message is posted with the footer (a click's payload carries
+	// the message's ts).
+	TS string
+	// Team is the workspace the answer is in.
+	Team string
+
+	Question string // the question, the bot's mention removed
+	// Answer is the answer as the model wrote it (Markdown, before
+	// conversion and neutralisation).
+	Answer string
+	Model  string
+	Debug  bool // the channel has debug on
+
+	// Runs are this turn's executeCode runs, in order.
+	Runs []answerRun
+	// Files describes the files in the runs' working directory as the
+	// model was shown them (kinds, sizes, previews); Notes are the files
+	// left out, and why.
+	Files string
+	Notes []string
+	// Earlier are the thread's turns before this one (questions, runs
+	// and answers), oldest first.
+	Earlier []Turn
+}
+
+// answerRun is one executeCode run of an answer.
+type answerRun struct {
+	Code string
+	// Stdout and Stderr are what the sandbox kept of the program's
+	// output; Result is the tool result the model read (JSON, at most
+	// 32 KiB, which may cut them).
+	Stdout, Stderr string
+	ExitCode       int
+	Result         string
+	// Err is set when the code did not run (the sandbox failed, or the
+	// answer was stopped during the run).
+	Err error
+}
+
+// footerFunc returns blocks to end an answer with, or nil. Features
+// that add to every answer (feedback buttons, the number check) are
+// footerFuncs, added with [Bot.addFooter] when the bot is built.
+type footerFunc func(ctx context.Context, ans answerInfo) []slack.Block
+
+// footers are the footerFuncs of a bot, in the order added.
+type footers struct {
+	mu sync.RWMutex
+	fs []footerFunc
+}
+
+// addFooter adds f to the functions whose blocks end each answer, after
+// those added before it. Features add theirs in [New].
+func (b *Bot) addFooter(f footerFunc) {
+	b.footers.mu.Lock()
+	defer b.footers.mu.Unlock()
+	b.footers.fs = append(b.footers.fs, f)
+}
+
+// answerFooter returns the blocks that end an answer: they go at the end
+// of the answer's last message (after its text, in chat.stopStream's
+// blocks for a streamed answer, or in the last chat.postMessage of an
+// answer posted whole). It returns nil when there is nothing to add.
+// The blocks share the message with the answer's text: each footerFunc
+// should keep within a few blocks and about 1,000 characters.
+func (b *Bot) answerFooter(ctx context.Context, ans answerInfo) []slack.Block {
+	b.footers.mu.RLock()
+	fs := b.footers.fs
+	b.footers.mu.RUnlock()
+	var blocks []slack.Block
+	for _, f := range fs {
+		blocks = append(blocks, f(ctx, ans)...)
+	}
+	return blocks
+}
