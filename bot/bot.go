@@ -65,6 +65,10 @@ type Config struct {
 	PingInterval time.Duration
 	// StatusInterval is how often the "working" status is renewed.
 	StatusInterval time.Duration
+	// NumberCheckOff turns off the number check: the line under an
+	// answer listing its numbers found in no run's output
+	// (SANDPIPER_NUMBER_CHECK=off).
+	NumberCheckOff bool
 }
 
 func (c *Config) setDefaults() {
@@ -208,6 +212,9 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		now:        time.Now,
 	}
 	m.gauges(b.connected.Load, b.pool.busy)
+	if !cfg.NumberCheckOff {
+		b.addFooter(b.numberCheckFooter)
+	}
 	if cfg.HTTPAddr != "-" {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)
 		if err != nil {

@@ -50,6 +50,7 @@ const (
 	DefaultHTTPAddr        = "127.0.0.1:8080" // the image listens on :8080
 	DefaultWorkers         = 8
 	DefaultAnswerTimeout   = 10 * time.Minute
+	DefaultNumberCheck     = true
 
 	defaultQueueLimit     = 1000             // questions waiting for a worker
 	defaultDedupeTTL      = time.Hour        // remembered event ids
@@ -95,3 +96,6 @@ const (
 	// each); the files are posted anyway.
 	answerTablesMax = 5
 )
+
+// numberCheckChars bounds the number check's line under an answer.
+const numberCheckChars = 600

@@ -28,6 +28,9 @@ type Bot struct {
 	LogLevel        string        `env:"SANDPIPER_LOG_LEVEL"`
 	// HTTPAddr is "-" when SANDPIPER_HTTP_ADDR is set empty: no server.
 	HTTPAddr string `env:"SANDPIPER_HTTP_ADDR"`
+	// NumberCheck lists under an answer its numbers found in no run's
+	// output.
+	NumberCheck onOff `env:"SANDPIPER_NUMBER_CHECK"`
 }
 
 // LoadBot reads and checks the bot's variables; errors name the
@@ -37,6 +40,7 @@ func LoadBot(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
 		APIURL: bot.DefaultAPIURL, DataDir: bot.DefaultDataDir, ThreadTTL: bot.DefaultThreadTTL,
 		ShutdownTimeout: bot.DefaultShutdownTimeout, AnswerTimeout: bot.DefaultAnswerTimeout,
 		Workers: bot.DefaultWorkers, LogLevel: "info", HTTPAddr: bot.DefaultHTTPAddr,
+		NumberCheck: bot.DefaultNumberCheck,
 	}
 	if err := process(ctx, lookup, &e); err != nil {
 		return e, err
@@ -66,5 +70,6 @@ func (e Bot) Config(log *slog.Logger) bot.Config {
 		Admins: e.Admins, DataDir: e.DataDir, ThreadTTL: e.ThreadTTL,
 		ShutdownTimeout: e.ShutdownTimeout, AnswerTimeout: e.AnswerTimeout,
 		HTTPAddr: e.HTTPAddr, Workers: e.Workers, Logger: log,
+		NumberCheckOff: !bool(e.NumberCheck),
 	}
 }
