@@ -69,6 +69,9 @@ type Config struct {
 	// answer listing its numbers found in no run's output
 	// (SANDPIPER_NUMBER_CHECK=off).
 	NumberCheckOff bool
+	// FeedbackStore keeps the clicks on answers' feedback buttons; nil
+	// keeps them in DataDir/feedback.jsonl.
+	FeedbackStore FeedbackStore
 }
 
 func (c *Config) setDefaults() {
@@ -147,6 +150,7 @@ type Bot struct {
 	actions    *actionRegistry
 	background sync.WaitGroup
 	footers    footers // blocks ending each answer ([Bot.addFooter])
+	feedback   FeedbackStore
 
 	connected atomic.Bool
 	now       func() time.Time
@@ -215,6 +219,14 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if !cfg.NumberCheckOff {
 		b.addFooter(b.numberCheckFooter)
 	}
+	b.feedback = cfg.FeedbackStore
+	if b.feedback == nil {
+		if b.feedback, err = openFeedbackFile(cfg.DataDir, feedbackFileBytes); err != nil {
+			return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
+		}
+	}
+	b.addFooter(b.feedbackFooter) // last: the buttons end the answer
+	b.actions.handle(feedbackActionID, b.onFeedback)
 	if cfg.HTTPAddr != "-" {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)
 		if err != nil {

@@ -99,3 +99,16 @@ const (
 
 // numberCheckChars bounds the number check's line under an answer.
 const numberCheckChars = 600
+
+// Feedback: the clicks on answers' feedback buttons.
+const (
+	// feedbackFileName is the file in the data directory that keeps
+	// them, one JSON line a click.
+	feedbackFileName = "feedback.jsonl"
+	// feedbackFileBytes is the size past which the file is rotated to
+	// feedbackFileName+".1", replacing the one before: about 50,000
+	// clicks a file.
+	feedbackFileBytes = 10 << 20
+	// feedbackModelChars bounds the model ID a button's value carries.
+	feedbackModelChars = 200
+)

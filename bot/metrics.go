@@ -24,6 +24,7 @@ type metrics struct {
 	files      *prometheus.CounterVec // by event
 	errors     *prometheus.CounterVec // by kind
 	caps       *prometheus.CounterVec // caps and limits that fired, by sandbox.Cap
+	feedback   *prometheus.CounterVec // clicks on answers' feedback buttons, by rating
 	// numbersUnverified counts the numbers the number check listed.
 	numbersUnverified prometheus.Counter
 	ackSeconds        prometheus.Histogram
@@ -36,7 +37,7 @@ type metrics struct {
 var (
 	runResults = []string{"ok", "failed", "timeout", "oom", "sandbox_error"}
 	fileEvents = []string{"downloaded", "refused", "posted", "not_posted"}
-	errorKinds = []string{"shutdown", "timeout", "step_limit", "empty", "model", "slack", "busy"}
+	errorKinds = []string{"shutdown", "timeout", "step_limit", "empty", "model", "slack", "busy", "feedback"}
 	capNames   = []sandbox.Cap{
 		sandbox.CapOutput, sandbox.CapResultList, sandbox.CapMemory, sandbox.CapCPUQuota, sandbox.CapSocketFamily,
 		sandbox.CapPreview, sandbox.CapToolResult,
@@ -74,6 +75,7 @@ func newMetrics() *metrics {
 		files:             counters("sandpiper_files_total", "Files downloaded from Slack, refused, posted to Slack, or not posted.", "event", fileEvents...),
 		errors:            counters("sandpiper_errors_total", "Failures by kind.", "kind", errorKinds...),
 		caps:              counters("sandpiper_caps_total", "Caps and limits that fired, by name: once per run each (output, result_list, memory, cpu_quota, socket_family, tool_result, timeout, cpu, processes, disk), and preview once per question put together.", "cap", caps...),
+		feedback:          counters("sandpiper_feedback_total", "Clicks on answers' feedback buttons, by rating.", "rating", feedbackRatings...),
 		numbersUnverified: counter("sandpiper_numbers_unverified_total", "Numbers of answers found in no source of the conversation (runs' code and output, files, the question, earlier turns), listed under the answer by the number check."),
 		ackSeconds:        histogram("sandpiper_ack_seconds", "Time from reading an envelope to writing its ack.", 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1),
 		answerSeconds:     histogram("sandpiper_answer_seconds", "Time from taking a question to posting its answer.", 1, 2, 5, 10, 20, 30, 60, 120, 300),
