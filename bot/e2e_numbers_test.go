@@ -28,34 +28,33 @@ func numberWarning(t *testing.T, msgs []slacktest.Message) string {
 	return ""
 }
 
-// TestNumberCheckAcceptsReformattedValues: a run prints 2/3; the answer
-// gives it whole, rounded, as a percentage and with the question's
-// numbers: no warning.
-func TestNumberCheckAcceptsReformattedValues(t *testing.T) {
-	h := newHarness(t)
-	h.wire.setSay(" That is about 66.67%, or 0.667, i.e. 2 of every 3; of 12,000 people, 8,000 would.")
-	d := h.post("C0MATH", "U0ALICE", mention+"what share is 8000 of 12000? compute 2/3", "")
-	msgs := h.waitReplies("C0MATH", d.TS, 1)
-	if w := numberWarning(t, msgs); w != "" {
-		t.Errorf("a false alarm for rounded and reformatted values: %q\n%s", w, dump(msgs))
-	}
-	if got := h.metric(t, "sandpiper_numbers_unverified_total"); got != "0" {
-		t.Errorf("sandpiper_numbers_unverified_total = %q, want 0", got)
-	}
-}
-
-// TestNumberCheckFlagsAnInventedNumber: a number the runs never printed
-// is listed under the answer; the computed one is not.
-func TestNumberCheckFlagsAnInventedNumber(t *testing.T) {
-	h := newHarness(t)
-	h.wire.setSay(" Last quarter it was 43.7.")
-	d := h.post("C0MATH", "U0ALICE", mention+"compute 1234 * 5", "")
-	msgs := h.waitReplies("C0MATH", d.TS, 1)
-	if w := numberWarning(t, msgs); w != ":warning: not found in any run's output: 43.7" {
-		t.Errorf("warning = %q, want 43.7 alone\n%s", w, dump(msgs))
-	}
-	if got := h.metric(t, "sandpiper_numbers_unverified_total"); got != "1" {
-		t.Errorf("sandpiper_numbers_unverified_total = %q, want 1", got)
+// TestNumberCheck: a run prints a value; the answer gives it whole,
+// rounded, as a percentage and with the question's numbers (no warning),
+// or adds a number no run printed (listed, unless the check is off).
+func TestNumberCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name, question, say string
+		off                 bool
+		warning, count      string
+	}{
+		{name: "reformatted", question: "what share is 8000 of 12000? compute 2/3",
+			say: " That is about 66.67%, or 0.667, i.e. 2 of every 3; of 12,000 people, 8,000 would.", count: "0"},
+		{name: "invented", question: "compute 1234 * 5", say: " Last quarter it was 43.7.",
+			warning: ":warning: not found in any run's output: 43.7", count: "1"},
+		{name: "off", question: "compute 1234 * 5", say: " Last quarter it was 43.7.", off: true, count: "0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, withConfig(func(c *bot.Config) { c.NumberCheckOff = tc.off }))
+			h.wire.setSay(tc.say)
+			d := h.post("C0MATH", "U0ALICE", mention+tc.question, "")
+			msgs := h.waitReplies("C0MATH", d.TS, 1)
+			if w := numberWarning(t, msgs); w != tc.warning {
+				t.Errorf("warning = %q, want %q\n%s", w, tc.warning, dump(msgs))
+			}
+			if got := h.metric(t, "sandpiper_numbers_unverified_total"); got != tc.count {
+				t.Errorf("sandpiper_numbers_unverified_total = %q, want %s", got, tc.count)
+			}
+		})
 	}
 }
 
@@ -70,16 +69,5 @@ func TestNumberCheckReadsEarlierTurns(t *testing.T) {
 	msgs := h.waitReplies("C0MATH", d.TS, 2)
 	if w := numberWarning(t, msgs); w != "" {
 		t.Errorf("a false alarm for the earlier turn's result: %q\n%s", w, dump(msgs))
-	}
-}
-
-// TestNumberCheckOff: SANDPIPER_NUMBER_CHECK=off shows no warning.
-func TestNumberCheckOff(t *testing.T) {
-	h := newHarness(t, withConfig(func(c *bot.Config) { c.NumberCheckOff = true }))
-	h.wire.setSay(" Last quarter it was 43.7.")
-	d := h.post("C0MATH", "U0ALICE", mention+"compute 1234 * 5", "")
-	msgs := h.waitReplies("C0MATH", d.TS, 1)
-	if w := numberWarning(t, msgs); w != "" {
-		t.Errorf("the check is off, yet: %q", w)
 	}
 }
