@@ -78,6 +78,7 @@ func (b *Bot) onFeedback(ctx context.Context, a action) {
 	rating, model, _ := strings.Cut(a.Value, ":")
 	if rating != ratingPositive && rating != ratingNegative {
 		b.log.Warn("feedback click with an unknown value ignored", "value", truncate(safetext.Line(a.Value), 100), "user", a.User)
+		b.ephemeral(ctx, a.Channel, a.User, cmp.Or(a.ThreadTS, a.MessageTS), "Sorry, I couldn't read that click, so it was not recorded.")
 		return
 	}
 	f := Feedback{
