@@ -135,6 +135,7 @@ type Bot struct {
 	sock    *socket.Client
 
 	userID, botID, teamID string
+	feedback              FeedbackStore // the clicks on answers' feedback buttons
 
 	seen       *cache.Cache // event ids and message keys already handled
 	memory     *threadMemory
@@ -150,7 +151,6 @@ type Bot struct {
 	actions    *actionRegistry
 	background sync.WaitGroup
 	footers    footers // blocks ending each answer ([Bot.addFooter])
-	feedback   FeedbackStore
 
 	connected atomic.Bool
 	now       func() time.Time
@@ -196,6 +196,12 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if err != nil {
 		return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
 	}
+	fb := cfg.FeedbackStore
+	if fb == nil {
+		if fb, err = openFeedbackFile(cfg.DataDir, feedbackFileBytes); err != nil {
+			return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
+		}
+	}
 	b := &Bot{
 		cfg:        cfg,
 		log:        log,
@@ -203,6 +209,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		fileAPI:    newSlackClient(cfg, fileTransferTimeout),
 		sock:       sock,
 		workspaces: ws,
+		feedback:   fb,
 		userID:     auth.UserID,
 		botID:      auth.BotID,
 		teamID:     auth.TeamID,
@@ -216,17 +223,6 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		now:        time.Now,
 	}
 	m.gauges(b.connected.Load, b.pool.busy)
-	if !cfg.NumberCheckOff {
-		b.addFooter(b.numberCheckFooter)
-	}
-	b.feedback = cfg.FeedbackStore
-	if b.feedback == nil {
-		if b.feedback, err = openFeedbackFile(cfg.DataDir, feedbackFileBytes); err != nil {
-			return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
-		}
-	}
-	b.addFooter(b.feedbackFooter) // last: the buttons end the answer
-	b.actions.handle(feedbackActionID, b.onFeedback)
 	if cfg.HTTPAddr != "-" {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)
 		if err != nil {
@@ -235,6 +231,11 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		b.httpLn = ln
 		b.http = &http.Server{Handler: b.httpHandler(), ReadHeaderTimeout: 5 * time.Second}
 	}
+	if !cfg.NumberCheckOff {
+		b.addFooter(b.numberCheckFooter)
+	}
+	b.addFooter(b.feedbackFooter) // last: the buttons end the answer
+	b.actions.handle(feedbackActionID, b.onFeedback)
 	log.Info("slack credentials ok", "team", auth.Team, "team_id", auth.TeamID, "bot_user", auth.UserID)
 	return b, nil
 }

@@ -396,7 +396,7 @@ func TestHealthAndMetrics(t *testing.T) {
 			break
 		}
 	}
-	for _, want := range []string{"sandpiper_questions_total 1", `sandpiper_tool_runs_total{result="ok"} 1`, "sandpiper_slack_connected 1", "sandpiper_answer_seconds_count 1"} {
+	for _, want := range []string{"sandpiper_questions_total 1", `sandpiper_tool_runs_total{result="ok"} 1`, `sandpiper_sandbox_runs_total{start="cold"} 1`, `sandpiper_sandbox_runs_total{start="warm"} 0`, "sandpiper_slack_connected 1", "sandpiper_answer_seconds_count 1"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics (%d) lacks %q:\n%s", code, want, body)
 		}

@@ -22,7 +22,7 @@ func (b *Bot) numberCheckFooter(_ context.Context, ans answerInfo) []slack.Block
 	if len(nums) == 0 {
 		return nil
 	}
-	b.metrics.numbersUnverified.Add(float64(len(nums)))
+	b.metrics.unverified.Add(float64(len(nums)))
 	b.log.Info("numbers of the answer not found in the conversation", "channel", ans.Channel, "thread", ans.ThreadTS, "count", len(nums))
 	text := ":warning: " + escape(truncate(safetext.Line(numcheck.Warning(nums)), numberCheckChars))
 	return []slack.Block{slack.NewContextBlock(numberCheckBlockID, slack.NewTextBlockObject(slack.MarkdownType, text, false, false))}

@@ -110,6 +110,9 @@ func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEve
 	b := p.b
 	b.metrics.toolRuns.WithLabelValues(runResult(res, runErr)).Inc()
 	b.metrics.runSeconds.Observe(d.Seconds())
+	if res != nil {
+		b.metrics.sandboxRuns.WithLabelValues(runStart(res)).Inc()
+	}
 	if caps := firedCaps(res); len(caps) > 0 {
 		for _, c := range caps {
 			b.metrics.caps.WithLabelValues(string(c)).Inc()
@@ -122,6 +125,14 @@ func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEve
 	ctx, cancel := slackContext(ctx)
 	defer cancel()
 	p.post(ctx, c)
+}
+
+// runStart is the start label of a run in sandpiper_sandbox_runs_total.
+func runStart(res *sandbox.Result) string {
+	if res.Warm {
+		return "warm"
+	}
+	return "cold"
 }
 
 // card returns the card of the call id, new if need be; p.mu is held.

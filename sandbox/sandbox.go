@@ -283,6 +283,10 @@ type Result struct {
 	MemoryPeak int64
 	// Duration is the wall time from the sandbox's creation to its end.
 	Duration time.Duration
+	// Warm is set when the run started in an interpreter that had
+	// already imported the backend's preloaded modules (still a sandbox
+	// and an interpreter of its own, used for this run alone).
+	Warm bool
 	// Files are the files the program created or changed in WorkDir, in
 	// lexical order, within Limits.Files and Limits.DiskSize.
 	Files []File

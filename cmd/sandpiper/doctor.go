@@ -79,6 +79,20 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 				detail += "; " + e.Enforcement()
 			}
 			pass("sandbox", detail)
+			if w, ok := sb.(interface {
+				Warmth(context.Context) (string, error)
+			}); ok {
+				wctx, cancel := context.WithTimeout(ctx, time.Minute)
+				switch msg, err := w.Warmth(wctx); {
+				case len(sbCfg.PreloadModules()) == 0:
+					pass("sandbox warm runs", "off (SANDPIPER_SANDBOX_PRELOAD is empty): every run starts cold")
+				case err != nil:
+					fail("sandbox warm runs", fmt.Errorf("%v; fix the module for SANDPIPER_PYTHON or leave it out of SANDPIPER_SANDBOX_PRELOAD", err))
+				default:
+					pass("sandbox warm runs", msg)
+				}
+				cancel()
+			}
 			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 			rt, err := agent.ProbeRuntime(pctx, sb)
 			cancel()

@@ -24,11 +24,45 @@ const benchCode = "print(5 + 5 - 84**3)"
 // runner is one way of running benchCode once.
 type benchRunner func(ctx context.Context) error
 
+var (
+	benchOnce sync.Once
+	benchSB   *Sandbox
+	benchErr  error
+	// benchSandboxes are the sandboxes whose zygotes' CPU time cpuTime
+	// counts.
+	benchMu        sync.Mutex
+	benchSandboxes []*Sandbox
+)
+
+// newBenchSandbox returns a sandbox as the bot makes one, without
+// preloading (the shared test sandbox's runs are all warm).
+func newBenchSandbox(b *testing.B) *Sandbox {
+	b.Helper()
+	benchOnce.Do(func() {
+		benchSB, benchErr = New(context.Background(), Config{Python: testPython(), PrepareCaches: true})
+		if benchErr == nil {
+			<-benchSB.cachesDone
+			countCPU(benchSB)
+		}
+	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	return benchSB
+}
+
+// countCPU has cpuTime count s's zygote too.
+func countCPU(s *Sandbox) {
+	benchMu.Lock()
+	benchSandboxes = append(benchSandboxes, s)
+	benchMu.Unlock()
+}
+
 // benchRunners are the local sandbox and, measured in the same run, the
 // baselines: bare python3 -c, and bubblewrap with a comparable lock-down
 // (skipped where bwrap is not installed).
 func benchRunners(b *testing.B) map[string]benchRunner {
-	s := newTestSandbox(b)
+	s := newBenchSandbox(b)
 	py := s.python.Executable
 	rs := map[string]benchRunner{
 		"sandpiper": func(ctx context.Context) error {
@@ -63,9 +97,17 @@ func cpuTime() time.Duration {
 	syscall.Getrusage(syscall.RUSAGE_CHILDREN, &kids)
 	tv := func(t syscall.Timeval) time.Duration { return time.Duration(t.Nano()) }
 	total := tv(self.Utime) + tv(self.Stime) + tv(kids.Utime) + tv(kids.Stime)
-	if shared != nil && shared.zygote != nil {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	for _, s := range benchSandboxes {
+		s.zmu.Lock()
+		z := s.zygote
+		s.zmu.Unlock()
+		if z == nil {
+			continue
+		}
 		// /proc/PID/stat fields 14-17: utime stime cutime cstime, in ticks.
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", shared.zygote.proc.Pid))
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", z.proc.Pid))
 		if i := bytes.LastIndexByte(b, ')'); i > 0 {
 			f := strings.Fields(string(b[i+2:]))
 			for _, s := range f[11:15] {
@@ -161,9 +203,7 @@ func BenchmarkOverhead(b *testing.B) {
 		s.setup.Store(nil)             // re-encode the setup with it
 		s.drainPool()                  // and build the ready sandboxes again
 		s.wantMore()
-		prev := shared
-		shared = s // for cpuTime's zygote accounting
-		defer func() { shared = prev }()
+		countCPU(s)
 		time.Sleep(200 * time.Millisecond) // let the pool fill
 		benchLoop(b, 20*time.Millisecond, func() error {
 			res, err := s.Run(b.Context(), sandbox.Request{Code: "unused"})
@@ -215,7 +255,7 @@ with mp.Pool(4) as p:
     p.map(work, range(4))`},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			s := newTestSandbox(b)
+			s := newBenchSandbox(b)
 			watch0 := s.watchCPU.Load()
 			benchLoop(b, 0, func() error {
 				res, err := s.Run(b.Context(), sandbox.Request{Code: bc.code})
@@ -227,4 +267,221 @@ with mp.Pool(4) as p:
 			b.ReportMetric(float64(s.watchCPU.Load()-watch0)/1e6/float64(b.N), "watch-cpu-ms/op")
 		})
 	}
+}
+
+// Warm runs. The data code imports what almost every data question does.
+const dataCode = "import numpy, pandas, matplotlib.pyplot\nprint(pandas.__version__)"
+
+var (
+	warmBenchOnce sync.Once
+	warmBenchOn   *Sandbox // preloading numpy, pandas and matplotlib.pyplot
+	warmBenchOff  *Sandbox // the same without
+	warmBenchErr  error
+)
+
+// newWarmBenchSandboxes returns two sandboxes as the bot makes them
+// (Concurrency the number of CPUs, matplotlib's font cache), one with
+// DefaultPreload and one without.
+func newWarmBenchSandboxes(b *testing.B) (on, off *Sandbox) {
+	b.Helper()
+	if !hasDataStack() {
+		b.Skip("numpy, pandas and matplotlib are not installed for " + testPython())
+	}
+	warmBenchOnce.Do(func() {
+		ctx := context.Background()
+		if warmBenchOn, warmBenchErr = New(ctx, Config{Python: testPython(), PrepareCaches: true, Preload: DefaultPreload}); warmBenchErr != nil {
+			return
+		}
+		if warmBenchOff, warmBenchErr = New(ctx, Config{Python: testPython(), PrepareCaches: true}); warmBenchErr != nil {
+			return
+		}
+		<-warmBenchOn.cachesDone
+		<-warmBenchOff.cachesDone
+		countCPU(warmBenchOn)
+		countCPU(warmBenchOff)
+	})
+	if warmBenchErr != nil {
+		b.Fatal(warmBenchErr)
+	}
+	return warmBenchOn, warmBenchOff
+}
+
+// settle waits until s keeps all the warm sandboxes it may and is warming
+// none: it then takes no CPU while idle, and other measurements are not
+// disturbed by it.
+func settle(b *testing.B, s *Sandbox) {
+	b.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		s.pmu.Lock()
+		warm := 0
+		for _, r := range s.pool {
+			if r.warm == warmReady {
+				warm++
+			}
+		}
+		done := s.warmErr != nil || warm >= s.maxWarm && s.warming == nil
+		err := s.warmErr
+		s.pmu.Unlock()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if done {
+			return
+		}
+		s.wantMore()
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.Fatal("the pool did not finish warming")
+}
+
+// BenchmarkWarm runs one program at a chat's pace through bare python3
+// -c, the sandbox without preloading (off) and with (on), taking them in
+// turn in each iteration, so that all three see the same machine: "data"
+// imports numpy, pandas and matplotlib.pyplot, "small" prints a number (a
+// run importing only the standard library takes a cold sandbox even with
+// preloading on). Between two runs of "on" its pool warms again, as it
+// would during the model call between two runs of an answer; while it
+// does, the others wait (settle), so that they do not compete with it.
+// It reports each one's median run (p50-ms) and CPU time per run of
+// everything involved (cpu-ms), for "on" the warm-up that follows its run
+// included. An iteration takes about four seconds for "data": run with
+// -benchtime 20x or so.
+func BenchmarkWarm(b *testing.B) {
+	const gap = 200 * time.Millisecond // between runs: the pools refill
+	for _, prog := range []struct{ name, code, want string }{
+		{"data", dataCode, ""},
+		{"small", benchCode, "-592694\n"},
+	} {
+		b.Run(prog.name, func(b *testing.B) {
+			on, off := newWarmBenchSandboxes(b)
+			variants := []string{"bare", "off", "on"}
+			durs := map[string][]time.Duration{}
+			cpu := map[string]time.Duration{}
+			warm := 0
+			for b.Loop() {
+				for _, v := range variants {
+					b.StopTimer()
+					settle(b, on)
+					time.Sleep(gap)
+					b.StartTimer()
+					cpu0 := cpuTime()
+					start := time.Now()
+					var err error
+					if v == "bare" {
+						err = exec.Command(testPython(), "-c", prog.code).Run()
+					} else {
+						s := map[string]*Sandbox{"off": off, "on": on}[v]
+						var res *sandbox.Result
+						res, err = s.Run(b.Context(), sandbox.Request{Code: prog.code})
+						if err == nil && (res.ExitCode != 0 || prog.want != "" && string(res.Stdout) != prog.want) {
+							b.Fatalf("exit %d, stdout %q, stderr %q", res.ExitCode, res.Stdout, res.Stderr)
+						}
+						if err == nil && v == "on" && res.Warm {
+							warm++
+						}
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					durs[v] = append(durs[v], time.Since(start))
+					b.StopTimer()
+					if v == "on" {
+						settle(b, on) // its warm-up is its cost
+					}
+					time.Sleep(100 * time.Millisecond) // the teardown, counted
+					cpu[v] += cpuTime() - cpu0
+					b.StartTimer()
+				}
+			}
+			for _, v := range variants {
+				d := durs[v]
+				slices.Sort(d)
+				b.ReportMetric(float64(d[len(d)/2])/1e6, v+"-p50-ms")
+				b.ReportMetric(float64(cpu[v])/1e6/float64(len(d)), v+"-cpu-ms")
+			}
+			b.ReportMetric(float64(warm)/float64(len(durs["on"])), "on-warm/op")
+		})
+	}
+}
+
+// BenchmarkWarmBurst measures runs per second of a burst of small runs
+// (benchCode), Config.Concurrency at a time (one per CPU), through bare
+// python3 -c and the sandbox with preloading off and on, in 5 rounds
+// taken in turn; it reports each one's median. In each round "on" starts
+// its burst just as a warm-up has started (a data run has just used a warm
+// sandbox): the warm-up must not take the CPU the burst needs. Before the
+// others' rounds "on" has finished warming, so that it takes no CPU.
+func BenchmarkWarmBurst(b *testing.B) {
+	const (
+		rounds = 5
+		runs   = 80 // per round
+	)
+	on, off := newWarmBenchSandboxes(b)
+	concurrency := on.cfg.Concurrency
+	burst := func(run func() error) float64 {
+		var wg sync.WaitGroup
+		next := make(chan struct{}, runs)
+		for range runs {
+			next <- struct{}{}
+		}
+		close(next)
+		start := time.Now()
+		for range concurrency {
+			wg.Go(func() {
+				for range next {
+					if err := run(); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		return runs / time.Since(start).Seconds()
+	}
+	sandboxRun := func(s *Sandbox) func() error {
+		return func() error {
+			res, err := s.Run(context.Background(), sandbox.Request{Code: benchCode})
+			if err == nil && string(res.Stdout) != "-592694\n" {
+				return fmt.Errorf("stdout %q stderr %q", res.Stdout, res.Stderr)
+			}
+			return err
+		}
+	}
+	rates := map[string][]float64{}
+	paused := 0
+	for b.Loop() {
+		for range rounds {
+			settle(b, on)
+			rates["bare"] = append(rates["bare"], burst(func() error { return exec.Command(testPython(), "-c", benchCode).Run() }))
+			settle(b, on)
+			rates["off"] = append(rates["off"], burst(sandboxRun(off)))
+			settle(b, on)
+			// Use a warm sandbox, and start the burst as the pool
+			// starts warming the next.
+			if res, err := on.Run(b.Context(), sandbox.Request{Code: dataCode}); err != nil || !res.Warm {
+				b.Fatalf("data run: %v, warm %v", err, res != nil && res.Warm)
+			}
+			for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				on.pmu.Lock()
+				w := on.warming != nil
+				on.pmu.Unlock()
+				if w {
+					paused++
+					break
+				}
+			}
+			rates["on"] = append(rates["on"], burst(sandboxRun(on)))
+		}
+	}
+	med := map[string]float64{}
+	for k, v := range rates {
+		slices.Sort(v)
+		med[k] = v[len(v)/2]
+		b.ReportMetric(med[k], k+"-runs/s")
+	}
+	b.ReportMetric(med["on"]/med["off"], "on/off")
+	b.ReportMetric(float64(paused)/float64(len(rates["on"])), "bursts-during-warm-up")
+	b.Logf("runs/s by round: %v", rates)
 }

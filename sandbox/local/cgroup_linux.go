@@ -371,22 +371,43 @@ func (rc *runCgroup) closeJoin() {
 	rc.join = nil
 }
 
-// oomKilled reports whether the memory limit killed a process of the run.
-func (rc *runCgroup) oomKilled() bool {
+// cgroupEvents counts what the group's limits did: processes the memory
+// limit killed, forks and threads the pids limit refused, periods the CPU
+// quota held the group back.
+type cgroupEvents struct{ oomKills, pidsMax, throttled int64 }
+
+// events reads the counts now. A run's are its group's counts past those
+// read before the run (a sandbox that warmed has used its group already).
+func (rc *runCgroup) events() cgroupEvents {
+	return cgroupEvents{rc.oomKills(), rc.pidsMaxHits(), rc.throttles()}
+}
+
+// oomKills counts the processes of the group the memory limit killed.
+func (rc *runCgroup) oomKills() int64 {
 	if rc.v2 {
-		return readKeyed(filepath.Join(rc.mem, "memory.events"), "oom_kill") > 0
+		return readKeyed(filepath.Join(rc.mem, "memory.events"), "oom_kill")
 	}
-	return readKeyed(filepath.Join(rc.mem, "memory.oom_control"), "oom_kill") > 0
+	return readKeyed(filepath.Join(rc.mem, "memory.oom_control"), "oom_kill")
 }
 
-// pidsMaxHit reports whether a fork or thread creation hit the limit.
-func (rc *runCgroup) pidsMaxHit() bool {
-	return readKeyed(filepath.Join(rc.pids, "pids.events"), "max") > 0
+// pidsMaxHits counts the forks and thread creations that hit the limit.
+func (rc *runCgroup) pidsMaxHits() int64 {
+	return readKeyed(filepath.Join(rc.pids, "pids.events"), "max")
 }
 
-// throttled reports whether the CPU quota held the run back.
-func (rc *runCgroup) throttled() bool {
-	return rc.cpu != "" && readKeyed(filepath.Join(rc.cpu, "cpu.stat"), "nr_throttled") > 0
+// throttles counts the periods the CPU quota held the group back.
+func (rc *runCgroup) throttles() int64 {
+	if rc.cpu == "" {
+		return 0
+	}
+	return readKeyed(filepath.Join(rc.cpu, "cpu.stat"), "nr_throttled")
+}
+
+// resetPeak starts memoryPeak afresh, where the kernel allows (v1).
+func (rc *runCgroup) resetPeak() {
+	if !rc.v2 {
+		os.WriteFile(filepath.Join(rc.mem, "memory.max_usage_in_bytes"), []byte("0"), 0)
+	}
 }
 
 // memoryPeak returns the most memory the run used, 0 if unknown.

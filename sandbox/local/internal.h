@@ -101,6 +101,7 @@ extern struct setup {
 	uint32_t ncgroups;
 	struct sock_filter *filter;
 	size_t nfilter;
+	char *bootstrap; // the warm interpreter's source, or NULL
 } setup;
 
 // run is the one run, sent when the sandbox is taken.
@@ -119,7 +120,26 @@ void init_main(void) __attribute__((noreturn));
 // applies the limits, Landlock and seccomp, passes the seccomp listener to
 // init on errfd (a SOCK_SEQPACKET socket, closed at exec), and execs
 // Python. On failure it reports errno and the step on errfd and exits 127.
-void child(int errfd) __attribute__((noreturn));
+//
+// With warm >= 0 it starts a warm interpreter instead: Python runs
+// setup.bootstrap with warm as its descriptor 3, and the limits that
+// depend on the run are set from *lim as soft limits only, leaving the
+// hard ones where they are, so that init can set the run's own later
+// (run_rlimits, prlimit).
+void child(int errfd, int warm, const struct limits *lim) __attribute__((noreturn));
+
+// The limits that depend on the run, as child sets them and init sets
+// them on a warm interpreter.
+struct rl {
+	int res;
+	const char *name;
+	uint64_t soft, hard;
+};
+#define RUN_RLIMITS 6
+
+// run_rlimits fills out with the limits that l sets, for a process that
+// has used cpu_ns of CPU time already; it returns how many.
+size_t run_rlimits(const struct limits *l, uint64_t cpu_ns, struct rl out[RUN_RLIMITS]);
 
 // child_fail reports errno and what failed on errfd and exits 127.
 void child_fail(int errfd, const char *what) __attribute__((noreturn));

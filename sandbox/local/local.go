@@ -35,6 +35,14 @@ type Config struct {
 	// list: a few hundred milliseconds per plot). It costs one run's worth
 	// of time, so it is for long-lived use: the bot, a chat.
 	PrepareCaches bool
+	// Preload lists modules ("numpy", "matplotlib.pyplot") that the
+	// sandboxes kept ready import ahead of their run, while no run is in
+	// flight, so that a run using them starts with them imported: a warm
+	// run. Each sandbox is still used once and destroyed after; only the
+	// pool warms, so a Sandbox that never keeps sandboxes ready never
+	// does. Modules the interpreter lacks are left out (New logs them);
+	// empty: every run starts cold. See [DefaultPreload].
+	Preload []string
 	// Logger receives start-up facts and cleanup failures (default: discard).
 	Logger *slog.Logger
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,10 +66,32 @@ type Sandbox struct {
 	zygote *zygote // started on first use, restarted if it dies
 	closed bool    // by Close
 
-	pool     chan *ready   // sandboxes built ahead, each for one run
-	refill   chan struct{} // asks keepReady to top the pool up
+	refill   chan struct{} // asks keepReady to top the pool up (and warm it)
 	stop     chan struct{} // closed by Close
 	stopOnce sync.Once
+
+	// preload are the modules of Config.Preload the interpreter has;
+	// bootstrap imports them (warm.go) and warmMsg starts it.
+	preload   []string
+	missing   []string        // the others
+	stdlib    map[string]bool // the standard library's modules, for take
+	bootstrap string
+	warmMsg   []byte
+	maxWarm   int
+	warmIdle  time.Duration // no run for this long before a warm-up
+	// alwaysWarm (tests) gives warm sandboxes to runs that import only
+	// the standard library too.
+	alwaysWarm bool
+
+	pmu       sync.Mutex
+	pool      []*ready      // sandboxes built ahead, each for one run
+	inflight  int           // runs in flight
+	idleAt    time.Time     // when the last run ended
+	warming   *ready        // the warm-up under way, in the pool
+	warmErr   error         // why warming failed, turning it off
+	warmStats warmEvent     // the last warm-up that got ready
+	warmCount int           // warm-ups that got ready
+	warmNews  chan struct{} // closed when a warm-up gets ready or fails
 
 	seccomp []unix.SockFilter            // the program's filter
 	setup   atomic.Pointer[encodedSetup] // the setup message, encoded
@@ -92,6 +116,9 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = runtime.NumCPU()
 	}
+	if err := CheckPreload(cfg.Preload); err != nil {
+		return nil, err
+	}
 	cfg.Limits = cfg.Limits.WithDefaults()
 	log := cfg.Logger
 	if log == nil {
@@ -107,10 +134,12 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 		python:     py,
 		sem:        make(chan struct{}, cfg.Concurrency),
 		hostID:     os.Geteuid(),
-		pool:       make(chan *ready, cfg.Concurrency),
 		cachesDone: make(chan struct{}),
 		refill:     make(chan struct{}, 1),
 		stop:       make(chan struct{}),
+		maxWarm:    maxWarm(cfg.Concurrency),
+		warmIdle:   defaultWarmIdle,
+		warmNews:   make(chan struct{}),
 	}
 	s.lastCgroup.Store([]string(nil))
 	// Root maps the sandbox user to nobody, if it may map other ids
@@ -143,15 +172,48 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 		log.Warn("sandbox: no cgroup cpu controller; the CPU quota (SANDPIPER_SANDBOX_CPUS) is not enforced", "cgroups", s.cgroups.String())
 	}
 
-	// Prove it works before anyone relies on it.
-	res, err := s.Run(ctx, sandbox.Request{Code: "print(6 * 7)", Limits: sandbox.Limits{Timeout: 30 * time.Second}})
+	// Prove it works before anyone relies on it, and learn which of the
+	// modules to preload the interpreter has, in the sandbox.
+	code := "print(6 * 7)"
+	if len(cfg.Preload) > 0 {
+		code += "\n" + probePreload(cfg.Preload)
+	}
+	res, err := s.Run(ctx, sandbox.Request{Code: code, Limits: sandbox.Limits{Timeout: 30 * time.Second}})
 	if err != nil {
 		s.Close()
 		return nil, explainStartFailure(err)
 	}
-	if got := strings.TrimSpace(string(res.Stdout)); got != "42" || res.ExitCode != 0 {
+	got, found, _ := strings.Cut(strings.TrimSpace(string(res.Stdout)), "\n")
+	if got != "42" || res.ExitCode != 0 {
 		s.Close()
 		return nil, fmt.Errorf("sandbox: self-test printed %q (exit %d), want 42; stderr: %s", got, res.ExitCode, bytes.TrimSpace(res.Stderr))
+	}
+	if len(cfg.Preload) > 0 {
+		var probe struct{ Found, Stdlib []string }
+		if err := json.Unmarshal([]byte(found), &probe); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("sandbox: self-test: looking for the modules to preload printed %q: %v", found, err)
+		}
+		s.preload = probe.Found
+		if len(probe.Stdlib) > 0 {
+			s.stdlib = make(map[string]bool, len(probe.Stdlib))
+			for _, m := range probe.Stdlib {
+				s.stdlib[m] = true
+			}
+		}
+		for _, m := range cfg.Preload {
+			if !slices.Contains(s.preload, m) {
+				s.missing = append(s.missing, m)
+			}
+		}
+		if len(s.missing) > 0 {
+			log.Warn("sandbox: modules to preload that the interpreter does not have are left out", "modules", strings.Join(s.missing, ","))
+		}
+		if len(s.preload) > 0 {
+			s.bootstrap = bootstrap(s.preload)
+			s.warmMsg = encodeWarm(cfg.Limits)
+			s.setup.Store(nil) // encode it again, with the bootstrap
+		}
 	}
 	if cfg.PrepareCaches {
 		go func() {
@@ -168,7 +230,7 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	s.wantMore()
 	log.Info("sandbox: local backend ready", "python", py.Executable, "version", py.Version,
 		"cgroups", s.cgroups.String(), "landlock_abi", landlockABI(), "concurrency", cfg.Concurrency,
-		"self_test", res.Duration.Round(time.Microsecond))
+		"self_test", res.Duration.Round(time.Microsecond), "preload", strings.Join(s.preload, ","))
 	return s, nil
 }
 
@@ -413,7 +475,9 @@ func (s *Sandbox) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result
 func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Result, err error) {
 	lim := req.Limits.Or(s.cfg.Limits)
 	start := time.Now()
-	w, err := s.take()
+	s.runStarted()
+	defer s.runEnded()
+	w, err := s.take(lim, req.Code)
 	if err != nil {
 		return nil, err
 	}
@@ -429,6 +493,13 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		if err := w.cg.setLimits(lim.Memory, lim.Processes+1, lim.CPUs); err != nil { // init counts
 			return nil, &sandbox.Error{Op: "cgroup", Err: err}
 		}
+	}
+	// A sandbox that warmed has used its cgroup already: what the run
+	// did is what its counters say past their values now.
+	var base cgroupEvents
+	if w.cg != nil && w.warmed {
+		base = w.cg.events()
+		w.cg.resetPeak()
 	}
 
 	stdout := &sandbox.CapBuffer{Max: lim.Output}
@@ -491,6 +562,7 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		"sent", sent.Sub(start), "exited", exited.Sub(start), "total", time.Since(start), "memory_watch_cpu", r.MemoryWatch, "memory_watch_killed_at", r.MemoryKilled)
 	s.watchCPU.Add(int64(r.MemoryWatch))
 	res.ExitCode = r.ExitCode
+	res.Warm = r.Warm
 	res.Files, res.FilesOmitted = r.Files, r.Omitted
 	if r.Capped {
 		res.AddCap(sandbox.CapResultList)
@@ -498,7 +570,7 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	switch {
 	case r.TimedOut:
 		res.Limit = sandbox.LimitTimeout
-	case r.MemoryKilled > 0 || cg != nil && cg.oomKilled():
+	case r.MemoryKilled > 0 || cg != nil && cg.oomKills() > base.oomKills:
 		// init's watcher ended the run, or the cgroup's OOM killer
 		// killed one of its processes (the program may have gone on).
 		res.Limit = sandbox.LimitMemory
@@ -508,12 +580,12 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		res.Limit = sandbox.LimitCPU
 	case r.DiskFull:
 		res.Limit = sandbox.LimitDisk
-	case cg != nil && cg.pidsMaxHit():
+	case cg != nil && cg.pidsMaxHits() > base.pidsMax:
 		res.Limit = sandbox.LimitProcesses
 	}
 	if cg != nil {
 		res.MemoryPeak = cg.memoryPeak()
-		if cg.throttled() {
+		if cg.throttles() > base.throttled {
 			res.AddCap(sandbox.CapCPUQuota)
 		}
 	}

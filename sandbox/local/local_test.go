@@ -37,13 +37,16 @@ var (
 )
 
 // newTestSandbox returns a sandbox shared by the tests (creating one runs a
-// self-test, which is worth doing once).
+// self-test, which is worth doing once). Its runs are warm: it preloads
+// numpy (the standard library's json without numpy), and run gives every
+// run a warm sandbox.
 func newTestSandbox(t testing.TB) *Sandbox {
 	t.Helper()
 	sharedOnce.Do(func() {
-		shared, sharedErr = New(context.Background(), Config{Python: testPython(), PrepareCaches: true})
+		shared, sharedErr = New(context.Background(), Config{Python: testPython(), PrepareCaches: true, Preload: testPreload()})
 		if sharedErr == nil {
 			<-shared.cachesDone
+			alwaysWarm(shared)
 		}
 	})
 	if sharedErr != nil {
@@ -52,19 +55,66 @@ func newTestSandbox(t testing.TB) *Sandbox {
 	return shared
 }
 
+// testPreload is what the shared sandbox preloads: numpy where the
+// interpreter has it (a quarter of a second's import, BLAS threads and 16
+// MB of memory in every run), else json.
+func testPreload() []string {
+	if hasNumpy() {
+		return []string{"numpy"}
+	}
+	return []string{"json"}
+}
+
+// alwaysWarm has every run of s that may be warm be warm: run waits for a
+// warm sandbox, take gives it whatever the code imports, and warm-ups
+// start as soon as no run is in flight.
+func alwaysWarm(s *Sandbox) {
+	s.pmu.Lock()
+	s.alwaysWarm = true
+	s.warmIdle = time.Millisecond
+	s.pmu.Unlock()
+}
+
+// run runs code in s. When s is alwaysWarm and a warm interpreter leaves
+// the run's memory limit room, it waits for a warm sandbox first and fails
+// the test if the run was cold.
 func run(t *testing.T, s *Sandbox, code string, lim sandbox.Limits, files ...sandbox.File) *sandbox.Result {
 	t.Helper()
+	warm := s.alwaysWarm && awaitWarm(t, s, lim)
 	res, err := s.Run(t.Context(), sandbox.Request{Code: code, Limits: lim, Files: files})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
+	if warm && !res.Warm {
+		t.Errorf("the run started cold; want it warm")
+	}
 	return res
 }
 
-// stillWorks checks that the sandbox serves an ordinary run after an abusive one.
+// awaitWarm waits until s has a warm sandbox that fits a run with limits
+// lim; it reports false when none will (the warm interpreter holds more
+// than half the run's memory limit).
+func awaitWarm(t *testing.T, s *Sandbox, lim sandbox.Limits) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	if err := s.waitWarm(ctx); err != nil { // and learn what it holds
+		t.Fatalf("waiting for a warm sandbox: %v", err)
+	}
+	s.pmu.Lock()
+	fits := s.fits(s.warmStats.Memory, lim.Or(s.cfg.Limits))
+	s.pmu.Unlock()
+	return fits
+}
+
+// stillWorks checks that the sandbox serves an ordinary run after an
+// abusive one (warm or cold, whichever it has).
 func stillWorks(t *testing.T, s *Sandbox) {
 	t.Helper()
-	res := run(t, s, "print(5 + 5 - 84**3)", sandbox.Limits{})
+	res, err := s.Run(t.Context(), sandbox.Request{Code: "print(5 + 5 - 84**3)"})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
 	if got := string(res.Stdout); got != "-592694\n" || res.ExitCode != 0 {
 		t.Fatalf("next run: stdout %q exit %d stderr %q, want -592694", got, res.ExitCode, res.Stderr)
 	}
@@ -615,11 +665,11 @@ func assertNoLeftovers(t *testing.T) {
 		}
 		// The pool holds up to Concurrency sandboxes (and cgroups) ahead.
 		live := shared.liveCgroups.Load()
-		if len(left) == 0 && live <= int64(cap(shared.pool)) {
+		if len(left) == 0 && live <= int64(shared.cfg.Concurrency+shared.maxWarm) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("cgroups left behind: %v; %d alive with %d kept ready", left, live, cap(shared.pool))
+			t.Errorf("cgroups left behind: %v; %d alive with %d kept ready", left, live, shared.cfg.Concurrency+shared.maxWarm)
 			return
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -739,11 +789,14 @@ func TestUnprivileged(t *testing.T) {
 const nogroupTestID = 65533
 
 func unprivilegedInner(t *testing.T, mode string) {
-	s, err := New(t.Context(), Config{Python: testPython(), Concurrency: 1})
+	// Warm runs, as in the shared sandbox: every run below is warm.
+	s, err := New(t.Context(), Config{Python: testPython(), Concurrency: 1, Preload: testPreload(), PrepareCaches: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	<-s.cachesDone
+	alwaysWarm(s)
 	if s.cgroups != nil || s.canCloneTrees {
 		t.Fatalf("cgroups %v, clone trees %v: want neither without root's powers", s.cgroups, s.canCloneTrees)
 	}
@@ -799,6 +852,10 @@ print("OK")`, sandbox.Limits{Timeout: 20 * time.Second})
 	if res.ExitCode != 0 || slices.Contains(res.Caps, sandbox.CapCPUQuota) {
 		t.Errorf("CPU burn without cgroups: exit %d caps %v stderr %q", res.ExitCode, res.Caps, res.Stderr)
 	}
+	// Warm runs without cgroups: the watcher and the rlimits.
+	t.Run("warm share nothing", func(t *testing.T) { checkWarmShareNothing(t, s) })
+	t.Run("warm runs differ", func(t *testing.T) { checkWarmRunsDiffer(t, s) })
+	t.Run("warm limits", func(t *testing.T) { checkWarmLimits(t, s) })
 }
 
 // TestSweep removes the cgroups a dead bot process left behind, and

@@ -127,20 +127,31 @@ static void set_limit(int errfd, int res, const char *name, uint64_t soft, uint6
 		child_fail(errfd, name);
 }
 
-void child(int errfd) {
-	struct limits *l = &run.lim;
-	uint64_t cpu = (l->cputime_ns + 999999999ULL) / 1000000000ULL;
-	set_limit(errfd, RLIMIT_CPU, "setrlimit(RLIMIT_CPU)", cpu, cpu + 1);
-	set_limit(errfd, RLIMIT_FSIZE, "setrlimit(RLIMIT_FSIZE)", l->disk, l->disk);
-	set_limit(errfd, RLIMIT_NOFILE, "setrlimit(RLIMIT_NOFILE)", l->open_files, l->open_files);
+// set_soft sets one rlimit's soft limit, keeping the hard one, or ends the
+// child naming it.
+static void set_soft(int errfd, int res, const char *name, uint64_t soft) {
+	struct rlimit r;
+	if (getrlimit(res, &r) < 0)
+		child_fail(errfd, name);
+	if (soft > r.rlim_max) {
+		errno = EPERM;
+		child_fail(errfd, name);
+	}
+	set_limit(errfd, res, name, soft, r.rlim_max);
+}
+
+size_t run_rlimits(const struct limits *l, uint64_t cpu_ns, struct rl out[RUN_RLIMITS]) {
+	size_t n = 0;
+	// CPU time is the process's own, so a warm interpreter's imports do
+	// not count against the run's.
+	uint64_t cpu = (cpu_ns + l->cputime_ns + 999999999ULL) / 1000000000ULL;
+	out[n++] = (struct rl){RLIMIT_CPU, "setrlimit(RLIMIT_CPU)", cpu, cpu + 1};
+	out[n++] = (struct rl){RLIMIT_FSIZE, "setrlimit(RLIMIT_FSIZE)", l->disk, l->disk};
+	out[n++] = (struct rl){RLIMIT_NOFILE, "setrlimit(RLIMIT_NOFILE)", l->open_files, l->open_files};
 	// init runs as the same user and counts here too. With a pids cgroup
 	// that is the limit (and says it was hit); this one backs it up.
 	uint64_t nproc = l->processes + (setup.ncgroups ? 8 : 1);
-	set_limit(errfd, RLIMIT_NPROC, "setrlimit(RLIMIT_NPROC)", nproc, nproc);
-	set_limit(errfd, RLIMIT_CORE, "setrlimit(RLIMIT_CORE)", 0, 0);
-	set_limit(errfd, RLIMIT_MEMLOCK, "setrlimit(RLIMIT_MEMLOCK)", 64 << 10, 64 << 10);
-	// POSIX message queues hold memory no process maps.
-	set_limit(errfd, RLIMIT_MSGQUEUE, "setrlimit(RLIMIT_MSGQUEUE)", MSGQUEUE_BYTES, MSGQUEUE_BYTES);
+	out[n++] = (struct rl){RLIMIT_NPROC, "setrlimit(RLIMIT_NPROC)", nproc, nproc};
 	// Without a memory cgroup, init's watcher bounds the sandbox's memory
 	// as a whole, look by look; these bound each process at once, in
 	// between. Both leave room for what is reserved and never used, or
@@ -150,14 +161,31 @@ void child(int errfd) {
 	// OpenBLAS spins forever when a thread's buffer cannot be mapped, so
 	// the headroom is generous, and BLAS runs one thread.
 	if (setup.ncgroups == 0) {
-		set_limit(errfd, RLIMIT_DATA, "setrlimit(RLIMIT_DATA)", l->memory + DATA_HEADROOM, l->memory + DATA_HEADROOM);
-		set_limit(errfd, RLIMIT_AS, "setrlimit(RLIMIT_AS)", l->memory + AS_HEADROOM, l->memory + AS_HEADROOM);
+		out[n++] = (struct rl){RLIMIT_DATA, "setrlimit(RLIMIT_DATA)", l->memory + DATA_HEADROOM, l->memory + DATA_HEADROOM};
+		out[n++] = (struct rl){RLIMIT_AS, "setrlimit(RLIMIT_AS)", l->memory + AS_HEADROOM, l->memory + AS_HEADROOM};
 	}
+	return n;
+}
+
+void child(int errfd, int warm, const struct limits *l) {
+	struct rl rl[RUN_RLIMITS];
+	size_t n = run_rlimits(l, 0, rl);
+	for (size_t i = 0; i < n; i++) {
+		if (warm >= 0)
+			set_soft(errfd, rl[i].res, rl[i].name, rl[i].soft);
+		else
+			set_limit(errfd, rl[i].res, rl[i].name, rl[i].soft, rl[i].hard);
+	}
+	set_limit(errfd, RLIMIT_CORE, "setrlimit(RLIMIT_CORE)", 0, 0);
+	set_limit(errfd, RLIMIT_MEMLOCK, "setrlimit(RLIMIT_MEMLOCK)", 64 << 10, 64 << 10);
+	// POSIX message queues hold memory no process maps.
+	set_limit(errfd, RLIMIT_MSGQUEUE, "setrlimit(RLIMIT_MSGQUEUE)", MSGQUEUE_BYTES, MSGQUEUE_BYTES);
 
 	if (setsid() < 0)
 		child_fail(errfd, "setsid");
-	// init closed its stdin (the request pipe), so /dev/null may well land
-	// on descriptor 0 already.
+	// For a run, init closed its stdin (the request pipe), so /dev/null
+	// may well land on descriptor 0 already; a warm interpreter, started
+	// before the run, has the request pipe there until dup2.
 	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (devnull < 0 || (devnull == 0 ? fcntl(0, F_SETFD, 0) : dup2(devnull, 0)) < 0)
 		child_fail(errfd, "stdin");
@@ -188,6 +216,13 @@ void child(int errfd) {
 		child_fail(errfd, "pass the seccomp listener");
 	close(listener);
 	char *argv[] = {"python3", "-c", run.code, NULL};
+	if (warm >= 0) {
+		// The bootstrap reads the run's code from descriptor 3 and
+		// closes it before running it.
+		if (dup2(warm, 3) < 0)
+			child_fail(errfd, "dup2 the warm interpreter's socket");
+		argv[2] = setup.bootstrap;
+	}
 	execve(setup.python, argv, setup.env);
 	child_fail(errfd, "exec");
 }

@@ -21,10 +21,12 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
-// The host and a sandbox's init (sandbox.c) talk over two pipes: the host
-// writes the setup when it prepares the sandbox and the run when it takes
-// it, to init's stdin; init writes the result to its descriptor 3. Init's
-// stdout and stderr are the program's, passed straight through. Messages
+// The host and a sandbox's init (init.c) talk over three pipes: the host
+// writes the setup when it prepares the sandbox, then perhaps asks for a
+// warm interpreter (and pauses and resumes it), then writes the run when it
+// takes it, all to init's stdin; init writes the result to its descriptor
+// 3, and how warming went to its descriptor 4, until the program starts.
+// Init's stdout and stderr are the program's, passed straight through. Messages
 // are a 32-bit type, a 64-bit length and the bytes, in host byte order;
 // the types and fixed layouts are in sandbox.h.
 
@@ -60,6 +62,7 @@ type initSetup struct {
 	DiskSize  int64          // size of the writable tmpfs until the run sets its own
 	CgroupFDs int            // cgroup.procs files passed after the trees; init joins them
 	Seccomp   []unix.SockFilter
+	Bootstrap string // the warm interpreter's Python source; empty: the sandbox is never warmed
 }
 
 type encoder struct{ buf bytes.Buffer }
@@ -111,6 +114,9 @@ func (s *initSetup) encode() []byte {
 	e.msg(C.M_CGROUPS, u32(uint32(s.CgroupFDs)))
 	filter := unsafe.Slice((*byte)(unsafe.Pointer(&s.Seccomp[0])), len(s.Seccomp)*int(unsafe.Sizeof(s.Seccomp[0])))
 	e.msg(C.M_SECCOMP, filter)
+	if s.Bootstrap != "" {
+		e.msg(C.M_BOOTSTRAP, []byte(s.Bootstrap))
+	}
 	e.msg(C.M_SETUP_END)
 	return e.buf.Bytes()
 }
@@ -122,7 +128,35 @@ func encodeRun(code string, files []sandbox.File, l sandbox.Limits) []byte {
 	for _, f := range files {
 		e.file(C.M_FILE, f)
 	}
-	lim := C.struct_limits{
+	lim := cLimits(l, len(files))
+	e.msg(C.M_LIMITS, unsafe.Slice((*byte)(unsafe.Pointer(&lim)), unsafe.Sizeof(lim)))
+	e.msg(C.M_RUN_END)
+	return e.buf.Bytes()
+}
+
+// encodeWarm returns the message that starts the warm interpreter, under
+// l until the run sets its own limits.
+func encodeWarm(l sandbox.Limits) []byte {
+	var e encoder
+	lim := cLimits(l, 0)
+	e.msg(C.M_WARM, unsafe.Slice((*byte)(unsafe.Pointer(&lim)), unsafe.Sizeof(lim)))
+	return e.buf.Bytes()
+}
+
+// encodePause returns the message that stops (pause) or resumes the warm
+// interpreter.
+func encodePause(pause bool) []byte {
+	var e encoder
+	if pause {
+		e.msg(C.M_PAUSE)
+	} else {
+		e.msg(C.M_RESUME)
+	}
+	return e.buf.Bytes()
+}
+
+func cLimits(l sandbox.Limits, inputs int) C.struct_limits {
+	return C.struct_limits{
 		timeout_ns: C.uint64_t(l.Timeout),
 		memory:     C.uint64_t(l.Memory),
 		processes:  C.uint64_t(l.Processes),
@@ -134,15 +168,51 @@ func encodeRun(code string, files []sandbox.File, l sandbox.Limits) []byte {
 
 		list_entries: sandbox.MaxListed,
 		list_depth:   sandbox.MaxDepth,
-		list_names:   C.uint64_t(sandbox.Candidates(l, len(files))),
+		list_names:   C.uint64_t(sandbox.Candidates(l, inputs)),
 		path_max:     sandbox.MaxPathLen,
 		omits:        sandbox.MaxOmitted,
 		omit_bytes:   sandbox.MaxOmittedBytes,
 		omit_name:    sandbox.MaxOmittedName,
 	}
-	e.msg(C.M_LIMITS, unsafe.Slice((*byte)(unsafe.Pointer(&lim)), unsafe.Sizeof(lim)))
-	e.msg(C.M_RUN_END)
-	return e.buf.Bytes()
+}
+
+// warmEvent is what init says about warming, on its events pipe, before
+// the program starts.
+type warmEvent struct {
+	// Ready: the warm interpreter has imported the modules and waits
+	// for the run. Memory is what it holds (resident anonymous and
+	// shared), CPU and Wall what getting ready took.
+	Ready     bool
+	Memory    int64
+	CPU, Wall time.Duration
+	Failed    string // why it could not start or ended before the run
+}
+
+// decodeEvent reads one event.
+func decodeEvent(r io.Reader) (warmEvent, error) {
+	var h [12]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return warmEvent{}, err
+	}
+	typ, n := binary.NativeEndian.Uint32(h[:4]), binary.NativeEndian.Uint64(h[4:])
+	switch typ {
+	case C.E_WARM_READY:
+		var wm C.struct_warm_msg
+		if err := readStruct(r, typ, n, &wm); err != nil {
+			return warmEvent{}, err
+		}
+		return warmEvent{Ready: true, Memory: int64(min(uint64(wm.memory), 1<<62)), CPU: time.Duration(min(uint64(wm.cpu_ns), 1<<62)), Wall: time.Duration(min(uint64(wm.wall_ns), 1<<62))}, nil
+	case C.E_WARM_FAILED:
+		data, err := readMessage(r, typ, n, maxTextMessage)
+		if err != nil {
+			return warmEvent{}, err
+		}
+		if len(data) == 0 {
+			data = []byte("no reason given")
+		}
+		return warmEvent{Failed: string(data)}, nil
+	}
+	return warmEvent{}, fmt.Errorf("unknown event %d", typ)
 }
 
 // initResult is what init reports.
@@ -170,6 +240,8 @@ type initResult struct {
 	// RefusedSockets counts the program's socket calls refused for their
 	// family.
 	RefusedSockets uint64
+	// Warm is set when the program ran in the warm interpreter.
+	Warm bool
 
 	// MemoryKilled is what init's memory watcher counted when it ended
 	// the run for holding more than the memory limit; 0 if it did not.
@@ -190,6 +262,10 @@ const (
 	rCut       = C.R_CUT
 	statusSize = C.sizeof_struct_status_msg
 	cutSize    = C.sizeof_struct_cut_msg
+
+	eWarmReady  = C.E_WARM_READY
+	eWarmFailed = C.E_WARM_FAILED
+	warmMsgSize = C.sizeof_struct_warm_msg
 )
 
 // Bounds on the messages init sends, checked whatever init does: init.c
@@ -245,6 +321,7 @@ func decodeResult(r io.Reader, lim sandbox.Limits) (initResult, error) {
 			res.MemoryKilled, res.MemoryWatch = int64(sm.mem_killed), time.Duration(sm.mem_watch_ns)
 			res.Started, res.Ended = time.Duration(sm.started_ns), time.Duration(sm.ended_ns)
 			res.RefusedSockets = uint64(sm.refused_sockets)
+			res.Warm = sm.warm != 0
 			status = true
 		case C.R_FILE:
 			if n > maxFileName+1+uint64(budget) {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
@@ -215,5 +216,41 @@ func checkDecoded(t *testing.T, res initResult) {
 	}
 	if len(list) > sandbox.MaxOmitted || n > sandbox.MaxOmittedBytes {
 		t.Errorf("%d omitted entries of %d bytes", len(list), n)
+	}
+}
+
+// TestDecodeEvent reads what init says of warming, and refuses what it
+// never says.
+func TestDecodeEvent(t *testing.T) {
+	ready := make([]byte, warmMsgSize)
+	binary.NativeEndian.PutUint64(ready, 61<<20)
+	binary.NativeEndian.PutUint64(ready[8:], 900e6)
+	binary.NativeEndian.PutUint64(ready[16:], 1100e6)
+	var in stream
+	in.msg(eWarmReady, string(ready)).msg(eWarmFailed, "import x: ImportError: no").msg(eWarmFailed)
+	ev, err := decodeEvent(&in)
+	if err != nil || !ev.Ready || ev.Memory != 61<<20 || ev.CPU != 900*time.Millisecond || ev.Wall != 1100*time.Millisecond {
+		t.Errorf("ready: %+v, %v", ev, err)
+	}
+	ev, err = decodeEvent(&in)
+	if err != nil || ev.Ready || ev.Failed != "import x: ImportError: no" {
+		t.Errorf("failed: %+v, %v", ev, err)
+	}
+	ev, err = decodeEvent(&in)
+	if err != nil || ev.Failed == "" {
+		t.Errorf("failed without a reason: %+v, %v", ev, err)
+	}
+	if _, err := decodeEvent(&in); err == nil {
+		t.Error("no error at the end of the stream")
+	}
+	for name, s := range map[string]*stream{
+		"unknown type":     new(stream).msg(rStatus, string(make([]byte, statusSize))),
+		"short ready":      new(stream).msg(eWarmReady, "x"),
+		"huge reason":      new(stream).msgN(eWarmFailed, 1<<40, "x"),
+		"truncated reason": new(stream).msgN(eWarmFailed, 10, "x"),
+	} {
+		if ev, err := decodeEvent(s); err == nil {
+			t.Errorf("%s: %+v, want an error", name, ev)
+		}
 	}
 }

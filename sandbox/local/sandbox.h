@@ -7,7 +7,8 @@
 
 #define ZYGOTE_ARG0 "sandpiper-sandbox-zygote"
 #define SANDBOX_ID 1000   // the program's uid and gid inside
-#define FIRST_MOUNT_FD 4 // init's descriptors: 0 request, 1 stdout, 2 stderr, 3 result, then trees, then cgroup.procs files
+#define EVENTS_FD 4      // init's descriptors: 0 request, 1 stdout, 2 stderr, 3 result, 4 events,
+#define FIRST_MOUNT_FD 5 // then trees, then cgroup.procs files
 
 // Host to init, setup (sent when the sandbox is prepared).
 enum {
@@ -19,7 +20,18 @@ enum {
 	M_DISK,       // u64: size of the writable tmpfs until the run sets its own
 	M_CGROUPS,    // u32: how many cgroup.procs descriptors follow the trees
 	M_SECCOMP,    // struct sock_filter[]: the program's seccomp filter
+	M_BOOTSTRAP,  // optional: the Python source of a warm interpreter (see M_WARM)
 	M_SETUP_END,
+};
+
+// Host to init, between the setup and the run: warming. A warm
+// interpreter is the program's process started ahead of the run, locked
+// down as for the run, running the bootstrap, which imports modules and
+// then waits for the run's code.
+enum {
+	M_WARM = 30, // struct limits: start the warm interpreter under these limits until the run sets its own
+	M_PAUSE,     // stop it (SIGSTOP): a run elsewhere needs the CPU
+	M_RESUME,    // let it go on (SIGCONT)
 };
 
 // Host to init, the run (sent when the sandbox is taken).
@@ -39,6 +51,18 @@ enum {
 	R_TIMES,    // u64: nanoseconds from the run's arrival to the report
 	R_END,
 	R_CUT,      // struct cut_msg: the listing of the files was cut (sent before R_TIMES)
+};
+
+// Init to host, on EVENTS_FD, until the program starts: how warming went.
+enum {
+	E_WARM_READY = 60, // struct warm_msg: the warm interpreter waits for the run
+	E_WARM_FAILED,     // text: it could not be started, or ended before the run
+};
+
+struct warm_msg {
+	uint64_t memory; // resident anonymous and shared memory it holds, in bytes
+	uint64_t cpu_ns; // CPU time it took to get ready
+	uint64_t wall_ns;
 };
 
 enum {
@@ -73,7 +97,7 @@ struct status_msg {
 	int32_t signal;
 	int32_t timed_out;
 	int32_t disk_full;
-	int32_t pad;
+	int32_t warm;             // the program ran in the warm interpreter
 	uint64_t started_ns;
 	uint64_t ended_ns;
 	uint64_t refused_sockets; // socket calls refused for their family

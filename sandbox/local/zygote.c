@@ -164,7 +164,7 @@ static void zygote_main(void) {
 		}
 		char err[256] = "";
 		int pidfd = -1;
-		if (n != sizeof host_id || (mh.msg_flags & MSG_CTRUNC) || nfds < 4)
+		if (n != sizeof host_id || (mh.msg_flags & MSG_CTRUNC) || nfds < FIRST_MOUNT_FD)
 			snprintf(err, sizeof err, "bad request (%d descriptors)", nfds);
 		else
 			pidfd = spawn(host_id, fds, nfds, err, sizeof err);

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
@@ -29,6 +30,9 @@ type Sandbox struct {
 	OpenFiles   int           `env:"SANDPIPER_SANDBOX_OPEN_FILES"`
 	Disk        byteSize      `env:"SANDPIPER_SANDBOX_DISK"`
 	Output      byteSize      `env:"SANDPIPER_SANDBOX_OUTPUT"`
+	// Preload lists the modules warm runs start with (local), comma-
+	// separated; empty: every run starts cold.
+	Preload string `env:"SANDPIPER_SANDBOX_PRELOAD"`
 
 	// LongLived is set by the commands that run many programs (run, ask):
 	// the backend may then prepare caches in the background.
@@ -79,6 +83,9 @@ func (c Sandbox) validate() error {
 	); err != nil {
 		return err
 	}
+	if err := local.CheckPreload(c.PreloadModules()); err != nil {
+		return fmt.Errorf("config: SANDPIPER_SANDBOX_PRELOAD=%q: %v", c.Preload, err)
+	}
 	switch c.Backend {
 	case "local":
 	case "vercel":
@@ -98,6 +105,17 @@ func (c Sandbox) validate() error {
 	return nil
 }
 
+// PreloadModules returns the modules of SANDPIPER_SANDBOX_PRELOAD.
+func (c Sandbox) PreloadModules() []string {
+	var mods []string
+	for _, m := range strings.Split(c.Preload, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			mods = append(mods, m)
+		}
+	}
+	return mods
+}
+
 // LoadSandbox reads the sandbox variables from the environment.
 func LoadSandbox(ctx context.Context, lookup envconfig.Lookuper) (Sandbox, error) {
 	d := sandbox.Limits{}.WithDefaults()
@@ -105,10 +123,14 @@ func LoadSandbox(ctx context.Context, lookup envconfig.Lookuper) (Sandbox, error
 		Backend: "local", Python: local.DefaultPython,
 		Timeout: d.Timeout, Memory: byteSize{n: d.Memory}, Processes: d.Processes, CPUTime: d.CPUTime,
 		CPUs: d.CPUs, OpenFiles: d.OpenFiles, Disk: byteSize{n: d.DiskSize}, Output: byteSize{n: d.Output},
+		Preload:      strings.Join(local.DefaultPreload, ","),
 		VercelAPIURL: vercel.DefaultAPIURL, VercelVCPUs: vercel.DefaultVCPUs,
 	}
 	if err := process(ctx, lookup, &c); err != nil {
 		return c, err
+	}
+	if v, ok := lookup.Lookup("SANDPIPER_SANDBOX_PRELOAD"); ok && v == "" {
+		c.Preload = "" // set and empty: warming off (envconfig keeps the default)
 	}
 	return c, c.validate()
 }
@@ -147,6 +169,7 @@ func (c Sandbox) New(ctx context.Context, log *slog.Logger) (Backend, error) {
 		Concurrency:   concurrency,
 		Limits:        c.Limits(),
 		PrepareCaches: c.LongLived,
+		Preload:       c.PreloadModules(),
 		Logger:        log,
 	})
 	if err != nil {

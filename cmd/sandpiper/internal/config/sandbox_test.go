@@ -4,11 +4,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/sethvargo/go-envconfig"
 
+	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 	"github.com/sandpiper-bot/sandpiper/sandbox/vercel"
 )
 
@@ -55,6 +57,22 @@ func TestLoadSandboxConfigVercel(t *testing.T) {
 		{name: "not a number of cpus", env: map[string]string{"SANDPIPER_SANDBOX_CPUS": "two"}, wantErr: "SANDPIPER_SANDBOX_CPUS"},
 		{name: "NaN cpus", env: map[string]string{"SANDPIPER_SANDBOX_CPUS": "NaN"}, wantErr: "SANDPIPER_SANDBOX_CPUS=NaN is out of range"},
 		{name: "vercel knobs ignored by local", env: map[string]string{"SANDPIPER_SANDBOX": "local", "SANDPIPER_VERCEL_VCPUS": "3"}},
+		{name: "preload default", env: map[string]string{}, check: func(t *testing.T, c Sandbox) {
+			if !slices.Equal(c.PreloadModules(), local.DefaultPreload) {
+				t.Errorf("preload %q, want %q", c.PreloadModules(), local.DefaultPreload)
+			}
+		}},
+		{name: "preload off", env: map[string]string{"SANDPIPER_SANDBOX_PRELOAD": ""}, check: func(t *testing.T, c Sandbox) {
+			if c.PreloadModules() != nil {
+				t.Errorf("preload %q, want none", c.PreloadModules())
+			}
+		}},
+		{name: "preload list", env: map[string]string{"SANDPIPER_SANDBOX_PRELOAD": " numpy , scipy.stats,,"}, check: func(t *testing.T, c Sandbox) {
+			if !slices.Equal(c.PreloadModules(), []string{"numpy", "scipy.stats"}) {
+				t.Errorf("preload %q", c.PreloadModules())
+			}
+		}},
+		{name: "preload not a module", env: map[string]string{"SANDPIPER_SANDBOX_PRELOAD": "numpy,os;x"}, wantErr: `SANDPIPER_SANDBOX_PRELOAD="numpy,os;x"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := LoadSandbox(t.Context(), envconfig.MapLookuper(tc.env))
