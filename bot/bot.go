@@ -52,6 +52,14 @@ type Config struct {
 	HTTPAddr string
 	Workers  int // answers at once
 
+	// NumberCheckOff turns off the number check: the line under an
+	// answer listing its numbers found in no run's output
+	// (SANDPIPER_NUMBER_CHECK=off).
+	NumberCheckOff bool
+	// FeedbackStore keeps the clicks on answers' feedback buttons; nil
+	// keeps them in DataDir/feedback.jsonl.
+	FeedbackStore FeedbackStore
+
 	Agent Agent
 	// SandboxLimits are the limits runs get, shown in debug cards.
 	SandboxLimits sandbox.Limits
@@ -65,13 +73,6 @@ type Config struct {
 	PingInterval time.Duration
 	// StatusInterval is how often the "working" status is renewed.
 	StatusInterval time.Duration
-	// NumberCheckOff turns off the number check: the line under an
-	// answer listing its numbers found in no run's output
-	// (SANDPIPER_NUMBER_CHECK=off).
-	NumberCheckOff bool
-	// FeedbackStore keeps the clicks on answers' feedback buttons; nil
-	// keeps them in DataDir/feedback.jsonl.
-	FeedbackStore FeedbackStore
 }
 
 func (c *Config) setDefaults() {

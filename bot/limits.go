@@ -41,36 +41,6 @@ const (
 	threadRepliesPages = 25
 )
 
-// Defaults for the configuration; zero fields of [Config] take them.
-const (
-	DefaultAPIURL          = "https://slack.com/api/"
-	DefaultDataDir         = "./data"
-	DefaultThreadTTL       = 24 * time.Hour
-	DefaultShutdownTimeout = 30 * time.Second
-	DefaultHTTPAddr        = "127.0.0.1:8080" // the image listens on :8080
-	DefaultWorkers         = 8
-	DefaultAnswerTimeout   = 10 * time.Minute
-	DefaultNumberCheck     = true
-
-	defaultQueueLimit     = 1000             // questions waiting for a worker
-	defaultDedupeTTL      = time.Hour        // remembered event ids
-	defaultAdminTTL       = 10 * time.Minute // cached users.info answers
-	defaultForeignTTL     = 10 * time.Minute // threads known not to be ours
-	defaultStatusInterval = 90 * time.Second // Slack clears a status after 2 min
-	defaultRetries        = 3                // Web API retries after a 429
-	slackCallTimeout      = 20 * time.Second
-	fileTransferTimeout   = 3 * time.Minute  // one file download or upload
-	defaultSweepInterval  = 10 * time.Minute // how often expired workspaces are deleted
-)
-
-// Bounds of what the bot shows of files.
-const (
-	// altTextChars bounds an image's alt text (Slack allows 1,000).
-	altTextChars = 1000
-	// cardFileNotes bounds the produced files a card lists one by one.
-	cardFileNotes = 8
-)
-
 // Tables: a CSV a run writes is also shown as a data_table block. Slack's
 // published limits disagree (one client library says 201 rows, Slack's
 // reference and another 101); these are the strictest.
@@ -111,4 +81,34 @@ const (
 	feedbackFileBytes = 10 << 20
 	// feedbackModelChars bounds the model ID a button's value carries.
 	feedbackModelChars = 200
+)
+
+// Defaults for the configuration; zero fields of [Config] take them.
+const (
+	DefaultAPIURL          = "https://slack.com/api/"
+	DefaultDataDir         = "./data"
+	DefaultThreadTTL       = 24 * time.Hour
+	DefaultShutdownTimeout = 30 * time.Second
+	DefaultHTTPAddr        = "127.0.0.1:8080" // the image listens on :8080
+	DefaultWorkers         = 8
+	DefaultAnswerTimeout   = 10 * time.Minute
+	DefaultNumberCheck     = true
+
+	defaultQueueLimit     = 1000             // questions waiting for a worker
+	defaultDedupeTTL      = time.Hour        // remembered event ids
+	defaultAdminTTL       = 10 * time.Minute // cached users.info answers
+	defaultForeignTTL     = 10 * time.Minute // threads known not to be ours
+	defaultStatusInterval = 90 * time.Second // Slack clears a status after 2 min
+	defaultRetries        = 3                // Web API retries after a 429
+	slackCallTimeout      = 20 * time.Second
+	fileTransferTimeout   = 3 * time.Minute  // one file download or upload
+	defaultSweepInterval  = 10 * time.Minute // how often expired workspaces are deleted
+)
+
+// Bounds of what the bot shows of files.
+const (
+	// altTextChars bounds an image's alt text (Slack allows 1,000).
+	altTextChars = 1000
+	// cardFileNotes bounds the produced files a card lists one by one.
+	cardFileNotes = 8
 )

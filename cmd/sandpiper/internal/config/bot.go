@@ -25,22 +25,22 @@ type Bot struct {
 	ShutdownTimeout time.Duration `env:"SANDPIPER_SHUTDOWN_TIMEOUT"`
 	AnswerTimeout   time.Duration `env:"SANDPIPER_ANSWER_TIMEOUT"`
 	Workers         int           `env:"SANDPIPER_WORKERS"`
-	LogLevel        string        `env:"SANDPIPER_LOG_LEVEL"`
-	// HTTPAddr is "-" when SANDPIPER_HTTP_ADDR is set empty: no server.
-	HTTPAddr string `env:"SANDPIPER_HTTP_ADDR"`
 	// NumberCheck lists under an answer its numbers found in no run's
 	// output.
-	NumberCheck onOff `env:"SANDPIPER_NUMBER_CHECK"`
+	NumberCheck onOff  `env:"SANDPIPER_NUMBER_CHECK"`
+	LogLevel    string `env:"SANDPIPER_LOG_LEVEL"`
+	// HTTPAddr is "-" when SANDPIPER_HTTP_ADDR is set empty: no server.
+	HTTPAddr string `env:"SANDPIPER_HTTP_ADDR"`
 }
 
 // LoadBot reads and checks the bot's variables; errors name the
 // variable to fix.
 func LoadBot(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
 	e := Bot{
-		APIURL: bot.DefaultAPIURL, DataDir: bot.DefaultDataDir, ThreadTTL: bot.DefaultThreadTTL,
+		NumberCheck: bot.DefaultNumberCheck,
+		APIURL:      bot.DefaultAPIURL, DataDir: bot.DefaultDataDir, ThreadTTL: bot.DefaultThreadTTL,
 		ShutdownTimeout: bot.DefaultShutdownTimeout, AnswerTimeout: bot.DefaultAnswerTimeout,
 		Workers: bot.DefaultWorkers, LogLevel: "info", HTTPAddr: bot.DefaultHTTPAddr,
-		NumberCheck: bot.DefaultNumberCheck,
 	}
 	if err := process(ctx, lookup, &e); err != nil {
 		return e, err
@@ -68,8 +68,8 @@ func (e Bot) Config(log *slog.Logger) bot.Config {
 	return bot.Config{
 		BotToken: e.BotToken, AppToken: e.AppToken, APIURL: e.APIURL,
 		Admins: e.Admins, DataDir: e.DataDir, ThreadTTL: e.ThreadTTL,
+		NumberCheckOff:  !bool(e.NumberCheck),
 		ShutdownTimeout: e.ShutdownTimeout, AnswerTimeout: e.AnswerTimeout,
 		HTTPAddr: e.HTTPAddr, Workers: e.Workers, Logger: log,
-		NumberCheckOff: !bool(e.NumberCheck),
 	}
 }
