@@ -16,6 +16,10 @@ import (
 
 // Bot is the bot's part of the environment. Its defaults are bot's.
 type Bot struct {
+	// NumberCheck lists under an answer its numbers found in no run's
+	// output.
+	NumberCheck onOff `env:"SANDPIPER_NUMBER_CHECK"`
+
 	BotToken        string        `env:"SLACK_BOT_TOKEN"`
 	AppToken        string        `env:"SLACK_APP_TOKEN"`
 	APIURL          string        `env:"SLACK_API_URL"`
@@ -25,10 +29,7 @@ type Bot struct {
 	ShutdownTimeout time.Duration `env:"SANDPIPER_SHUTDOWN_TIMEOUT"`
 	AnswerTimeout   time.Duration `env:"SANDPIPER_ANSWER_TIMEOUT"`
 	Workers         int           `env:"SANDPIPER_WORKERS"`
-	// NumberCheck lists under an answer its numbers found in no run's
-	// output.
-	NumberCheck onOff  `env:"SANDPIPER_NUMBER_CHECK"`
-	LogLevel    string `env:"SANDPIPER_LOG_LEVEL"`
+	LogLevel        string        `env:"SANDPIPER_LOG_LEVEL"`
 	// HTTPAddr is "-" when SANDPIPER_HTTP_ADDR is set empty: no server.
 	HTTPAddr string `env:"SANDPIPER_HTTP_ADDR"`
 }
@@ -37,9 +38,8 @@ type Bot struct {
 // variable to fix.
 func LoadBot(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
 	e := Bot{
-		NumberCheck: bot.DefaultNumberCheck,
-		APIURL:      bot.DefaultAPIURL, DataDir: bot.DefaultDataDir, ThreadTTL: bot.DefaultThreadTTL,
-		ShutdownTimeout: bot.DefaultShutdownTimeout, AnswerTimeout: bot.DefaultAnswerTimeout,
+		APIURL: bot.DefaultAPIURL, DataDir: bot.DefaultDataDir, ThreadTTL: bot.DefaultThreadTTL,
+		ShutdownTimeout: bot.DefaultShutdownTimeout, AnswerTimeout: bot.DefaultAnswerTimeout, NumberCheck: bot.DefaultNumberCheck,
 		Workers: bot.DefaultWorkers, LogLevel: "info", HTTPAddr: bot.DefaultHTTPAddr,
 	}
 	if err := process(ctx, lookup, &e); err != nil {
