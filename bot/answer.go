@@ -50,6 +50,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 		}
 		m.Text = filesOnlyQuestion
 	}
+	b.titleThread(m, history)
 
 	debug := b.settings.get(m.Channel).Debug
 	ref := slack.NewRefToMessage(m.Channel, m.TS)
@@ -59,6 +60,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	status := b.keepStatus(ctx, m)
 
 	actx, cancel := context.WithTimeout(ctx, b.cfg.AnswerTimeout)
+	actx, stopped := b.running.start(actx, m) // the Stop button's
 	if len(m.Files) > 0 {
 		status.set("is reading your files…")
 	}
@@ -73,8 +75,11 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 		b.metrics.caps.WithLabelValues(string(c)).Inc()
 		log.Warn("a cap fired while preparing the question", "cap", c)
 	}
-	p := &cardPoster{b: b, m: m, debug: debug, log: log, status: status, files: files}
-	out, err := b.cfg.Agent.Run(actx, msgs, agent.RunOptions{Workspace: files, Observer: p})
+	p := &cardPoster{b: b, m: m, debug: debug, log: log, status: status, files: files,
+		stop: stopKey{Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS}.value(m.User)}
+	stream := b.newAnswerStream(m, log, p) // the model's text, then p's cards
+	out, err := b.cfg.Agent.Run(actx, msgs, agent.RunOptions{Workspace: files, Observer: stream})
+	by := stopped()
 	if out == nil {
 		out = &agent.Outcome{}
 	}
@@ -85,14 +90,14 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	// Post even when ctx was cancelled (shutdown): the user is owed a word.
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), slackCallTimeout)
 	defer pcancel()
-	p.finishOpen(pctx)
+	p.finishOpen(pctx, by)
 
 	if err := b.api.RemoveReactionContext(pctx, workingReaction, ref); err != nil {
 		log.Debug("reactions.remove failed", "err", err)
 	}
 	turn := Turn{User: m.User, TS: m.TS, Question: m.Text, Runs: p.runs, Files: m.Files, Outputs: p.outputs}
 	text := answerText(out)
-	answered := err == nil && strings.TrimSpace(text) != ""
+	answered := err == nil && by == "" && strings.TrimSpace(text) != ""
 	if answered {
 		turn.Answer = text
 	}
@@ -111,9 +116,13 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 			Question: m.Text, Answer: text, Model: out.Model, Debug: debug,
 			Runs: p.shown, Files: filesDesc, Notes: inputs.notes, Earlier: history,
 		}
-		b.postAnswer(pctx, m, text, footer, info)
+		stream.deliver(pctx, text, footer, info)
 		b.metrics.answerSeconds.Observe(time.Since(start).Seconds())
+	case by != "":
+		stream.abandon(pctx)
+		b.notice(pctx, m, stopNotice(by))
 	default:
+		stream.abandon(pctx)
 		kind, text := failureText(ctx, err, timedOut, out, b.cfg.AnswerTimeout)
 		b.metrics.errors.WithLabelValues(kind).Inc()
 		log.Warn("no answer", "kind", kind, "err", err, "steps", out.Steps)

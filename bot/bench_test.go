@@ -34,11 +34,17 @@ func (instantAgent) Run(ctx context.Context, _ []agent.Message, opts agent.RunOp
 
 func startBench(b *testing.B) (*slacktest.Server, func()) {
 	b.Helper()
+	return startBenchAgent(b, instantAgent{})
+}
+
+// startBenchAgent starts a bot answering with a against a fake Slack.
+func startBenchAgent(b *testing.B, a bot.Agent) (*slacktest.Server, func()) {
+	b.Helper()
 	fake := slacktest.New(b)
 	fake.AddUser(slacktest.User{ID: "U0ALICE"})
 	bt, err := bot.New(context.Background(), bot.Config{
 		BotToken: slacktest.BotToken, AppToken: slacktest.AppToken, APIURL: fake.URL,
-		DataDir: b.TempDir(), HTTPAddr: "-", Workers: 8, Agent: instantAgent{},
+		DataDir: b.TempDir(), HTTPAddr: "-", Workers: 8, Agent: a,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {

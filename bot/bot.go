@@ -73,6 +73,13 @@ type Config struct {
 	PingInterval time.Duration
 	// StatusInterval is how often the "working" status is renewed.
 	StatusInterval time.Duration
+
+	// NoStream posts answers whole, at the end, instead of streaming
+	// them as the model writes (SANDPIPER_STREAM=false).
+	NoStream bool
+	// StreamAppendsPerMinute is the chat.appendStream budget of all
+	// answers together (default DefaultStreamAppendsPerMinute).
+	StreamAppendsPerMinute int
 }
 
 func (c *Config) setDefaults() {
@@ -89,6 +96,7 @@ func (c *Config) setDefaults() {
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	c.StatusInterval = cmp.Or(c.StatusInterval, defaultStatusInterval)
 	c.Files = c.Files.WithDefaults()
+	c.StreamAppendsPerMinute = cmp.Or(c.StreamAppendsPerMinute, DefaultStreamAppendsPerMinute)
 }
 
 // ConfigError is a configuration problem found at start-up; Var names the
@@ -145,6 +153,7 @@ type Bot struct {
 	admins     *admins
 	pool       *dispatcher
 	metrics    *metrics
+	stream     *streaming // what answers share to stream their text
 	http       *http.Server
 	httpLn     net.Listener
 	// actions are the handlers of buttons, by action_id; background
@@ -152,6 +161,8 @@ type Bot struct {
 	actions    *actionRegistry
 	background sync.WaitGroup
 	footers    footers // blocks ending each answer ([Bot.addFooter])
+	running    runningAnswers
+	agentView  agentView
 
 	connected atomic.Bool
 	now       func() time.Time
@@ -220,10 +231,13 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		admins:     newAdmins(cfg.Admins, api),
 		pool:       newDispatcher(cfg.Workers, defaultQueueLimit),
 		metrics:    m,
+		stream:     newStreaming(cfg, auth.TeamID),
 		actions:    newActionRegistry(),
 		now:        time.Now,
 	}
 	m.gauges(b.connected.Load, b.pool.busy)
+	b.actions.handle(actionStop, b.onStopClick)
+	b.agentView.checkScopes(auth.Header.Get("X-OAuth-Scopes"), log)
 	if cfg.HTTPAddr != "-" {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)
 		if err != nil {

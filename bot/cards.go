@@ -32,6 +32,11 @@ type card struct {
 	Debug      bool // the channel has debug on
 	Limits     sandbox.Limits
 	Files      []producedFile // what the run wrote, and what became of it
+	// Stop is the value of the Stop button a running card shows
+	// ([stopKey.value]); "" shows none.
+	Stop string
+	// StoppedBy is the user who stopped the answer during this run.
+	StoppedBy string
 }
 
 // attachment is a file posted in the thread after a card or an answer.
@@ -56,6 +61,8 @@ func (c *card) verdict() (emoji, words string) {
 	switch r := c.Result; {
 	case c.Running:
 		return ":hourglass_flowing_sand:", "Running Python"
+	case c.StoppedBy != "":
+		return ":octagonal_sign:", "Stopped"
 	case c.Err != nil:
 		return ":warning:", "Could not run this code"
 	case r.Limit == sandbox.LimitTimeout || r.Limit == sandbox.LimitCPU:
@@ -75,6 +82,8 @@ func (c *card) status() string {
 	switch {
 	case c.Running:
 		return s + "…"
+	case c.StoppedBy != "":
+		return fmt.Sprintf("%s by %s after %s. Nothing more was run or asked of the model.", s, userMention(c.StoppedBy), formatDuration(c.duration()))
 	case c.Err != nil:
 		return s + ". The model was told why."
 	}
@@ -88,7 +97,7 @@ func (c *card) fallback() string {
 	switch {
 	case c.Running:
 		return s + "…"
-	case c.Err != nil:
+	case c.Err != nil, c.StoppedBy != "":
 		return s
 	}
 	return fmt.Sprintf("%s, exit %d", s, c.Result.ExitCode)
@@ -128,7 +137,7 @@ func (c *card) render() ([]slack.Block, []attachment) {
 	}
 	section(codeBlock(code))
 
-	if c.Err != nil {
+	if c.Err != nil && c.StoppedBy == "" {
 		section("*Why*\n" + codeBlock(truncate(safetext.Text(c.Err.Error()), 500)))
 	}
 	if r := c.Result; r != nil {
@@ -176,7 +185,20 @@ func (c *card) render() ([]slack.Block, []attachment) {
 		}
 		blocks = append(blocks, slack.NewContextBlock("", els...))
 	}
+	if b := c.stopButton(); b != nil {
+		blocks = append(blocks, b)
+	}
 	return blocks, files
+}
+
+// stopButton is the Stop button of a running card, or nil.
+func (c *card) stopButton() slack.Block {
+	if !c.Running || c.Stop == "" {
+		return nil
+	}
+	btn := slack.NewButtonBlockElement(actionStop, c.Stop, slack.NewTextBlockObject(slack.PlainTextType, "Stop", false, false))
+	btn.Style = slack.StyleDanger
+	return slack.NewActionBlock("sandpiper_stop", btn)
 }
 
 // plain is the card reduced to its status line, for when Slack refused
@@ -195,10 +217,14 @@ func (c *card) plain(why string) ([]slack.Block, []attachment) {
 		}
 	}
 	note := fmt.Sprintf(":warning: Slack refused to show this card (%s); the code and what it printed are attached.", escape(truncate(safetext.Line(why), 200)))
-	return []slack.Block{
+	blocks := []slack.Block{
 		slack.NewContextBlock("", mrkdwn(c.status())),
 		slack.NewSectionBlock(mrkdwn(note), nil, nil),
-	}, files
+	}
+	if b := c.stopButton(); b != nil {
+		blocks = append(blocks, b)
+	}
+	return blocks, files
 }
 
 // clip fits one stream, s (already neutralised), into limit characters:

@@ -26,6 +26,11 @@ func TestCardGolden(t *testing.T) {
 		card card
 	}{
 		{"running", card{N: 1, Code: "print(6*7)", Running: true}},
+		// A running card has a Stop button carrying the answer's key and
+		// asker; a stopped one says by whom, and has no button.
+		{"running_stop", card{N: 2, Code: "import time\ntime.sleep(60)", Running: true, Stop: stopKey{"C0MATH", "1700000000.000100", "1700000000.000300"}.value("U0ALICE")}},
+		{"stopped", card{N: 2, Code: "import time\ntime.sleep(60)", Stop: "C0MATH 1700000000.000100 1700000000.000300 U0ALICE",
+			StoppedBy: "U0ADMIN", Err: errors.New("context canceled"), Duration: 1500 * time.Millisecond}},
 		{"ok", card{N: 1, Code: "print(6*7)", Result: &sandbox.Result{Stdout: []byte("42\n"), StdoutSize: 3, Duration: 1234 * time.Millisecond}}},
 		{"no_output", card{N: 2, Code: "x = 1", Result: &sandbox.Result{Duration: 80 * time.Millisecond}}},
 		{"failed", card{N: 1, Code: "print(1/0)", Result: &sandbox.Result{ExitCode: 1, Stderr: []byte("Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nZeroDivisionError: division by zero\n"), StderrSize: 95, Duration: 40 * time.Millisecond}}},

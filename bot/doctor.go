@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -23,6 +25,9 @@ type Check struct {
 	OK   bool
 	// Detail says what was found, or what to fix when not OK.
 	Detail string
+	// Warn marks a check that passed with something to fix for a feature
+	// that is off meanwhile (an optional scope missing).
+	Warn bool
 }
 
 // Doctor checks the Slack side of cfg: both tokens, the bot token's
@@ -74,6 +79,12 @@ func Doctor(ctx context.Context, cfg Config) []Check {
 				add("Slack scopes", fmt.Errorf("missing %s: add them (or re-create the app from manifest.yaml) and reinstall the app", strings.Join(missing, ", ")), "")
 			default:
 				add("Slack scopes", nil, "all required scopes granted")
+			}
+			for _, s := range slices.Sorted(maps.Keys(OptionalScopes)) {
+				if !have[s] && auth.Header.Get("X-OAuth-Scopes") != "" {
+					checks = append(checks, Check{Name: "Slack scope " + s, OK: true, Warn: true,
+						Detail: "missing, so " + OptionalScopes[s] + ": add it (manifest.yaml has it) and reinstall the app"})
+				}
 			}
 		}
 		if _, _, err := api.StartSocketModeContext(ctx); err != nil {

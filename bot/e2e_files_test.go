@@ -434,7 +434,7 @@ func TestOverTheWire(t *testing.T) {
 	d := h.post("C0MATH", "U0ALICE", mention+"compute 6*7", "")
 	msgs := h.waitReplies("C0MATH", d.TS, 1)
 	if cards, answers := botMessages(msgs, isCard), botMessages(msgs, isAnswer); len(cards) != 1 || len(answers) != 1 ||
-		!strings.Contains(cards[0].Visible(), "print(6*7)") || !strings.Contains(answers[0].Visible(), "The result is *42*.") {
+		!strings.Contains(cards[0].Visible(), "print(6*7)") || !strings.Contains(answers[0].Visible(), "The result is **42**.") {
 		t.Fatalf("want a card and the answer 42:\n%s", dump(msgs))
 	}
 	h.post("C0MATH", "U0BOB", "now divide by zero", d.TS)

@@ -38,8 +38,8 @@ func TestMentionShowsToolCardThenAnswer(t *testing.T) {
 	if cards[0].TS > answers[0].TS {
 		t.Errorf("answer posted before the tool card")
 	}
-	if got := answers[0].Visible(); !strings.Contains(got, "The result is *42*.") {
-		t.Errorf("answer = %q, want the model's Markdown as mrkdwn with the result", got)
+	if got := answers[0].Visible(); !strings.Contains(got, "The result is **42**.") || !answers[0].Streamed {
+		t.Errorf("answer = %q, want the model's Markdown, streamed, with the result", got)
 	}
 	// The working reaction is gone when the answer is there.
 	q := msgs[0]
@@ -219,7 +219,7 @@ func TestModelErrorStepLimitAndTimeout(t *testing.T) {
 			h.wire.heal()
 			d = h.post("C0MATH", "U0ALICE", mention+"compute 2+3", "")
 			msgs = h.waitReplies("C0MATH", d.TS, 1)
-			if a := botMessages(msgs, isAnswer); len(a) != 1 || !strings.Contains(a[0].Visible(), "The result is *5*.") {
+			if a := botMessages(msgs, isAnswer); len(a) != 1 || !strings.Contains(a[0].Visible(), "The result is **5**.") {
 				t.Fatalf("no answer after the failure:\n%s", dump(msgs))
 			}
 		})
@@ -246,7 +246,7 @@ func TestModelHiccupsAreRetried(t *testing.T) {
 			d := h.post("C0MATH", "U0ALICE", mention+"compute 6*7", "")
 			msgs := h.waitReplies("C0MATH", d.TS, 1)
 			cards, answers := botMessages(msgs, isCard), botMessages(msgs, isAnswer)
-			if len(cards) != 1 || len(answers) != 1 || !strings.Contains(answers[0].Visible(), "The result is *42*.") {
+			if len(cards) != 1 || len(answers) != 1 || !strings.Contains(answers[0].Visible(), "The result is **42**.") {
 				t.Fatalf("want a card and the answer 42 despite the failure:\n%s", dump(msgs))
 			}
 			reqs := h.wire.requests()

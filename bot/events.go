@@ -190,6 +190,9 @@ func (b *Bot) onEventsAPI(frame []byte) {
 		if e.Message != nil {
 			in.Edited, in.Files = e.Message.Edited != nil, e.Message.Files
 		}
+	case "assistant_thread_started", "app_home_opened", "agent_session_stopped":
+		b.onAgentEvent(e.Type, frame)
+		return
 	default:
 		return
 	}

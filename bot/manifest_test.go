@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"maps"
 	"os"
 	"slices"
 	"testing"
@@ -21,6 +22,9 @@ func TestManifestMatchesCode(t *testing.T) {
 				MessagesTab         bool `yaml:"messages_tab_enabled"`
 				MessagesTabReadOnly bool `yaml:"messages_tab_read_only_enabled"`
 			} `yaml:"app_home"`
+			AgentView struct {
+				Description string `yaml:"agent_description"`
+			} `yaml:"agent_view"`
 			SlashCommands []struct {
 				Command     string `yaml:"command"`
 				Description string `yaml:"description"`
@@ -45,11 +49,12 @@ func TestManifestMatchesCode(t *testing.T) {
 		t.Fatalf("manifest.yaml: %v", err)
 	}
 	scopes := slices.Sorted(slices.Values(m.OAuth.Scopes.Bot))
-	want := slices.Sorted(slices.Values(RequiredScopes))
+	want := slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(OptionalScopes)), RequiredScopes...)))
 	if !slices.Equal(scopes, want) {
 		t.Errorf("manifest bot scopes %v, code needs %v", scopes, want)
 	}
-	for _, ev := range []string{"app_mention", "message.channels", "message.groups", "message.im", "message.mpim"} {
+	for _, ev := range []string{"app_mention", "message.channels", "message.groups", "message.im", "message.mpim",
+		"assistant_thread_started", "app_home_opened", "agent_session_stopped"} {
 		if !slices.Contains(m.Settings.Events.Bot, ev) {
 			t.Errorf("manifest lacks bot event %s", ev)
 		}
@@ -59,6 +64,9 @@ func TestManifestMatchesCode(t *testing.T) {
 	}
 	if !m.Features.AppHome.MessagesTab || m.Features.AppHome.MessagesTabReadOnly {
 		t.Error("manifest must allow DMs (a writable messages tab)")
+	}
+	if m.Features.AgentView.Description == "" {
+		t.Error("manifest must declare the agent view (features.agent_view with an agent_description)")
 	}
 	if len(m.Features.SlashCommands) != 1 || m.Features.SlashCommands[0].Command != "/sandpiper" || m.Features.SlashCommands[0].Description == "" {
 		t.Errorf("manifest slash commands = %+v, want /sandpiper", m.Features.SlashCommands)

@@ -26,6 +26,8 @@ type cardPoster struct {
 	// files is the thread's workspace, where the tool kept the files
 	// the runs wrote.
 	files *threadFiles
+	// stop is the value of the Stop button on running cards.
+	stop string
 
 	uploads int       // files posted so far
 	tables  int       // tables shown so far
@@ -87,9 +89,14 @@ func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEve
 		return
 	}
 	res, runErr, d := e.Sandbox, e.Err, e.Duration
+	by := stoppedBy(ctx) // the run was killed because someone stopped the answer
 	p.mu.Lock()
 	c := p.card(e.Call.ID)
-	p.runs = append(p.runs, Run{Code: c.Code, Output: truncate(runOutput(res, runErr, c.Limits), runOutputHistoryChars)})
+	output := runOutput(res, runErr, c.Limits)
+	if by != "" {
+		output = "[stopped by the user before it finished]"
+	}
+	p.runs = append(p.runs, Run{Code: c.Code, Output: truncate(output, runOutputHistoryChars)})
 	shown := answerRun{Code: c.Code, Result: e.Result.Content, Err: runErr}
 	if res != nil {
 		shown.Stdout, shown.Stderr, shown.ExitCode = string(res.Stdout), string(res.Stderr), res.ExitCode
@@ -104,7 +111,7 @@ func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEve
 	}
 	p.status.set("is thinking…")
 	p.mu.Lock()
-	c.Running, c.Result, c.Err, c.Duration, c.Files = false, res, runErr, d, files
+	c.Running, c.Result, c.Err, c.Duration, c.Files, c.StoppedBy = false, res, runErr, d, files, by
 	p.mu.Unlock()
 
 	b := p.b
@@ -144,7 +151,7 @@ func (p *cardPoster) card(id string) *postedCard {
 		p.cards = map[string]*postedCard{}
 	}
 	p.n++
-	c := &postedCard{card: card{N: p.n, QuestionTS: p.m.TS, Debug: p.debug, Limits: p.b.cfg.SandboxLimits}}
+	c := &postedCard{card: card{N: p.n, QuestionTS: p.m.TS, Debug: p.debug, Limits: p.b.cfg.SandboxLimits, Stop: p.stop}}
 	p.cards[id] = c
 	p.order = append(p.order, id)
 	return c
@@ -186,13 +193,13 @@ func (p *cardPoster) post(ctx context.Context, c *postedCard) {
 }
 
 // finishOpen marks cards still "running" (the answer was cut short) as
-// stopped, so no card is left spinning.
-func (p *cardPoster) finishOpen(ctx context.Context) {
+// stopped, by the user by when it is not "", so no card is left spinning.
+func (p *cardPoster) finishOpen(ctx context.Context, by string) {
 	p.mu.Lock()
 	var open []*postedCard
 	for _, id := range p.order {
 		if c := p.cards[id]; c.Running {
-			c.Running = false
+			c.Running, c.StoppedBy = false, by
 			c.Err = errors.New("stopped before the run finished")
 			open = append(open, c)
 		}

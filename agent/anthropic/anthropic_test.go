@@ -312,3 +312,11 @@ func TestNoEnvironment(t *testing.T) {
 		t.Errorf("headers = %v", r.Header)
 	}
 }
+
+// TestDeltasWhileStreaming: the observer gets the first words while the
+// rest of the answer is still on its way.
+func TestDeltasWhileStreaming(t *testing.T) {
+	fakeapi.DeltasWhileStreaming(t, answerStream[:3], answerStream[3:], func(t *testing.T, srv *fakeapi.Server) agent.Model {
+		return newModel(t, srv, agent.APIKey{Value: testKey})
+	})
+}

@@ -386,3 +386,11 @@ func TestBrokenAnswerIsAskedAgain(t *testing.T) {
 		t.Errorf("answer %q, retried %v, deltas %q, %d requests", out.Answer, retried, deltas, len(srv.Requests()))
 	}
 }
+
+// TestDeltasWhileStreaming: the observer gets the first words while the
+// rest of the answer is still on its way.
+func TestDeltasWhileStreaming(t *testing.T) {
+	fakeapi.DeltasWhileStreaming(t, answerStream[:2], answerStream[2:], func(t *testing.T, srv *fakeapi.Server) agent.Model {
+		return newModel(t, srv, agent.APIKey{Value: testKey})
+	})
+}

@@ -21,6 +21,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -58,6 +59,15 @@ type Message struct {
 	Ephemeral   bool // seen only by EphemeralTo
 	EphemeralTo string
 	Deleted     bool
+
+	// Streamed: the message was made by chat.startStream; its Text is
+	// the Markdown streamed into it, its Blocks those chat.stopStream
+	// put under the text. Streaming: it is still open for appends.
+	Streamed, Streaming bool
+	UserStopped         bool   // Slack's own Stop halted the stream
+	Appends             int    // chat.appendStream calls that added to it
+	Recipient           string // recipient_user_id of the stream
+	RecipientTeam       string // recipient_team_id of the stream
 }
 
 // File is a file in the workspace: uploaded by the bot (files upload v2)
@@ -169,6 +179,12 @@ type Server struct {
 	statuses  map[string]string // channel/thread → assistant status
 	closed    bool
 	responses map[string]responseURL
+
+	streamRefusal string // error code for every chat.startStream
+	limits        map[string]*rateLimit
+	scopes        []string                    // the bot token's ([Server.SetScopes])
+	prompts       map[string]SuggestedPrompts // channel/thread → last set
+	titles        map[string]string           // channel/thread → agent thread title
 }
 
 type responseURL struct{ channel, user string }
@@ -196,6 +212,10 @@ func New(t testing.TB) *Server {
 		downloads:       map[string]int{},
 		statuses:        map[string]string{},
 		responses:       map[string]responseURL{},
+		limits:          map[string]*rateLimit{},
+		scopes:          slices.Clone(DefaultScopes),
+		prompts:         map[string]SuggestedPrompts{},
+		titles:          map[string]string{},
 	}
 	s.cond = sync.NewCond(&s.mu)
 	s.users[BotUserID] = User{ID: BotUserID, Name: "sandpiper", IsBot: true}
@@ -263,13 +283,19 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /response/{id}", s.serveResponseURL)
 
 	s.method(mux, "auth.test", func(w http.ResponseWriter, _ url.Values) map[string]any {
-		w.Header().Set("X-OAuth-Scopes", "app_mentions:read,chat:write,channels:history,groups:history,im:history,mpim:history,reactions:write,users:read,files:read,files:write,commands")
+		s.mu.Lock()
+		w.Header().Set("X-OAuth-Scopes", strings.Join(s.scopes, ","))
+		s.mu.Unlock()
 		return map[string]any{"url": "https://fake.slack.com/", "team": "Fake", "user": "sandpiper", "team_id": TeamID, "user_id": BotUserID, "bot_id": BotID}
 	})
 	s.method(mux, "apps.connections.open", func(http.ResponseWriter, url.Values) map[string]any { return s.connectionsOpen() })
 	s.method(mux, "chat.postMessage", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.postMessage(f, false) })
 	s.method(mux, "chat.postEphemeral", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.postMessage(f, true) })
 	s.method(mux, "chat.update", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.update(f) })
+	s.method(mux, "chat.startStream", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.startStream(f) })
+	s.method(mux, "chat.appendStream", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.appendStream(f) })
+	s.method(mux, "chat.stopStream", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.stopStream(f) })
+	s.method(mux, "chat.delete", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.deleteMessage(f) })
 	s.method(mux, "reactions.add", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.reaction(f, true) })
 	s.method(mux, "reactions.remove", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.reaction(f, false) })
 	s.method(mux, "conversations.replies", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.replies(f) })
@@ -280,9 +306,14 @@ func (s *Server) routes() *http.ServeMux {
 	s.method(mux, "assistant.threads.setStatus", func(_ http.ResponseWriter, f url.Values) map[string]any {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		if e := s.needScopeLocked("chat:write", "assistant:write"); e != nil {
+			return e
+		}
 		s.statuses[f.Get("channel_id")+"/"+f.Get("thread_ts")] = f.Get("status")
 		return map[string]any{}
 	})
+	s.method(mux, "assistant.threads.setSuggestedPrompts", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.setSuggestedPrompts(f) })
+	s.method(mux, "assistant.threads.setTitle", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.setTitle(f) })
 	// Any other method is recorded and checked like the others, then
 	// refused.
 	mux.Handle("POST /api/{method}", s.webAPI(func(http.ResponseWriter, url.Values) map[string]any {
@@ -358,7 +389,7 @@ func (s *Server) record(method string, form url.Values) *Failure {
 			return &f
 		}
 	}
-	return nil
+	return s.limitedLocked(method, time.Now())
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

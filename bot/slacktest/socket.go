@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"time"
 
@@ -528,11 +529,18 @@ func (s *Server) Status(channel, threadTS string) string {
 
 // Visible renders a message as a user reads it: its blocks' text (or its
 // text without blocks), with Slack's entity escapes decoded, and its
-// files' names.
+// files' names. A streamed message shows its Markdown, then the blocks
+// chat.stopStream put under it; its text is shown as written (Markdown
+// has no &lt; entities to decode).
 func (m Message) Visible() string {
 	var b strings.Builder
 	var blocks []map[string]any
 	_ = json.Unmarshal(m.Blocks, &blocks)
+	if m.Streamed {
+		text := strings.ReplaceAll(m.Text, "\u200b", "") + "\n"
+		m.Streamed, m.Text = false, ""
+		return text + m.Visible()
+	}
 	if len(blocks) == 0 {
 		b.WriteString(m.Text)
 	}
@@ -562,25 +570,41 @@ func (m Message) Visible() string {
 	for _, f := range m.Files {
 		b.WriteString("[file " + f.Name + "]\n")
 	}
-	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&").Replace(b.String())
+	// A zero-width space is not seen.
+	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&", "\u200b", "").Replace(b.String())
 }
 
 // Pings reports the mentions and broadcasts Slack would act on in the
 // message's text and blocks: <!channel>, <!here>, <!everyone>, <@U…> and
 // <#C…>. Entities escaped as &lt;…&gt; are shown, not acted on, and are not
 // reported.
+// A streamed message's Markdown is also read for @channel, @here and
+// @everyone written out, which Slack's markdown may act on.
 func (m Message) Pings() []string {
-	return m.entities(func(tok string) bool {
+	found := m.entities(func(tok string) bool {
 		return strings.HasPrefix(tok, "!") || strings.HasPrefix(tok, "@") || strings.HasPrefix(tok, "#")
 	})
+	if m.Streamed {
+		found = append(found, reBroadcast.FindAllString(m.Text, -1)...)
+	}
+	return found
 }
 
-// Links reports the <url|text> links Slack would render in the message.
+// Links reports the <url|text> links Slack would render in the message,
+// and in a streamed message's Markdown the [text](url) links whose text
+// is not their address.
 func (m Message) Links() []string {
-	return m.entities(func(tok string) bool {
-		return strings.Contains(tok, "://") || strings.HasPrefix(tok, "mailto:")
+	found := m.entities(func(tok string) bool {
+		return reScheme.MatchString(tok)
 	})
+	if m.Streamed {
+		found = append(found, markdownLinks(m.Text)...)
+	}
+	return found
 }
+
+// reScheme matches what Slack reads as a link target after "<".
+var reScheme = regexp.MustCompile(`^(?i:[a-z][a-z0-9+.-]*://|mailto:)`)
 
 // entities returns the <…> entities in the message's text and blocks that
 // keep accepts.

@@ -113,6 +113,9 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 	failed := 0
 	for _, c := range checks {
 		mark := "ok  "
+		if c.Warn {
+			mark = "warn"
+		}
 		if !c.OK {
 			mark = "FAIL"
 			failed++

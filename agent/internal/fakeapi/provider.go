@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -111,5 +112,56 @@ func TestErrors(t *testing.T, cases []ErrorCase, key agent.APIKey, newModel func
 				t.Errorf("error %#v: want an *agent.APIError with status %d", err, tt.WantCode)
 			}
 		})
+	}
+}
+
+// DeltasWhileStreaming checks that a provider hands the agent's observer
+// each piece of text while the model is still streaming, not after the
+// turn: the fake API sends the events in head (which must hold text),
+// then holds the rest of the stream back until the observer has seen a
+// delta (or 10s pass), then sends tail. The test fails if the first delta
+// arrived only after the hold was given up. Ordering, not timing, decides.
+func DeltasWhileStreaming(t *testing.T, head, tail []string, newModel func(t *testing.T, srv *Server) agent.Model) {
+	t.Helper()
+	seen := make(chan struct{})
+	released := make(chan string, 1) // how the hold ended
+	hold := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		for _, e := range head {
+			io.WriteString(w, e)
+		}
+		w.(http.Flusher).Flush()
+		select {
+		case <-seen:
+			released <- "delta"
+		case <-time.After(10 * time.Second):
+			released <- "timeout"
+		case <-r.Context().Done():
+			return
+		}
+		for _, e := range tail {
+			io.WriteString(w, e)
+		}
+		w.(http.Flusher).Flush()
+	}
+	srv := New(t, hold)
+	var deltas []string
+	obs := agent.ObserverFuncs{OnAnswerDelta: func(e agent.DeltaEvent) {
+		if len(deltas) == 0 {
+			close(seen)
+		}
+		deltas = append(deltas, e.Text)
+	}}
+	a := &agent.Agent{Model: newModel(t, srv)}
+	out, err := a.Run(t.Context(), []agent.Message{agent.UserMessage(question)}, agent.RunOptions{Observer: obs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if how := <-released; how != "delta" {
+		t.Errorf("the first delta reached the observer only after the stream ended (hold ended by %s)", how)
+	}
+	if strings.Join(deltas, "") != out.Answer || len(deltas) < 2 {
+		t.Errorf("deltas %q, answer %q", deltas, out.Answer)
 	}
 }

@@ -32,6 +32,10 @@ type Bot struct {
 	LogLevel        string        `env:"SANDPIPER_LOG_LEVEL"`
 	// HTTPAddr is "-" when SANDPIPER_HTTP_ADDR is set empty: no server.
 	HTTPAddr string `env:"SANDPIPER_HTTP_ADDR"`
+	// Stream streams answers as the model writes them (chat.startStream);
+	// false posts each answer whole when it is done.
+	Stream           bool `env:"SANDPIPER_STREAM"`
+	StreamAppendsMin int  `env:"SANDPIPER_STREAM_APPENDS_PER_MINUTE"`
 }
 
 // LoadBot reads and checks the bot's variables; errors name the
@@ -41,6 +45,7 @@ func LoadBot(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
 		APIURL: bot.DefaultAPIURL, DataDir: bot.DefaultDataDir, ThreadTTL: bot.DefaultThreadTTL,
 		ShutdownTimeout: bot.DefaultShutdownTimeout, AnswerTimeout: bot.DefaultAnswerTimeout, NumberCheck: bot.DefaultNumberCheck,
 		Workers: bot.DefaultWorkers, LogLevel: "info", HTTPAddr: bot.DefaultHTTPAddr,
+		Stream: true, StreamAppendsMin: bot.DefaultStreamAppendsPerMinute,
 	}
 	if err := process(ctx, lookup, &e); err != nil {
 		return e, err
@@ -53,6 +58,7 @@ func LoadBot(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
 		rangeCheck{"SANDPIPER_SHUTDOWN_TIMEOUT", e.ShutdownTimeout.String(), "more than 0s", e.ShutdownTimeout <= 0},
 		rangeCheck{"SANDPIPER_ANSWER_TIMEOUT", e.AnswerTimeout.String(), "at least 10s", e.AnswerTimeout < 10*time.Second},
 		rangeCheck{"SANDPIPER_WORKERS", strconv.Itoa(e.Workers), "at least 1", e.Workers < 1},
+		rangeCheck{"SANDPIPER_STREAM_APPENDS_PER_MINUTE", strconv.Itoa(e.StreamAppendsMin), "between 1 and 6000", e.StreamAppendsMin < 1 || e.StreamAppendsMin > 6000},
 	)
 }
 
@@ -71,5 +77,6 @@ func (e Bot) Config(log *slog.Logger) bot.Config {
 		NumberCheckOff:  !bool(e.NumberCheck),
 		ShutdownTimeout: e.ShutdownTimeout, AnswerTimeout: e.AnswerTimeout,
 		HTTPAddr: e.HTTPAddr, Workers: e.Workers, Logger: log,
+		NoStream: !e.Stream, StreamAppendsPerMinute: e.StreamAppendsMin,
 	}
 }

@@ -1,0 +1,336 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/slack-go/slack"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
+)
+
+// metaCommentary marks a message holding what the model wrote before a
+// tool call: it stands before that call's card.
+const metaCommentary = "sandpiper_commentary"
+
+// streaming is what the bot's answers share to stream their text: the
+// client for the stream methods (which retries no 429 itself, so that the
+// budgets see each one), the rate budgets, and whether Slack refused
+// streaming for the workspace or for a channel.
+type streaming struct {
+	api     *slack.Client
+	budgets *streamBudgets
+	log     *slog.Logger
+	teamID  string
+
+	off      atomic.Bool // never stream: configured, or refused for the workspace
+	offIn    sync.Map    // channel → true: refused there (channel_type_not_supported)
+	warnOnce sync.Once
+}
+
+func newStreaming(cfg Config, teamID string) *streaming {
+	st := &streaming{
+		api: slack.New(cfg.BotToken,
+			slack.OptionAPIURL(cfg.APIURL),
+			slack.OptionHTTPClient(&http.Client{Timeout: slackCallTimeout}),
+		),
+		budgets: newStreamBudgets(cfg.StreamAppendsPerMinute),
+		log:     cfg.Logger,
+		teamID:  teamID,
+	}
+	st.off.Store(cfg.NoStream)
+	return st
+}
+
+// refused notes that Slack refused to start a stream in channel: for
+// good when the error says the workspace or token cannot stream, for the
+// channel when its type cannot.
+func (st *streaming) refused(channel string, err error) {
+	se, ok := errors.AsType[slack.SlackErrorResponse](err)
+	if !ok {
+		return // a network failure: try again next time
+	}
+	switch se.Err {
+	case "unknown_method", "not_allowed_token_type", "missing_scope", "method_deprecated", "not_allowed", "invalid_auth":
+		st.off.Store(true)
+		st.warnOnce.Do(func() {
+			st.log.Warn("slack refused chat.startStream; answers are posted whole from now on", "err", explain(err))
+		})
+	case "channel_type_not_supported", "not_in_channel", "is_archived":
+		st.offIn.Store(channel, true)
+		st.log.Info("slack refused to stream in this channel; answers there are posted whole", "channel", channel, "err", explain(err))
+	}
+}
+
+// enabled reports whether answers in channel are streamed.
+func (st *streaming) enabled(channel string) bool {
+	if st.off.Load() {
+		return false
+	}
+	_, no := st.offIn.Load(channel)
+	return !no
+}
+
+// call makes a streaming call within budget r: it waits its turn, and
+// when Slack answers 429 it pauses r for every answer (Retry-After, or a
+// second without one) and tries the same call again.
+func (st *streaming) call(ctx context.Context, r *rateBudget, f func() error) error {
+	for try := 0; ; try++ {
+		if err := r.wait(ctx); err != nil {
+			return err
+		}
+		err := f()
+		var wait time.Duration
+		if rl, ok := errors.AsType[*slack.RateLimitedError](err); ok {
+			wait = rl.RetryAfter
+		} else if sc, ok := errors.AsType[slack.StatusCodeError](err); ok && sc.Code == http.StatusTooManyRequests {
+			wait = time.Second
+		} else {
+			return err
+		}
+		if try >= streamRateRetries {
+			return err
+		}
+		st.log.Debug("slack rate-limited a streaming call; pausing every answer's", "retry_after", wait)
+		r.pause(wait)
+	}
+}
+
+// answerStream shows an answer's text in its thread as the model writes
+// it: each step's text streams into a message of its own (in parts if it
+// is long). Text a step writes before a tool call is closed into its own
+// message before the call's card is posted; the last step's text is the
+// answer, closed by [answerStream.deliver] with its footer. It is the
+// run's [agent.Observer]: it tells next (the card poster) each event
+// after handling it, so the thread reads in the order things happened.
+//
+// When Slack refuses to stream (or streaming is off), text goes the old
+// way: commentary is posted whole when its tool call starts, the answer
+// by [Bot.postAnswer]; either way it lands once.
+type answerStream struct {
+	b    *Bot
+	st   *streaming
+	m    message
+	log  *slog.Logger
+	next agent.Observer
+
+	fallback bool            // the old way from now on
+	raw      strings.Builder // the current step's text, as the model wrote it
+	guard    *mdGuard
+	lead     string     // guarded blank text waiting for the first visible text
+	msg      *streamMsg // the current step's message; nil until text shows
+}
+
+var _ agent.Observer = (*answerStream)(nil)
+
+func (b *Bot) newAnswerStream(m message, log *slog.Logger, next agent.Observer) *answerStream {
+	return &answerStream{b: b, st: b.stream, m: m, log: log, next: next, fallback: !b.stream.enabled(m.Channel), guard: newMDGuard()}
+}
+
+// StepStarted begins a step's text. A step the agent tries again after
+// its answer broke off has its message removed: its text comes again.
+func (s *answerStream) StepStarted(ctx context.Context, e agent.StepEvent) {
+	if e.Retry > 0 {
+		s.discard(ctx)
+	} else {
+		s.endStep(ctx)
+	}
+	s.next.StepStarted(ctx, e)
+}
+
+// AnswerDelta streams a piece of the model's text.
+func (s *answerStream) AnswerDelta(ctx context.Context, e agent.DeltaEvent) {
+	s.raw.WriteString(e.Text)
+	if !s.fallback {
+		s.push(ctx, s.guard.write(e.Text))
+	}
+	s.next.AnswerDelta(ctx, e)
+}
+
+// ToolCallStarted closes the text written before the call, so that the
+// call's card comes after it.
+func (s *answerStream) ToolCallStarted(ctx context.Context, e agent.ToolCallEvent) {
+	s.endStep(ctx)
+	s.next.ToolCallStarted(ctx, e)
+}
+
+func (s *answerStream) ToolCallFinished(ctx context.Context, e agent.ToolResultEvent) {
+	s.next.ToolCallFinished(ctx, e)
+}
+
+func (s *answerStream) Finished(ctx context.Context, e agent.FinishEvent) {
+	s.next.Finished(ctx, e)
+}
+
+// push sends guarded text to the step's message, opening it at the first
+// visible text.
+func (s *answerStream) push(ctx context.Context, text string) {
+	if s.msg == nil {
+		if strings.TrimSpace(s.lead+text) == "" {
+			s.lead += text
+			return
+		}
+		text, s.lead = strings.TrimLeft(s.lead+text, " \t\n"), ""
+		s.msg = s.openMsg(ctx)
+	}
+	s.msg.add(text)
+}
+
+// resetStep forgets the step's text.
+func (s *answerStream) resetStep() {
+	s.raw.Reset()
+	s.guard, s.lead, s.msg = newMDGuard(), "", nil
+}
+
+// endStep closes the step's text as commentary (text before a tool call).
+func (s *answerStream) endStep(ctx context.Context) {
+	text := s.raw.String()
+	if strings.TrimSpace(text) == "" && s.msg == nil {
+		s.resetStep()
+		return
+	}
+	meta := slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}})
+	if s.deliverStep(ctx, []slack.MsgOption{meta}) {
+		s.resetStep()
+		return
+	}
+	if strings.TrimSpace(text) != "" {
+		s.postCommentary(ctx, text)
+	}
+	s.resetStep()
+}
+
+// deliverStep ends the step's message with opts; it reports false when
+// the text is still to be shown the old way (nothing or part of it was
+// streamed; the part is removed).
+func (s *answerStream) deliverStep(ctx context.Context, opts []slack.MsgOption) bool {
+	if s.msg == nil {
+		return strings.TrimSpace(s.raw.String()) == ""
+	}
+	s.msg.add(s.guard.flush())
+	switch res := s.msg.close(ctx, opts); res {
+	case streamClosed, streamStoppedByUser:
+		return true
+	default:
+		s.fallbackNow(ctx, res)
+		return false
+	}
+}
+
+// fallbackNow switches the answer to the old way after its stream failed,
+// removing what the failed message showed.
+func (s *answerStream) fallbackNow(ctx context.Context, res streamResult) {
+	if res == streamBroken {
+		s.remove(ctx, s.msg)
+	}
+	if !s.fallback {
+		s.fallback = true
+		s.log.Warn("streaming failed; this answer goes on the old way", "err", s.msg.err)
+	}
+}
+
+// discard removes the step's message: the step runs again.
+func (s *answerStream) discard(ctx context.Context) {
+	if s.msg != nil {
+		s.msg.close(ctx, nil)
+		s.remove(ctx, s.msg)
+	}
+	s.resetStep()
+}
+
+// remove takes a closed message's parts out of the thread (chat.delete),
+// or, where Slack will not delete one, replaces its text with a note.
+func (s *answerStream) remove(ctx context.Context, g *streamMsg) {
+	ctx, cancel := slackContext(ctx)
+	defer cancel()
+	for _, ts := range g.parts {
+		_, _, err := s.b.api.DeleteMessageContext(ctx, s.m.Channel, ts)
+		if err == nil {
+			continue
+		}
+		const note = "_(This text broke off; it is written again below.)_"
+		_, _, _, err = s.b.api.UpdateMessageContext(ctx, s.m.Channel, ts,
+			slack.MsgOptionText(note, false),
+			slack.MsgOptionBlocks(slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, note, false, false), nil, nil)),
+			slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}}))
+		if err != nil {
+			s.log.Error("could not remove a broken-off streamed message", "ts", ts, "err", explain(err))
+		}
+	}
+}
+
+// postCommentary posts text written before a tool call the old way.
+func (s *answerStream) postCommentary(ctx context.Context, text string) {
+	ctx, cancel := slackContext(ctx)
+	defer cancel()
+	parts := splitMrkdwn(markdownToMrkdwn(safetext.Text(text)), answerMessageChars)
+	if len(parts) == 0 {
+		return
+	}
+	var blocks []slack.Block
+	for _, p := range splitMrkdwn(parts[0], slackSectionChars) {
+		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, p, false, false), nil, nil))
+	}
+	_, _, err := s.b.api.PostMessageContext(ctx, s.m.Channel,
+		slack.MsgOptionTS(s.m.ThreadTS),
+		slack.MsgOptionText(truncate(parts[0], fallbackTextChars), false),
+		slack.MsgOptionBlocks(blocks...),
+		slack.MsgOptionDisableLinkUnfurl(),
+		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}}),
+	)
+	if err != nil {
+		s.log.Error("posting the model's commentary failed", "err", explain(err))
+	}
+}
+
+// deliver ends the answer: the last step's streamed text is closed with
+// the footer under it (the debug line, then [Bot.answerFooter]'s blocks,
+// built once the message's ts is known) and the answer's metadata, and
+// an answer too long for its parts is attached whole. text is the answer
+// as [answerText] made it (the model's text, perhaps with a note after
+// it). When nothing was streamed, or the stream failed, the answer is
+// posted the old way.
+func (s *answerStream) deliver(ctx context.Context, text, footer string, info answerInfo) {
+	answer := safetext.Text(text)
+	if !s.fallback && s.msg != nil {
+		if rest, ok := strings.CutPrefix(text, s.raw.String()); ok && rest != "" {
+			s.msg.add(s.guard.write(rest))
+		}
+		g := s.msg
+		g.footer = func(ts string) []slack.Block {
+			var blocks []slack.Block
+			if footer != "" {
+				blocks = append(blocks, contextBlock(footer))
+			}
+			info.TS = ts
+			return append(blocks, s.b.answerFooter(ctx, info)...)
+		}
+		opts := []slack.MsgOption{slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaAnswer, EventPayload: map[string]any{
+			"answer":      truncate(answer, metadataTextChars),
+			"question_ts": s.m.TS,
+		}})}
+		if s.deliverStep(ctx, opts) {
+			if g.cut {
+				s.b.upload(ctx, s.m, attachment{Name: "answer.md", Title: "Full answer", Content: answer})
+			}
+			return
+		}
+	}
+	s.b.postAnswer(ctx, s.m, text, footer, info)
+}
+
+// abandon closes the answer's open text when the run ended without an
+// answer (an error, the time limit): what was shown stays, as commentary.
+func (s *answerStream) abandon(ctx context.Context) {
+	if s.msg != nil && !s.fallback {
+		s.deliverStep(ctx, []slack.MsgOption{slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}})})
+	}
+	s.resetStep()
+}

@@ -1,0 +1,313 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/slack-go/slack"
+)
+
+// streamResult is how a streamed message ended.
+type streamResult int
+
+const (
+	streamClosed        streamResult = iota // its text is shown, the stream stopped
+	streamRefused                           // Slack would not start it: nothing shown
+	streamBroken                            // part of its text is shown, then a call failed
+	streamStoppedByUser                     // the user stopped it in Slack
+)
+
+// streamMsg is one step's streamed text: a Slack message (or several, for
+// a long text) fed by a goroutine of its own, so that the model's stream
+// never waits on Slack. Text added is sent as it comes, at most one
+// append per [streamAppendInterval] per message and within the
+// workspace's budgets; what piles up meanwhile goes in the next call.
+type streamMsg struct {
+	st      *streaming
+	channel string
+	thread  string
+	user    string // the asker: the stream's recipient in channels
+	im      bool
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wake    chan struct{}
+	done    chan struct{}
+	// footer returns the blocks shown under the text when it closes,
+	// given the ts of the message they go in; nil: none.
+	footer   func(ts string) []slack.Block
+	firstOut time.Time // when the first text reached Slack
+
+	mu      sync.Mutex
+	pending string
+	closing bool
+
+	// The sender's, until done is closed.
+	ts      string // the open part; "" before it starts
+	shown   int    // characters in the open part
+	text    strings.Builder
+	parts   []string // every part's ts, the open one last
+	cut     bool     // past answerMaxParts: the rest is not shown
+	err     error
+	stopped bool // the user stopped the stream
+}
+
+func (s *answerStream) openMsg(ctx context.Context) *streamMsg {
+	g := &streamMsg{
+		st: s.st, channel: s.m.Channel, thread: s.m.ThreadTS, user: s.m.User, im: s.m.IM,
+		wake: make(chan struct{}, 1), done: make(chan struct{}),
+	}
+	g.ctx, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	go g.run()
+	return g
+}
+
+// add queues text to send.
+func (g *streamMsg) add(text string) {
+	if text == "" {
+		return
+	}
+	g.mu.Lock()
+	g.pending += text
+	g.mu.Unlock()
+	g.signal()
+}
+
+func (g *streamMsg) signal() {
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close sends what is left, then stops the stream with opts (and the
+// footer) and says how the message ended.
+func (g *streamMsg) close(ctx context.Context, opts []slack.MsgOption) streamResult {
+	g.mu.Lock()
+	g.closing = true
+	g.mu.Unlock()
+	g.signal()
+	select {
+	case <-g.done:
+	case <-time.After(streamCloseTimeout):
+		g.cancel()
+		<-g.done
+	}
+	defer g.cancel()
+	switch {
+	case g.stopped:
+		return streamStoppedByUser
+	case g.err != nil && len(g.parts) == 0:
+		return streamRefused
+	case g.err != nil:
+		g.stopPart(nil) // best effort: leave no stream open
+		return streamBroken
+	}
+	g.mu.Lock()
+	rest := g.pending
+	g.pending = ""
+	g.mu.Unlock()
+	if rest != "" {
+		opts = append(slices.Clip(opts), slack.MsgOptionMarkdownText(rest))
+	}
+	var footer []slack.Block
+	if g.cut {
+		footer = append(footer, contextBlock(":scissors: The answer is too long for Slack; the whole answer is attached as `answer.md`."))
+	}
+	if g.footer != nil {
+		footer = append(footer, g.footer(g.ts)...)
+	}
+	footer = footer[:min(len(footer), slackMaxBlocks)]
+	stop := opts
+	if len(footer) > 0 {
+		stop = append(slices.Clip(opts), slack.MsgOptionBlocks(footer...))
+	}
+	err := g.stopPart(stop)
+	if _, refused := errors.AsType[slack.SlackErrorResponse](err); refused && len(footer) > 0 {
+		// Slack refused the footer's blocks: close without them.
+		g.st.log.Warn("slack refused the blocks under a streamed answer; closing without them", "err", explain(err))
+		err = g.stopPart(opts)
+	}
+	if err != nil {
+		if isStoppedByUser(err) {
+			return streamStoppedByUser
+		}
+		g.st.log.Warn("could not stop a streamed message", "ts", g.ts, "err", explain(err))
+	}
+	return streamClosed
+}
+
+func isStoppedByUser(err error) bool {
+	se, ok := errors.AsType[slack.SlackErrorResponse](err)
+	return ok && se.Err == "stopped_by_user"
+}
+
+// run sends the text added until the message is closed.
+func (g *streamMsg) run() {
+	defer close(g.done)
+	var last time.Time
+	for {
+		g.mu.Lock()
+		pending, closing := g.pending, g.closing
+		g.mu.Unlock()
+		if pending == "" {
+			if closing {
+				return
+			}
+			select {
+			case <-g.wake:
+			case <-g.ctx.Done():
+				g.err = g.ctx.Err()
+				return
+			}
+			continue
+		}
+		if g.ts != "" && !closing {
+			if d := time.Until(last.Add(streamAppendInterval)); d > 0 {
+				t := time.NewTimer(d)
+				select {
+				case <-t.C:
+				case <-g.wake: // more text, or closing: look again
+					t.Stop()
+					continue
+				case <-g.ctx.Done():
+					t.Stop()
+					g.err = g.ctx.Err()
+					return
+				}
+			}
+		}
+		if closing && g.ts != "" && !g.cut && g.shown+runeLen(pending) <= streamMessageChars-len("\n```") {
+			return // the rest goes with chat.stopStream: one call fewer
+		}
+		g.mu.Lock()
+		text := g.pending
+		g.pending = ""
+		g.mu.Unlock()
+		if err := g.send(text); err != nil {
+			g.err, g.stopped = err, isStoppedByUser(err)
+			return
+		}
+		last = time.Now()
+	}
+}
+
+// send shows text: in the open part while it has room, then in new parts.
+func (g *streamMsg) send(text string) error {
+	for text != "" && !g.cut {
+		room := streamMessageChars - g.shown - len("\n```")
+		head, rest := text, ""
+		if runeLen(text) > room {
+			head, rest = cutForPart(text, room)
+		}
+		if head != "" {
+			if err := g.put(head); err != nil {
+				return err
+			}
+		}
+		if rest == "" {
+			return nil
+		}
+		// The part is full: close it (and a code block open in it) and go
+		// on in a new one.
+		var closer, opener string
+		if fenceOpen(g.text.String()) {
+			closer, opener = "\n```", "```\n"
+		}
+		if len(g.parts) >= answerMaxParts {
+			// The last part stays open for the footer; the rest of the
+			// text is attached when the answer ends.
+			g.cut = true
+			if closer != "" {
+				return g.put(closer)
+			}
+			return nil
+		}
+		var opts []slack.MsgOption
+		if closer != "" {
+			opts = append(opts, slack.MsgOptionMarkdownText(closer))
+		}
+		if err := g.stopPart(opts); err != nil {
+			return err
+		}
+		g.ts, g.shown = "", 0
+		g.text.Reset()
+		text = opener + rest
+	}
+	return nil
+}
+
+// put starts the open part with text, or appends text to it.
+func (g *streamMsg) put(text string) error {
+	chunk := slack.MsgOptionChunks(slack.NewMarkdownTextChunk(text))
+	var err error
+	if g.ts == "" {
+		opts := []slack.MsgOption{slack.MsgOptionTS(g.thread), chunk}
+		if !g.im {
+			// Slack requires the recipient when streaming in a channel.
+			opts = append(opts, slack.MsgOptionRecipientUserID(g.user), slack.MsgOptionRecipientTeamID(g.st.teamID))
+		}
+		var ts string
+		err = g.st.call(g.ctx, g.st.budgets.start, func() (err error) {
+			_, ts, err = g.st.api.StartStreamContext(g.ctx, g.channel, opts...)
+			return err
+		})
+		if err != nil {
+			if len(g.parts) == 0 && !isStoppedByUser(err) {
+				g.st.refused(g.channel, err)
+			}
+			return err
+		}
+		g.ts = ts
+		g.parts = append(g.parts, ts)
+	} else {
+		err = g.st.call(g.ctx, g.st.budgets.append, func() error {
+			_, _, err := g.st.api.AppendStreamContext(g.ctx, g.channel, g.ts, chunk)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+	}
+	g.shown += runeLen(text)
+	g.text.WriteString(text)
+	return nil
+}
+
+// stopPart stops the open part's stream with opts.
+func (g *streamMsg) stopPart(opts []slack.MsgOption) error {
+	if g.ts == "" {
+		return nil
+	}
+	ctx, cancel := slackContext(g.ctx)
+	defer cancel()
+	return g.st.call(ctx, g.st.budgets.stop, func() error {
+		_, _, err := g.st.api.StopStreamContext(ctx, g.channel, g.ts, opts...)
+		return err
+	})
+}
+
+// cutForPart cuts text to fit n characters, at a line break in the second
+// half of the room when there is one.
+func cutForPart(text string, n int) (string, string) {
+	head, rest := cutRunes(text, max(n, 0))
+	if i := strings.LastIndexByte(head, '\n'); i >= len(head)/2 {
+		head, rest = head[:i+1], head[i+1:]+rest
+	}
+	return head, rest
+}
+
+// fenceOpen reports whether Markdown text ends inside a fenced code block.
+func fenceOpen(text string) bool {
+	open := false
+	for _, line := range strings.Split(text, "\n") {
+		t := strings.TrimLeft(line, " ")
+		if len(line)-len(t) <= 3 && (strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")) {
+			open = !open
+		}
+	}
+	return open
+}
