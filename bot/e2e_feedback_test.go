@@ -44,8 +44,8 @@ func feedbackButtons(t *testing.T, answer slacktest.Message) (positive, negative
 	return last.Elements[0].Positive.Value, last.Elements[0].Negative.Value
 }
 
-// click clicks a feedback button of the message ts and waits for the ack.
-func (h *harness) click(channel, ts, user, value string) {
+// clickFeedback clicks a feedback button of the message ts and waits for the ack.
+func (h *harness) clickFeedback(channel, ts, user, value string) {
 	h.t.Helper()
 	env, err := h.slack.ClickButton(slacktest.Click{Channel: channel, MessageTS: ts, User: user, ActionID: "sandpiper_feedback", Value: value})
 	if err != nil {
@@ -110,7 +110,7 @@ func TestFeedbackClickIsRecorded(t *testing.T) {
 	}
 
 	before := time.Now().UTC().Add(-time.Second)
-	h.click("C0MATH", answer.TS, "U0BOB", pos)
+	h.clickFeedback("C0MATH", answer.TS, "U0BOB", pos)
 	recs := h.waitFeedback(1)
 	r := recs[0]
 	if r["channel"] != "C0MATH" || r["thread_ts"] != d.TS || r["message_ts"] != answer.TS || r["user"] != "U0BOB" || r["rating"] != "positive" || r["model"] != "fake/wire" {
@@ -129,7 +129,7 @@ func TestFeedbackClickIsRecorded(t *testing.T) {
 		}
 	}
 
-	h.click("C0MATH", answer.TS, "U0ALICE", neg)
+	h.clickFeedback("C0MATH", answer.TS, "U0ALICE", neg)
 	h.waitFeedback(2)
 	for rating, want := range map[string]string{"positive": "1", "negative": "1"} {
 		if got := h.metric(t, `sandpiper_feedback_total{rating="`+rating+`"}`); got != want {
@@ -150,7 +150,7 @@ func TestFeedbackOnOldAnswer(t *testing.T) {
 	answer := botMessages(h.waitReplies("C0MATH", d.TS, 1), isAnswer)[0]
 	pos, _ := feedbackButtons(t, answer)
 	h.restart()
-	h.click("C0MATH", answer.TS, "U0ALICE", pos)
+	h.clickFeedback("C0MATH", answer.TS, "U0ALICE", pos)
 
 	api := slack.New(slacktest.BotToken, slack.OptionAPIURL(h.slack.URL))
 	btn := func(text, value string) *slack.FeedbackButton {
@@ -161,7 +161,7 @@ func TestFeedbackOnOldAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.click("C0OLD", old, "U0BOB", "negative")
+	h.clickFeedback("C0OLD", old, "U0BOB", "negative")
 	recs := h.waitFeedback(2)
 	if recs[0]["thread_ts"] != d.TS || recs[0]["model"] != "fake/wire" {
 		t.Errorf("click after a restart recorded as %v", recs[0])
@@ -181,9 +181,9 @@ func TestFeedbackTally(t *testing.T) {
 	d := h.post("C0MATH", "U0ALICE", mention+"compute 6*7", "")
 	answer := botMessages(h.waitReplies("C0MATH", d.TS, 1), isAnswer)[0]
 	pos, neg := feedbackButtons(t, answer)
-	h.click("C0MATH", answer.TS, "U0ALICE", pos)
-	h.click("C0MATH", answer.TS, "U0BOB", pos)
-	h.click("C0MATH", answer.TS, "U0OWNER", neg)
+	h.clickFeedback("C0MATH", answer.TS, "U0ALICE", pos)
+	h.clickFeedback("C0MATH", answer.TS, "U0BOB", pos)
+	h.clickFeedback("C0MATH", answer.TS, "U0OWNER", neg)
 	h.waitFeedback(3)
 	h.restart()
 
