@@ -14,13 +14,17 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
-const askUsage = `usage: sandpiper ask [--debug] [--file PATH]... [--out DIR] [QUESTION]
+const askUsage = `usage: sandpiper ask [--debug] [--plain] [--file PATH]... [--out DIR] [QUESTION]
 
-Asks the model once and prints each Python run and the answer. Without a
-question, opens a chat in the terminal that keeps the conversation: Enter
-sends, Ctrl+D or Ctrl+C leaves.
+Asks the model once and shows each Python run and the answer. Without a
+question, opens a chat that keeps the conversation. On a terminal, answers
+are rendered Markdown and runs are framed cards, and the chat has an editor:
+Enter sends, Alt+Enter adds a line, Up and Down walk the history, Ctrl+C or
+Esc stops an answer, Ctrl+D leaves; /help lists the rest. Through a pipe,
+with TERM=dumb or with --plain, the output is plain text.
 
   --debug       also log every run's code and raw sandbox output (SANDPIPER_DEBUG=true)
+  --plain       plain text, even on a terminal
   --file PATH   put the file in the sandbox's working directory, /mnt/data (repeatable)
   --out DIR     save the files the program writes there (default ./sandpiper-output)
 `
@@ -31,6 +35,7 @@ const defaultOutDir = "sandpiper-output"
 // askFlags are ask's arguments.
 type askFlags struct {
 	debug    bool
+	plain    bool
 	paths    []string // --file
 	outDir   string
 	question string
@@ -46,6 +51,8 @@ func parseAskFlags(args []string) (f askFlags, help bool, err error) {
 		switch a := args[i]; {
 		case a == "--debug" || a == "-debug":
 			f.debug = true
+		case a == "--plain" || a == "-plain":
+			f.plain = true
 		case a == "--file" || a == "-file" || a == "--out" || a == "-out":
 			if i+1 >= len(args) {
 				return f, false, usageError(fmt.Errorf("ask: %s needs a value", a), askUsage)
@@ -93,6 +100,9 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return configError(fmt.Errorf("ask: %w", err))
 	}
+	if useTUI(flags.plain, lookup, stdin, stdout) {
+		return askTUI(ctx, flags, lookup, c, inputs, stdin, stdout, stderr)
+	}
 	var files []sandbox.File
 	for _, f := range inputs {
 		files = append(files, f.File)
@@ -101,9 +111,11 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	// writes, for the runs after it (in a chat, also the next questions').
 	ws := agent.NewMemWorkspace(files, c.Files.RunSize+c.Sandbox.Limits().WithDefaults().DiskSize)
 
-	_, noColor := lookup.Lookup("NO_COLOR")
+	// NO_COLOR counts when it is not empty, as no-color.org (and the
+	// terminal UI's termenv) has it.
+	noColor, _ := lookup.Lookup("NO_COLOR")
 	term, _ := lookup.Lookup("TERM")
-	ui := chat.New(stdout, stderr, chat.Options{NoColor: noColor, Term: term, OutDir: flags.outDir, Limits: c.Sandbox.Limits()})
+	ui := chat.New(stdout, stderr, chat.Options{NoColor: noColor != "", Term: term, OutDir: flags.outDir, Limits: c.Sandbox.Limits()})
 	defer ui.StopSpinner()
 	level := slog.LevelWarn
 	if flags.debug || c.Model.Debug {

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +19,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/bot"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 )
 
 // runDoctor is `sandpiper doctor`: check the Slack tokens and scopes, the
@@ -79,6 +85,10 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 				detail += "; " + e.Enforcement()
 			}
 			pass("sandbox", detail)
+			py, isLocal := sb.(interface{ Python() local.Python })
+			if isLocal {
+				pass("sandbox python", describePython(sbCfg.Python, py.Python()))
+			}
 			if w, ok := sb.(interface {
 				Warmth(context.Context) (string, error)
 			}); ok {
@@ -100,7 +110,14 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 			case err != nil:
 				fail("sandbox Python modules", err)
 			case len(missing) > 0:
-				fail("sandbox Python modules", fmt.Errorf("%s; missing %s, which data questions, files and charts need: install them for the interpreter in SANDPIPER_PYTHON (the Docker image has them)", rt, strings.Join(missing, ", ")))
+				msg := fmt.Sprintf("%s; missing %s, which data questions, files and charts need: install them for the interpreter in SANDPIPER_PYTHON (the Docker image has them)", rt, strings.Join(missing, ", "))
+				if isLocal {
+					// Another interpreter on this machine may have them.
+					if others := pythonsWith(ctx, py.Python().Executable, dataModules, os.Getenv("PATH")); len(others) > 0 {
+						msg += fmt.Sprintf(", or use %s, which has them all: SANDPIPER_PYTHON=%s", others[0], others[0])
+					}
+				}
+				fail("sandbox Python modules", errors.New(msg))
 			default:
 				pass("sandbox Python modules", rt.String())
 			}
@@ -133,3 +150,31 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 // dataModules are the modules data questions, files and charts need: run
 // warns and doctor fails when the sandbox's Python lacks one.
 var dataModules = []string{"numpy", "pandas", "matplotlib", "scipy", "sympy", "openpyxl"}
+
+// describePython says which interpreter the sandbox runs, and how it was
+// found from name (SANDPIPER_PYTHON, or the default): the real executable
+// behind a symbolic link or a version manager's shim.
+func describePython(name string, py local.Python) string {
+	name = cmp.Or(name, local.DefaultPython)
+	s := fmt.Sprintf("%s (Python %s)", py.Executable, py.Version)
+	found, err := exec.LookPath(name)
+	switch {
+	case err != nil || found == py.Executable:
+	case isExecutable(mustEvalSymlinks(found)):
+		s += ", the file " + found + " links to"
+	default:
+		s += ", which the shim " + found + " runs; set SANDPIPER_PYTHON=" + py.Executable + " to skip the shim"
+	}
+	if name == local.DefaultPython {
+		s += " (SANDPIPER_PYTHON unset: " + name + " on PATH)"
+	}
+	return s
+}
+
+// mustEvalSymlinks is filepath.EvalSymlinks, or path when it fails.
+func mustEvalSymlinks(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		return real
+	}
+	return path
+}

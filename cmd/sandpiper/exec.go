@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/chat"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
@@ -37,8 +38,9 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	code := fs.String("c", "", "Python code to run (default: read from standard input)")
 	verbose := fs.Bool("v", false, "print the sandbox's limits and the run's duration to standard error")
+	outDir := fs.String("out", "", "save the files the program writes in /mnt/data under `DIR`")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: sandpiper exec [-v] [-c CODE]   (code on standard input without -c)")
+		fmt.Fprintln(fs.Output(), "usage: sandpiper exec [-v] [-out DIR] [-c CODE]   (code on standard input without -c)")
 		fs.PrintDefaults()
 		fmt.Fprintln(fs.Output(), "Exits with the program's exit code: 124 on timeout, 137 when killed for memory, 152 at the CPU-time limit.")
 	}
@@ -65,7 +67,11 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		return err
 	}
-	cfg.Preload = "" // one run: nothing to warm
+	// One run, in a new sandbox, and the process ends: nothing built
+	// ahead, nothing warmed (exec always runs cold), no self-test (a
+	// sandbox that cannot be made says why when the run fails).
+	cfg.OneShot = true
+	cfg.Preload = ""
 	log := slog.New(slog.DiscardHandler)
 	if *verbose {
 		log = slog.New(slog.NewTextHandler(stderr, nil))
@@ -94,6 +100,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if res.StderrTruncated {
 		fmt.Fprintf(stderr, "\nsandpiper: stderr truncated: %d of %d bytes shown\n", len(res.Stderr), res.StderrSize)
 	}
+	saveFiles(stderr, *outDir, res)
 	if note := res.LimitNote(cfg.Limits()); note != "" {
 		fmt.Fprintf(stderr, "sandpiper: %s\n", safetext.Line(note))
 	}
@@ -109,4 +116,46 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return &exitError{res.ExitCode, nil}
 	}
 	return nil
+}
+
+// saveFiles saves the files the program wrote under dir and says where
+// each went; without a dir, it says how many there were and how to keep
+// them. Hidden and cache files are left out, as ask leaves them out.
+func saveFiles(w io.Writer, dir string, res *sandbox.Result) {
+	var files []sandbox.File
+	for _, f := range res.Files {
+		if !sandbox.HiddenPath(f.Name) {
+			files = append(files, f)
+		}
+	}
+	if dir == "" {
+		if len(files) > 0 {
+			names := make([]string, len(files))
+			for i, f := range files {
+				names[i] = safetext.Line(f.Name)
+			}
+			fmt.Fprintf(w, "sandpiper: the program wrote %s in /mnt/data (%s); -out DIR saves them\n",
+				plural(len(files), "file"), strings.Join(names, ", "))
+		}
+		return
+	}
+	for _, f := range files {
+		p, err := chat.SaveOutput(dir, f)
+		if err != nil {
+			fmt.Fprintf(w, "sandpiper: could not save %s: %s\n", safetext.Line(f.Name), safetext.Line(err.Error()))
+			continue
+		}
+		fmt.Fprintf(w, "sandpiper: saved %s (%s)\n", safetext.Line(p), sandbox.FormatSize(int64(len(f.Data))))
+	}
+	for _, o := range res.FilesOmitted {
+		fmt.Fprintf(w, "sandpiper: not saved: %s\n", safetext.Line(o))
+	}
+}
+
+// plural is "1 file", "2 files".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -51,5 +53,50 @@ func TestExecLocal(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExecOut checks that exec -out receives the files the program
+// writes in /mnt/data, and says where they went; without -out it says
+// there were files.
+func TestExecOut(t *testing.T) {
+	t.Setenv("SANDPIPER_PYTHON", "/usr/bin/python3")
+	t.Setenv("SANDPIPER_SANDBOX", "local")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	t.Chdir(dir)
+	const code = `import os
+os.makedirs("plots", exist_ok=True)
+open("result.csv", "w").write("a,b\n1,2\n")
+open("plots/\x1b[31mred.txt", "w").write("x")
+os.makedirs(".cache", exist_ok=True)
+open(".cache/junk", "w").write("x")
+print("done")`
+	var out, errb bytes.Buffer
+	if c := run(t.Context(), []string{"exec", "-c", code}, strings.NewReader(""), &out, &errb); c != 0 {
+		t.Fatalf("exit %d: %s", c, errb.String())
+	}
+	if want := "the program wrote 2 files in /mnt/data (plots/␛[31mred.txt, result.csv); -out DIR saves them"; !strings.Contains(errb.String(), want) {
+		t.Errorf("without -out, stderr %q lacks %q", errb.String(), want)
+	}
+
+	out.Reset()
+	errb.Reset()
+	if c := run(t.Context(), []string{"exec", "-out", "saved", "-c", code}, strings.NewReader(""), &out, &errb); c != 0 {
+		t.Fatalf("exit %d: %s", c, errb.String())
+	}
+	if out.String() != "done\n" {
+		t.Errorf("stdout %q", out.String())
+	}
+	for _, want := range []string{"saved saved/result.csv (8 bytes)", "saved saved/plots/␛[31mred.txt (1 byte)"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr %q lacks %q", errb.String(), want)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "saved", "result.csv")); err != nil || string(b) != "a,b\n1,2\n" {
+		t.Errorf("saved/result.csv: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "saved", ".cache")); !os.IsNotExist(err) {
+		t.Errorf("the hidden cache was saved (%v)", err)
 	}
 }

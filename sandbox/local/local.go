@@ -35,6 +35,20 @@ type Config struct {
 	// list: a few hundred milliseconds per plot). It costs one run's worth
 	// of time, so it is for long-lived use: the bot, a chat.
 	PrepareCaches bool
+	// OneShot is for a process that makes one run and exits (sandpiper
+	// exec): no sandbox is built ahead of the run, no self-test runs at
+	// start-up (a sandbox that cannot be created is explained when the run
+	// fails instead), and PrepareCaches and Preload are ignored: the run
+	// starts cold.
+	OneShot bool
+	// ProbeCache is a directory in which to keep what is learnt about the
+	// interpreter by running it, so that a later start need not run it
+	// again: one file per interpreter, used while the executable's path,
+	// size and modification time, and the modification times of its
+	// install's directories, are unchanged. A shim's answer is kept too,
+	// while the files and variables that pick its version are unchanged.
+	// Empty: nothing is kept.
+	ProbeCache string
 	// Preload lists modules ("numpy", "matplotlib.pyplot") that the
 	// sandboxes kept ready import ahead of their run, while no run is in
 	// flight, so that a run using them starts with them imported: a warm

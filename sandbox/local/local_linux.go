@@ -124,7 +124,7 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	py, err := resolvePython(ctx, cfg.Python)
+	py, err := resolvePython(ctx, cfg.Python, cfg.ProbeCache)
 	if err != nil {
 		return nil, err
 	}
@@ -172,6 +172,15 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 		log.Warn("sandbox: no cgroup cpu controller; the CPU quota (SANDPIPER_SANDBOX_CPUS) is not enforced", "cgroups", s.cgroups.String())
 	}
 
+	if cfg.OneShot {
+		// One run is to follow at once: it is its own test, and a
+		// sandbox built ahead for a second run would only compete with
+		// it. Nothing is preloaded: the run starts cold.
+		close(s.cachesDone)
+		log.Debug("sandbox: local backend ready for one run", "python", py.Executable, "version", py.Version,
+			"cgroups", s.cgroups.String(), "landlock_abi", landlockABI())
+		return s, nil
+	}
 	// Prove it works before anyone relies on it, and learn which of the
 	// modules to preload the interpreter has, in the sandbox.
 	code := "print(6 * 7)"
@@ -468,6 +477,13 @@ func (s *Sandbox) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result
 	res, err := s.run(ctx, req)
 	if res != nil {
 		res.Bound(req.Limits.Or(s.cfg.Limits))
+	}
+	if err != nil && s.cfg.OneShot {
+		// No self-test ran: say what to do, as New would have.
+		var se *sandbox.Error
+		if errors.As(err, &se) && (se.Op == "start" || se.Op == "setup") {
+			err = explainStartFailure(err)
+		}
 	}
 	return res, err
 }

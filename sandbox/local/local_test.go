@@ -901,3 +901,28 @@ func TestNULInCodeRefused(t *testing.T) {
 		t.Fatalf("err = %v, want ErrNULInCode", err)
 	}
 }
+
+// TestOneShot checks a sandbox for one run: it works, and builds nothing
+// ahead of the run nor after it.
+func TestOneShot(t *testing.T) {
+	s, err := New(t.Context(), Config{Python: testPython(), OneShot: true, PrepareCaches: true, ProbeCache: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if n := len(s.pool); n != 0 {
+		t.Errorf("%d sandboxes built at start-up, want none", n)
+	}
+	res := run(t, s, "import sys; print(6 * 7, len(sys.modules) < 100)", sandbox.Limits{})
+	if got := string(res.Stdout); got != "42 True\n" {
+		t.Errorf("stdout %q, want %q; stderr %s", got, "42 True\n", res.Stderr)
+	}
+	if n := len(s.pool); n != 0 {
+		t.Errorf("%d sandboxes built after the run, want none", n)
+	}
+	select {
+	case <-s.cachesDone:
+	default:
+		t.Error("caches are being prepared for a one-shot sandbox")
+	}
+}

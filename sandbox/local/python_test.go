@@ -101,3 +101,86 @@ func TestUnderAny(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeCache checks that the probe's answer is kept and used, and
+// probed again when its executable changes.
+func TestProbeCache(t *testing.T) {
+	cache := t.TempDir()
+	py, err := resolvePython(t.Context(), testPython(), cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(cache, "python-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("cache holds %q, want one python-*.json", files)
+	}
+	fi, err := os.Stat(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("cache file mode %v, want 0600", fi.Mode().Perm())
+	}
+	// Mark the kept answer: the next start must read it, not probe.
+	var c probeCache
+	if !readCache(files[0], &c) {
+		t.Fatal("cannot read the cache")
+	}
+	c.Info.Version = "0.0.0-cached"
+	writeCache(files[0], &c)
+	again, err := resolvePython(t.Context(), testPython(), cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Version != "0.0.0-cached" {
+		t.Errorf("second start: version %q, want the cached answer", again.Version)
+	}
+	// Another executable (here: another size and time) is probed again.
+	c.Stamp = "1 1"
+	writeCache(files[0], &c)
+	if again, err = resolvePython(t.Context(), testPython(), cache); err != nil {
+		t.Fatal(err)
+	} else if again.Version != py.Version {
+		t.Errorf("after a change: version %q, want %q from a new probe", again.Version, py.Version)
+	}
+	// A corrupt file is probed over.
+	if err := os.WriteFile(files[0], []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if again, err = resolvePython(t.Context(), testPython(), cache); err != nil || again.Version != py.Version {
+		t.Errorf("over a corrupt cache: %v, %v", again, err)
+	}
+}
+
+// TestShimCache checks that a shim is run once, and again when a file
+// that picks its version changes.
+func TestShimCache(t *testing.T) {
+	dir, cache, root := t.TempDir(), t.TempDir(), t.TempDir()
+	count := filepath.Join(dir, "count")
+	shim := filepath.Join(dir, "python3")
+	script := "#!/bin/sh\necho run >> " + count + "\nexec " + testPython() + " \"$@\"\n"
+	if err := os.WriteFile(shim, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PYENV_ROOT", root)
+	runs := func() int {
+		b, _ := os.ReadFile(count)
+		return strings.Count(string(b), "run")
+	}
+	for i, change := range []func(){
+		nil,
+		func() {},
+		func() { os.WriteFile(filepath.Join(root, "version"), []byte("3.11\n"), 0o644) },
+		func() {},
+	} {
+		if change != nil {
+			change()
+		}
+		if _, err := resolvePython(t.Context(), shim, cache); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := runs(), []int{1, 1, 2, 2}[i]; got != want {
+			t.Errorf("start %d: the shim ran %d times in all, want %d", i+1, got, want)
+		}
+	}
+}

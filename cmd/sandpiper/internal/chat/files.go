@@ -45,12 +45,12 @@ func ReadFiles(paths []string, lim sandbox.FileLimits) ([]agent.InputFile, error
 	return out, nil
 }
 
-// saveOutput writes a file the program wrote under dir, through an
+// SaveOutput writes a file the program wrote under dir, through an
 // os.Root so that no name leaves it, and returns its path. The name is
 // neutralised first ([safetext.Line]): a control character or a bidi
 // override in it becomes a visible stand-in, so the file is named on
 // disk as the card shows it, and no later listing of dir is disguised.
-func saveOutput(dir string, f sandbox.File) (string, error) {
+func SaveOutput(dir string, f sandbox.File) (string, error) {
 	name := safetext.Line(f.Name)
 	if !filepath.IsLocal(name) {
 		return "", fmt.Errorf("bad name %q", name)

@@ -17,9 +17,9 @@ func TestSaveOutputNames(t *testing.T) {
 		{"out/\x1b[2J\x07.txt", "out/␛[2J␇.txt"},
 		{"line\nbreak.txt", "line␊break.txt"},
 	} {
-		p, err := saveOutput(dir, sandbox.File{Name: tt.name, Data: []byte("x")})
+		p, err := SaveOutput(dir, sandbox.File{Name: tt.name, Data: []byte("x")})
 		if err != nil || p != filepath.Join(dir, tt.want) {
-			t.Errorf("saveOutput(%q) = %q, %v; want %q", tt.name, p, err, filepath.Join(dir, tt.want))
+			t.Errorf("SaveOutput(%q) = %q, %v; want %q", tt.name, p, err, filepath.Join(dir, tt.want))
 			continue
 		}
 		if _, err := os.Stat(p); err != nil {
@@ -27,8 +27,8 @@ func TestSaveOutputNames(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"../x", "/etc/x", ""} {
-		if _, err := saveOutput(dir, sandbox.File{Name: bad}); err == nil {
-			t.Errorf("saveOutput(%q) saved", bad)
+		if _, err := SaveOutput(dir, sandbox.File{Name: bad}); err == nil {
+			t.Errorf("SaveOutput(%q) saved", bad)
 		}
 	}
 }

@@ -206,7 +206,7 @@ func (u *UI) ToolCallFinished(_ context.Context, e agent.ToolResultEvent) {
 				fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("file %s (%s)", safetext.Line(f.Name), sandbox.FormatSize(int64(len(f.Data))))))
 				continue
 			}
-			p, err := saveOutput(u.opts.OutDir, f)
+			p, err := SaveOutput(u.opts.OutDir, f)
 			if err != nil {
 				fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.red(safetext.Line(fmt.Sprintf("could not save %s: %v", f.Name, err))))
 				continue

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +39,10 @@ type Sandbox struct {
 	// LongLived is set by the commands that run many programs (run, ask):
 	// the backend may then prepare caches in the background.
 	LongLived bool
+	// OneShot is set by exec: one run follows at once, and the process
+	// ends after it, so the local backend builds no sandbox ahead and
+	// runs no self-test.
+	OneShot bool
 
 	// The Vercel backend. Credentials: VERCEL_OIDC_TOKEN (names its team
 	// and project), or VERCEL_TOKEN with VERCEL_TEAM_ID and VERCEL_PROJECT_ID.
@@ -169,6 +175,8 @@ func (c Sandbox) New(ctx context.Context, log *slog.Logger) (Backend, error) {
 		Concurrency:   concurrency,
 		Limits:        c.Limits(),
 		PrepareCaches: c.LongLived,
+		OneShot:       c.OneShot,
+		ProbeCache:    probeCacheDir(),
 		Preload:       c.PreloadModules(),
 		Logger:        log,
 	})
@@ -176,4 +184,15 @@ func (c Sandbox) New(ctx context.Context, log *slog.Logger) (Backend, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// probeCacheDir is where the local backend keeps what it learns about the
+// interpreter, so that a start need not run it: sandpiper in the user's
+// cache directory ($XDG_CACHE_HOME, ~/.cache), or nowhere.
+func probeCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "sandpiper")
 }

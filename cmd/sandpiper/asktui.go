@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync/atomic"
+
+	"github.com/muesli/termenv"
+	"github.com/sethvargo/go-envconfig"
+	"golang.org/x/term"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/chat"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/tui"
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// useTUI reports whether ask shows the terminal UI (package tui) rather
+// than plain text: stdin and stdout are both terminals, TERM is not dumb,
+// and --plain was not given.
+func useTUI(plain bool, lookup envconfig.Lookuper, stdin io.Reader, stdout io.Writer) bool {
+	if plain {
+		return false
+	}
+	if t, _ := lookup.Lookup("TERM"); t == "dumb" {
+		return false
+	}
+	return isTerminal(stdin) && isTerminal(stdout)
+}
+
+// isTerminal reports whether v is a terminal.
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// askTUI is ask on a terminal: the chat, or one question shown the same
+// way, in the terminal UI.
+func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c config.Agent, inputs []agent.InputFile, stdin io.Reader, stdout, stderr io.Writer) error {
+	getenv := func(k string) string { v, _ := lookup.Lookup(k); return v }
+	// Before the UI reads the terminal: Detect may ask it for its
+	// background colour.
+	profile, dark := tui.Detect(stdout, getenv)
+
+	// The log goes to stderr until the UI shows, and above its live area
+	// while it does.
+	var level slog.LevelVar
+	level.Set(slog.LevelWarn)
+	if flags.debug || c.Model.Debug {
+		level.Set(slog.LevelDebug)
+	}
+	logw := &switchWriter{}
+	logw.set(stderr)
+	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{
+		Level: &level,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey && len(groups) == 0 {
+				return slog.Attr{} // a terminal session needs no timestamps
+			}
+			return a
+		},
+	}))
+
+	spin := chat.New(stdout, stderr, chat.Options{NoColor: profile == termenv.Ascii, Term: getenv("TERM")})
+	spin.Spin("Starting the sandbox")
+	c.Sandbox.LongLived = flags.question == "" // a chat runs many programs: prepare caches
+	a, rt, sb, err := start(ctx, c, log)
+	spin.StopSpinner()
+	if err != nil {
+		if ctx.Err() != nil {
+			return &exitError{exitInterrupted, nil}
+		}
+		return err
+	}
+	defer sb.Close()
+
+	// The runs share a workspace: the --file files, and what each run
+	// writes, for the runs after it; /new starts again from the files.
+	wsSize := c.Files.RunSize + c.Sandbox.Limits().WithDefaults().DiskSize
+	conv := &conversation{agent: a, limits: c.Files, log: log}
+	conv.reset(inputs, wsSize)
+	opts := tui.Options{
+		Ask:   conv.ask,
+		Reset: func() { conv.reset(inputs, wsSize) },
+		SetDebug: func(on bool) {
+			if on {
+				level.Set(slog.LevelDebug)
+			} else {
+				level.Set(slog.LevelWarn)
+			}
+		},
+		Debug: level.Level() == slog.LevelDebug,
+		SaveFile: func(f sandbox.File) (string, error) {
+			if sandbox.HiddenPath(f.Name) {
+				return "", nil
+			}
+			return chat.SaveOutput(flags.outDir, f)
+		},
+		Banner:  a.Model.ID() + " · " + rt.String(),
+		Limits:  c.Sandbox.Limits(),
+		Profile: profile,
+		Dark:    dark,
+	}
+	if flags.question != "" {
+		opts.Question = flags.question
+		conv.first = inputs // described with the question, as plain ask does
+	} else if path, err := tui.DefaultHistoryPath(getenv); err == nil {
+		h, err := tui.OpenHistory(path, 0)
+		if err != nil {
+			log.Warn("could not read the chat's history; it starts empty", "err", err)
+		}
+		opts.History = h
+	}
+	m := tui.New(ctx, opts)
+	logw.set(m.LogWriter())
+	err = m.Run(stdin, stdout)
+	logw.set(stderr)
+	switch {
+	case ctx.Err() != nil:
+		return &exitError{exitInterrupted, nil}
+	case errors.Is(err, tui.ErrStopped):
+		return &exitError{exitInterrupted, nil}
+	case err != nil && flags.question != "":
+		return &exitError{1, nil} // the UI showed it
+	case err != nil:
+		return err
+	case flags.question != "" && conv.stop == agent.StopStepLimit:
+		return &exitError{1, nil} // the UI said so
+	}
+	return nil
+}
+
+// conversation is the chat's side of the agent: the history, and the
+// workspace its runs share. Ask is called for one question at a time, on
+// a goroutine of the UI's; reset, between questions.
+type conversation struct {
+	agent  *agent.Agent
+	limits sandbox.FileLimits
+	log    *slog.Logger
+
+	history   []agent.Message
+	ws        *agent.MemWorkspace
+	described string            // the workspace as last described to the model
+	first     []agent.InputFile // a one-shot question's --file files, described with it
+	stop      agent.StopReason  // how the last run ended
+}
+
+// reset starts a new conversation, with the --file files only.
+func (cv *conversation) reset(inputs []agent.InputFile, maxSize int64) {
+	var files []sandbox.File
+	for _, f := range inputs {
+		files = append(files, f.File)
+	}
+	cv.history, cv.described = nil, ""
+	cv.ws = agent.NewMemWorkspace(files, maxSize)
+}
+
+// ask answers q, keeping the turn in the history when it completes: a
+// failed or stopped turn is forgotten, so the conversation goes on from
+// the last answer.
+func (cv *conversation) ask(ctx context.Context, q tui.Question, obs agent.Observer) error {
+	if len(q.Files) > 0 {
+		inputs, err := chat.ReadFiles(q.Files, cv.limits)
+		if err != nil {
+			return err
+		}
+		var files []sandbox.File
+		for _, f := range inputs {
+			files = append(files, f.File)
+		}
+		dropped, err := cv.ws.Put(ctx, files)
+		if err != nil {
+			return err
+		}
+		if len(dropped) > 0 {
+			return fmt.Errorf("/file: no room in the workspace for %v (SANDPIPER_FILES_MAX_TOTAL)", dropped)
+		}
+	}
+	text := q.Text
+	var files []agent.InputFile
+	if cv.first != nil {
+		files, cv.first = cv.first, nil
+	} else {
+		ls, err := cv.ws.Files(ctx)
+		if err != nil {
+			return err
+		}
+		for _, f := range ls {
+			files = append(files, agent.InputFile{File: f})
+		}
+	}
+	desc, caps := agent.DescribeFiles(ctx, files, nil)
+	if len(caps) > 0 {
+		cv.log.Warn("a file's preview stopped at its budget", "caps", caps)
+	}
+	described := cv.described
+	if desc != described {
+		text += "\n\n" + desc
+		cv.described = desc
+	}
+	cv.history = append(cv.history, agent.UserMessage(text))
+	out, err := cv.agent.Run(ctx, cv.history, agent.RunOptions{Workspace: cv.ws, Observer: obs})
+	if err != nil {
+		// The model never saw the turn, nor the files as it described
+		// them.
+		cv.history = cv.history[:len(cv.history)-1]
+		cv.described = described
+		return err
+	}
+	cv.stop = out.Stop
+	cv.history = append(cv.history, out.Messages...)
+	return nil
+}
+
+// switchWriter writes to the writer last set.
+type switchWriter struct{ w atomic.Pointer[io.Writer] }
+
+func (s *switchWriter) set(w io.Writer) { s.w.Store(&w) }
+
+func (s *switchWriter) Write(p []byte) (int, error) { return (*s.w.Load()).Write(p) }

@@ -1,0 +1,87 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/exp/teatest"
+	"github.com/muesli/termenv"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// TestCards renders cards of every kind, without colour, into one golden
+// file.
+func TestCards(t *testing.T) {
+	t.Parallel()
+	many := make([]string, 50)
+	for i := range many {
+		many[i] = fmt.Sprint("line ", i+1)
+	}
+	call := pythonCall("import pandas as pd\ndf = pd.read_csv('data.csv')\nprint(df.describe())")
+	var files []savedFile
+	for i := range 12 {
+		files = append(files, savedFile{name: fmt.Sprintf("f%d.png", i), size: int64(i * 700), path: fmt.Sprintf("out/f%d.png", i)})
+	}
+	files[1].err, files[1].path = errors.New("disk full"), ""
+	for _, test := range []struct {
+		name  string
+		width int
+		e     agent.ToolResultEvent
+		files []savedFile
+	}{
+		{"ok", 80, agent.ToolResultEvent{ToolCallEvent: call, Duration: 1234 * time.Millisecond, Sandbox: &sandbox.Result{Stdout: []byte("count 3\nmean 2.0\n")}}, nil},
+		{"no output", 80, agent.ToolResultEvent{ToolCallEvent: call, Duration: 41 * time.Millisecond, Sandbox: &sandbox.Result{}}, nil},
+		{"long output", 60, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{
+			Stdout: []byte(strings.Join(many, "\n")), StdoutTruncated: true, StdoutSize: 3 << 20,
+			Stderr: []byte("Traceback (most recent call last):\n  File \"<string>\", line 1\nValueError: " + strings.Repeat("x", 130)), ExitCode: 1,
+		}}, nil},
+		{"files", 60, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{FilesOmitted: []string{"big.bin (larger than the limit)"}}}, files},
+		{"timeout", 80, agent.ToolResultEvent{ToolCallEvent: call, Duration: 30 * time.Second, Sandbox: &sandbox.Result{ExitCode: 137, Limit: sandbox.LimitTimeout}}, nil},
+		{"memory", 80, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{ExitCode: 137, Limit: sandbox.LimitMemory}}, nil},
+		{"processes", 80, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{Limit: sandbox.LimitProcesses}}, nil},
+		{"error", 80, agent.ToolResultEvent{ToolCallEvent: call, Err: errors.New("sandbox: start interpreter: no such file")}, nil},
+		{"stopped", 80, agent.ToolResultEvent{ToolCallEvent: call, Err: context.Canceled, Duration: 300 * time.Millisecond}, nil},
+		{"other tool", 80, agent.ToolResultEvent{ToolCallEvent: agent.ToolCallEvent{Call: agent.ToolCall{Name: "lookup", Input: []byte(`{"q":"x"}`)}}, Result: agent.ToolResult{Content: "found"}}, nil},
+		{"narrow", 24, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{Stdout: []byte("a line longer than the card is wide\nanunbreakablewordlongerthanthecard\n  indented  spaces\n")}}, nil},
+		{"wide", 200, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{Stdout: []byte("capped at 100 columns\n")}}, nil},
+	} {
+		th := newTheme(termenv.Ascii, true)
+		md := newMarkdown(codeWrap, termenv.Ascii, codeStyle(true))
+		top := cardTop(th, md, test.width, test.e.ToolCallEvent)
+		bottom := cardBottom(th, test.width, test.e, test.files, sandbox.Limits{})
+		card := stripSGR(top + "\n" + bottom)
+		for i, l := range strings.Split(card, "\n") {
+			if w := lipgloss.Width(l); w != min(max(test.width, 20), maxCardWidth) {
+				t.Errorf("%s: line %d is %d columns wide: %q", test.name, i, w, l)
+			}
+		}
+		fmt.Fprintf(&goldenBuf, "%s (%d columns):\n%s\n\n", test.name, test.width, card)
+	}
+	teatest.RequireEqualOutput(t, []byte(goldenBuf.String()))
+}
+
+var goldenBuf strings.Builder
+
+// TestCardHighlight checks that the code in a card is highlighted when
+// the terminal has colours, and that the frame still fits.
+func TestCardHighlight(t *testing.T) {
+	t.Parallel()
+	th := newTheme(termenv.ANSI256, true)
+	md := newMarkdown(codeWrap, termenv.ANSI256, codeStyle(true))
+	top := cardTop(th, md, 60, pythonCall("import math\nprint(math.pi)  # π"))
+	if !strings.Contains(top, "\x1b[38;5;") {
+		t.Errorf("no 256-colour highlighting in %q", top)
+	}
+	for i, l := range strings.Split(top, "\n") {
+		if w := lipgloss.Width(l); w != 60 {
+			t.Errorf("line %d is %d columns wide: %q", i, w, l)
+		}
+	}
+}
