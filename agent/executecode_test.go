@@ -25,6 +25,8 @@ func TestExecuteCodeDescription(t *testing.T) {
 		"`output` (stdout), `stderr`, `exitCode`, `files` (the files written), and `timedOut` / `truncated` when true",
 		"Files the program writes in /mnt/data are delivered to the user",
 		"names starting with '.' are not delivered",
+		"A CSV written in /mnt/data is also shown in the conversation as a table",
+		"to show a pandas DataFrame, save it as CSV there (`df.to_csv('name.csv', index=False)`)",
 	} {
 		if !strings.Contains(desc, want) {
 			t.Errorf("description lacks %q:\n%s", want, desc)

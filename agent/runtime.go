@@ -184,7 +184,9 @@ func describeExecuteCode(rt Runtime, l sandbox.Limits) string {
 	if rt.Has("matplotlib") {
 		b.WriteString("For a chart, use matplotlib (it draws without a display) and save it with `plt.savefig('name.png', dpi=150, bbox_inches='tight', metadata={'Title': 'one sentence describing the chart'})`; the title becomes the image's alt text. Never call plt.show(). ")
 	}
-	b.WriteString("Write tables people may want as CSV (or XLSX). Use short descriptive file names, and do not write files nobody asked for.\n\n")
+	b.WriteString("Write tables people may want as CSV (or XLSX). ")
+	fmt.Fprintf(&b, "A CSV written in %s is also shown in the conversation as a table (the first rows and columns of a big one), so to show a pandas DataFrame, save it as CSV there (`df.to_csv('name.csv', index=False)`) rather than printing it whole. ", sandbox.WorkDir)
+	b.WriteString("Use short descriptive file names, and do not write files nobody asked for.\n\n")
 
 	b.WriteString("The result is JSON: `output` (stdout), `stderr`, `exitCode`, `files` (the files written), and `timedOut` / `truncated` when true. ")
 	b.WriteString("If the code fails, read stderr, fix the code and run it again.")

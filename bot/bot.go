@@ -53,6 +53,14 @@ type Config struct {
 	HTTPAddr string
 	Workers  int // answers at once
 
+	// NumberCheckOff turns off the number check: the line under an
+	// answer listing its numbers found in no run's output
+	// (SANDPIPER_NUMBER_CHECK=off).
+	NumberCheckOff bool
+	// FeedbackStore keeps the clicks on answers' feedback buttons; nil
+	// keeps them in DataDir/feedback.jsonl.
+	FeedbackStore FeedbackStore
+
 	Agent Agent
 	// SandboxLimits are the limits runs get, shown in debug cards.
 	SandboxLimits sandbox.Limits
@@ -147,6 +155,7 @@ type Bot struct {
 	sock    *socket.Client
 
 	userID, botID, teamID string
+	feedback              FeedbackStore // the clicks on answers' feedback buttons
 
 	seen       *cache.Cache // event ids and message keys already handled
 	memory     *threadMemory
@@ -231,6 +240,15 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if err != nil {
 		return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
 	}
+	fb := cfg.FeedbackStore
+	if fb == nil && store != nil {
+		fb = sharedFeedback{store} // shared by the replicas
+	}
+	if fb == nil {
+		if fb, err = openFeedbackFile(cfg.DataDir, feedbackFileBytes); err != nil {
+			return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
+		}
+	}
 	b := &Bot{
 		cfg:        cfg,
 		log:        log,
@@ -238,6 +256,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		fileAPI:    newSlackClient(cfg, fileTransferTimeout),
 		sock:       sock,
 		workspaces: ws,
+		feedback:   fb,
 		userID:     auth.UserID,
 		botID:      auth.BotID,
 		teamID:     auth.TeamID,
@@ -267,6 +286,11 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		b.httpLn = ln
 		b.http = &http.Server{Handler: b.httpHandler(), ReadHeaderTimeout: 5 * time.Second}
 	}
+	if !cfg.NumberCheckOff {
+		b.addFooter(b.numberCheckFooter)
+	}
+	b.addFooter(b.feedbackFooter) // last: the buttons end the answer
+	b.actions.handle(feedbackActionID, b.onFeedback)
 	log.Info("slack credentials ok", "team", auth.Team, "team_id", auth.TeamID, "bot_user", auth.UserID)
 	if store != nil {
 		log.Info("sharing questions, settings and stops with other replicas through redis", "replica", store.Replica(), "claim_after", cfg.RedisClaimAfter)

@@ -27,6 +27,7 @@ const helpText = `:wave: *I'm sandpiper.* I answer math and data questions by wr
 *Commands*
 • %[1]s help (or ` + "`/sandpiper help`" + `): this message
 • %[1]s debug on|off|status (or ` + "`/sandpiper debug …`" + `): show extra detail in this channel (exit codes, stderr, limits, model and token use). Only admins can change it.
+• ` + "`/sandpiper feedback`" + `: how people rated my answers in this channel with the buttons under each answer (admins only).
 
 Each run starts in a fresh sandbox with no network. Files attached in the thread, and files earlier runs wrote, are in its working directory ` + "`/mnt/data`" + `.`
 
@@ -59,6 +60,8 @@ func (b *Bot) onSlashCommand(cmd slack.SlashCommand) {
 			reply = fmt.Sprintf(helpText, "<@"+b.userID+">")
 		case f[0] == "debug":
 			reply, _ = b.debugCommand(ctx, cmd.ChannelID, cmd.UserID, f[1:])
+		case f[0] == "feedback":
+			reply = b.feedbackCommand(ctx, cmd.ChannelID, cmd.UserID)
 		default:
 			reply = fmt.Sprintf("To ask a question, mention me: <@%s> %s\nType `/sandpiper help` for examples.", b.userID, escape(cmd.Text))
 		}

@@ -242,7 +242,7 @@ func TestDebugToggle(t *testing.T) {
 		card := botMessages(msgs, isCard)[0].Visible()
 		// Two model calls of 100 tokens in and 20 out, as the API reported.
 		hasFooter := strings.Contains(answer, "model fake/wire") && strings.Contains(answer, "200 tokens in, 40 out")
-		hasLimits := strings.Contains(card, "limits: 10.0 s, 512.0 MiB")
+		hasLimits := strings.Contains(card, "limits: 30.0 s, 512.0 MiB")
 		if hasFooter != want || hasLimits != want {
 			t.Errorf("%s: debug footer %v, debug card %v, want %v\nanswer: %s\ncard: %s", channel, hasFooter, hasLimits, want, answer, card)
 		}

@@ -5,6 +5,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -463,5 +465,52 @@ func TestReplicasStopClick(t *testing.T) {
 			t.Errorf("thread %d:\n%s", i, dump(msgs))
 		}
 		only(t, c.slack, ch, d.TS, 0)
+	}
+}
+
+// TestReplicasShareFeedback: feedback clicks reaching either replica are
+// kept in Redis, and /sandpiper feedback through either replica counts
+// them all.
+func TestReplicasShareFeedback(t *testing.T) {
+	c := newCluster(t, 2, redistest.Options{})
+	h := c.replicas[0]
+	c.slack.AddUser(slacktest.User{ID: "U0OWNER", Name: "olive", IsOwner: true})
+	d := h.post("C0FB", "U0ALICE", mention+"compute 6*7", "")
+	answer := botMessages(h.waitReplies("C0FB", d.TS, 1), isAnswer)[0]
+	pos, neg := feedbackButtons(t, answer)
+	for _, click := range []struct{ user, value string }{{"U0ALICE", pos}, {"U0BOB", pos}, {"U0OWNER", neg}} {
+		h.clickFeedback("C0FB", answer.TS, click.user, click.value)
+		if msgs, ok := waitEphemeral(h, "C0FB", click.user, "feedback"); !ok {
+			t.Fatalf("no reply to %s's click:\n%s", click.user, dump(msgs))
+		}
+	}
+	for _, r := range c.replicas {
+		if _, err := os.Stat(filepath.Join(r.cfg.DataDir, "feedback.jsonl")); err == nil {
+			t.Errorf("replica %s wrote feedback.jsonl: feedback belongs in Redis", r.cfg.Replica)
+		}
+	}
+	for range 2 { // the command reaches a random replica each time
+		env, err := c.slack.SlashCommand("C0FB", "U0OWNER", "/sandpiper", "feedback")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := c.slack.WaitAck(env, 5*time.Second); !ok {
+			t.Fatal("slash command not acked")
+		}
+	}
+	tallies := func() (n int) {
+		for _, m := range c.slack.Messages("C0FB") {
+			if m.EphemeralTo == "U0OWNER" && strings.Contains(m.Visible(), "helpful 2 clicks, :-1: not helpful 1 click") {
+				n++
+			}
+		}
+		return n
+	}
+	n := 0
+	for deadline := time.Now().Add(10 * time.Second); n < 2 && time.Now().Before(deadline); n = tallies() {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n != 2 {
+		t.Errorf("%d tallies with all three clicks, want 2:\n%s", n, dump(c.slack.Messages("C0FB")))
 	}
 }

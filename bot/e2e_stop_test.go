@@ -12,7 +12,7 @@ import (
 )
 
 // longScript makes "sleep a minute" a program that runs longer than the
-// harness's sandbox timeout (10 s): a card that says "Stopped" (not
+// harness's sandbox timeout (30 s): a card that says "Stopped" (not
 // "timeout") shows the run was killed by the stop.
 func longScript(q string) (string, bool) {
 	if strings.Contains(q, "sleep a minute") {

@@ -144,7 +144,7 @@ func (h *harness) start() {
 	h.t.Helper()
 	cfg := h.cfg
 	if cfg.Agent == nil {
-		limits := sandbox.Limits{Timeout: 10 * time.Second}
+		limits := sandbox.Limits{Timeout: 30 * time.Second} // generous: data runs on a loaded CI machine
 		cfg.SandboxLimits = limits
 		cfg.Agent = &agent.Agent{
 			Model:    h.wire.model(h.t, h.retry),

@@ -45,6 +45,48 @@ const (
 	threadRepliesPages = 25
 )
 
+// Tables: a CSV a run writes is also shown as a data_table block. Slack's
+// published limits disagree (one client library says 201 rows, Slack's
+// reference and another 101); these are the strictest.
+const (
+	// slackTableRows is the most data rows a data_table holds, besides
+	// its header row.
+	slackTableRows = 100
+	// slackTableColumns is the most columns of a data_table.
+	slackTableColumns = 20
+	// tableChars bounds the text of a table's cells: Slack allows 10,000
+	// characters across a table's cells, and across all tables of a
+	// message; the margin is for how Slack counts numbers, which it does
+	// not say.
+	tableChars = 9000
+	// tableCellChars bounds one cell's text; longer text is cut.
+	tableCellChars = 200
+	// tablePageSize is how many rows a table shows a page (Slack: 1–100).
+	tablePageSize = 10
+	// tableReadBytes bounds the bytes of a CSV parsed for its table; the
+	// records past it are counted, not read.
+	tableReadBytes = 1 << 20
+	// answerTablesMax bounds the tables one answer shows (one message
+	// each); the files are posted anyway.
+	answerTablesMax = 5
+)
+
+// numberCheckChars bounds the number check's line under an answer.
+const numberCheckChars = 600
+
+// Feedback: the clicks on answers' feedback buttons.
+const (
+	// feedbackFileName is the file in the data directory that keeps
+	// them, one JSON line a click.
+	feedbackFileName = "feedback.jsonl"
+	// feedbackFileBytes is the size past which the file is rotated to
+	// feedbackFileName+".1", replacing the one before: about 50,000
+	// clicks a file.
+	feedbackFileBytes = 10 << 20
+	// feedbackModelChars bounds the model ID a button's value carries.
+	feedbackModelChars = 200
+)
+
 // Defaults for the configuration; zero fields of [Config] take them.
 const (
 	DefaultAPIURL          = "https://slack.com/api/"
@@ -57,6 +99,7 @@ const (
 	// DefaultRedisClaimAfter is how long a question a replica took may go
 	// without its heartbeat before another replica answers it.
 	DefaultRedisClaimAfter = shared.DefaultClaimAfter
+	DefaultNumberCheck     = true
 
 	defaultQueueLimit     = 1000             // questions waiting for a worker
 	defaultDedupeTTL      = time.Hour        // remembered event ids

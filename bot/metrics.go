@@ -28,6 +28,8 @@ type metrics struct {
 	ackSeconds    prometheus.Histogram
 	answerSeconds prometheus.Histogram
 	runSeconds    prometheus.Histogram
+	feedback      *prometheus.CounterVec // clicks on answers' feedback buttons, by rating
+	unverified    prometheus.Counter     // numbers the number check listed
 }
 
 // The label values each labelled counter starts at 0 with, so that a
@@ -36,7 +38,7 @@ var (
 	runResults = []string{"ok", "failed", "timeout", "oom", "sandbox_error"}
 	runStarts  = []string{"warm", "cold"}
 	fileEvents = []string{"downloaded", "refused", "posted", "not_posted"}
-	errorKinds = []string{"shutdown", "timeout", "step_limit", "empty", "model", "slack", "busy", "stopped", "lost"}
+	errorKinds = []string{"shutdown", "timeout", "step_limit", "empty", "model", "slack", "busy", "feedback", "stopped", "lost"}
 	capNames   = []sandbox.Cap{
 		sandbox.CapOutput, sandbox.CapResultList, sandbox.CapMemory, sandbox.CapCPUQuota, sandbox.CapSocketFamily,
 		sandbox.CapPreview, sandbox.CapToolResult,
@@ -78,6 +80,8 @@ func newMetrics() *metrics {
 		ackSeconds:    histogram("sandpiper_ack_seconds", "Time from reading an envelope to writing its ack.", 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1),
 		answerSeconds: histogram("sandpiper_answer_seconds", "Time from taking a question to posting its answer.", 1, 2, 5, 10, 20, 30, 60, 120, 300),
 		runSeconds:    histogram("sandpiper_tool_run_seconds", "Duration of executeCode runs.", 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60),
+		feedback:      counters("sandpiper_feedback_total", "Clicks on answers' feedback buttons, by rating.", "rating", feedbackRatings...),
+		unverified:    counter("sandpiper_numbers_unverified_total", "Numbers of answers found in no source of the conversation (runs' code and output, files, the question, earlier turns), listed under the answer by the number check."),
 	}
 }
 

@@ -104,7 +104,37 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 			p.log.Error("recording a posted file in the thread's workspace failed", "file", u.name, "err", err)
 		}
 	}
+	for _, u := range ups {
+		if isTableFile(u.name) && p.tables < answerTablesMax {
+			p.postTable(ctx, run, u.name, u.data)
+		}
+	}
 	return out
+}
+
+// postTable shows a CSV a run wrote, just posted as a file, as a table
+// in its own message: a data_table and a line naming the file. A file
+// with no data row, or one Slack refuses, is left as the file.
+func (p *cardPoster) postTable(ctx context.Context, run int, name string, data []byte) {
+	t, ok := readCSVTable(name, data)
+	if !ok {
+		return
+	}
+	p.tables++
+	ctx, cancel := slackContext(ctx)
+	defer cancel()
+	_, _, err := p.b.api.PostMessageContext(ctx, p.m.Channel,
+		slack.MsgOptionTS(p.m.ThreadTS),
+		slack.MsgOptionText(t.fallback(), false),
+		slack.MsgOptionBlocks(t.blocks()...),
+		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaTable, EventPayload: map[string]any{
+			"question_ts": p.m.TS, "run": run, "file": truncate(name, 200),
+		}}),
+	)
+	if err != nil {
+		p.log.Warn("posting a table failed; the file is posted", "run", run, "file", name, "err", explain(err))
+		p.b.metrics.errors.WithLabelValues("slack").Inc()
+	}
 }
 
 // splitOmitted splits an entry of [sandbox.Result.FilesOmitted] into the

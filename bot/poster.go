@@ -30,6 +30,7 @@ type cardPoster struct {
 	stop string
 
 	uploads int       // files posted so far
+	tables  int       // tables shown so far
 	outputs []fileRef // the files posted, for the thread's memory
 
 	mu    sync.Mutex

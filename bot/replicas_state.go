@@ -97,6 +97,22 @@ func importSettings(ctx context.Context, file *fileSettings, st *shared.Store) (
 	return st.ImportSettings(ctx, channels)
 }
 
+// sharedFeedback keeps the clicks on answers' feedback buttons in Redis,
+// shared by the replicas: a stream of records (the latest 100,000) and a
+// tally per channel that is never trimmed.
+type sharedFeedback struct{ store *shared.Store }
+
+func (s sharedFeedback) AddFeedback(ctx context.Context, f Feedback) error {
+	return s.store.AddFeedback(ctx, shared.Feedback{
+		Channel: f.Channel, ThreadTS: f.ThreadTS, MessageTS: f.MessageTS, User: f.User,
+		Rating: f.Rating, Model: f.Model, Time: f.Time,
+	})
+}
+
+func (s sharedFeedback) FeedbackTally(ctx context.Context, channel string) (map[string]int64, error) {
+	return s.store.FeedbackTally(ctx, channel)
+}
+
 // queueCollector reports the shared queue's figures ([shared.Stats]) on
 // each scrape of /metrics.
 type queueCollector struct {

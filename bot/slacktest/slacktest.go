@@ -429,7 +429,7 @@ func checkBlocks(raw string) map[string]any {
 	if len(blocks) > 50 {
 		return slackErr("invalid_blocks", "must provide an array with no more than 50 items [json-pointer:/blocks]")
 	}
-	total := 0
+	total, tableChars := 0, 0
 	for i, b := range blocks {
 		switch b["type"] {
 		case "section", "header":
@@ -465,6 +465,18 @@ func checkBlocks(raw string) map[string]any {
 				}
 			}
 		case "divider":
+		case "data_table":
+			e, n := checkDataTable(i, b)
+			if e != nil {
+				return e
+			}
+			if tableChars += n; tableChars > tableMaxChars {
+				return blockError("the tables of a message must hold no more than %d characters [json-pointer:/blocks/%d]", tableMaxChars, i)
+			}
+		case "context_actions":
+			if e := checkContextActions(i, b); e != nil {
+				return e
+			}
 		case "rich_text", "markdown":
 			total += len(raw) // conservative
 		default:

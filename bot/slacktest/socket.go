@@ -568,6 +568,8 @@ func (m Message) Visible() string {
 		case "markdown":
 			b.WriteString(fmt.Sprint(bl["text"]))
 			b.WriteString("\n")
+		case "data_table":
+			b.WriteString(tableText(bl))
 		}
 	}
 	for _, f := range m.Files {

@@ -17,6 +17,10 @@ import (
 
 // Bot is the bot's part of the environment. Its defaults are bot's.
 type Bot struct {
+	// NumberCheck lists under an answer its numbers found in no run's
+	// output.
+	NumberCheck onOff `env:"SANDPIPER_NUMBER_CHECK"`
+
 	BotToken        string        `env:"SLACK_BOT_TOKEN"`
 	AppToken        string        `env:"SLACK_APP_TOKEN"`
 	APIURL          string        `env:"SLACK_API_URL"`
@@ -50,7 +54,7 @@ var reReplica = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,100}$`)
 func LoadBot(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
 	e := Bot{
 		APIURL: bot.DefaultAPIURL, DataDir: bot.DefaultDataDir, ThreadTTL: bot.DefaultThreadTTL,
-		ShutdownTimeout: bot.DefaultShutdownTimeout, AnswerTimeout: bot.DefaultAnswerTimeout,
+		ShutdownTimeout: bot.DefaultShutdownTimeout, AnswerTimeout: bot.DefaultAnswerTimeout, NumberCheck: bot.DefaultNumberCheck,
 		Workers: bot.DefaultWorkers, LogLevel: "info", HTTPAddr: bot.DefaultHTTPAddr,
 		RedisClaimAfter: bot.DefaultRedisClaimAfter,
 		Stream:          true, StreamAppendsMin: bot.DefaultStreamAppendsPerMinute,
@@ -84,6 +88,7 @@ func (e Bot) Config(log *slog.Logger) bot.Config {
 	return bot.Config{
 		BotToken: e.BotToken, AppToken: e.AppToken, APIURL: e.APIURL,
 		Admins: e.Admins, DataDir: e.DataDir, ThreadTTL: e.ThreadTTL,
+		NumberCheckOff:  !bool(e.NumberCheck),
 		ShutdownTimeout: e.ShutdownTimeout, AnswerTimeout: e.AnswerTimeout,
 		HTTPAddr: e.HTTPAddr, Workers: e.Workers, Logger: log,
 		RedisURL: strings.TrimSpace(e.RedisURL), RedisClaimAfter: e.RedisClaimAfter, Replica: e.Replica,

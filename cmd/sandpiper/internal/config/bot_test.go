@@ -32,6 +32,40 @@ func TestBotLogQuotesControls(t *testing.T) {
 	}
 }
 
+// TestNumberCheckSwitch: SANDPIPER_NUMBER_CHECK is on unless set off, and
+// anything else is refused, naming the variable.
+func TestNumberCheckSwitch(t *testing.T) {
+	for _, tc := range []struct {
+		value   string
+		set     bool
+		off, ok bool
+	}{
+		{set: false, ok: true},
+		{value: "on", set: true, ok: true},
+		{value: " OFF ", set: true, off: true, ok: true},
+		{value: "maybe", set: true},
+	} {
+		env := map[string]string{}
+		if tc.set {
+			env["SANDPIPER_NUMBER_CHECK"] = tc.value
+		}
+		e, err := LoadBot(t.Context(), envconfig.MapLookuper(env))
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: err = %v, want ok %v", tc.value, err, tc.ok)
+			continue
+		}
+		if err != nil {
+			if !strings.Contains(err.Error(), "SANDPIPER_NUMBER_CHECK") {
+				t.Errorf("%q: the error does not name the variable: %v", tc.value, err)
+			}
+			continue
+		}
+		if got := e.Config(nil).NumberCheckOff; got != tc.off {
+			t.Errorf("%q: NumberCheckOff = %v, want %v", tc.value, got, tc.off)
+		}
+	}
+}
+
 // TestLoadBotRedis: the replicas' variables reach the bot's
 // configuration; bad values name the variable.
 func TestLoadBotRedis(t *testing.T) {

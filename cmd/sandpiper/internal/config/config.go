@@ -150,6 +150,28 @@ func checkRanges(checks ...rangeCheck) error {
 	return nil
 }
 
+// onOff is a switch written "on" or "off".
+type onOff bool
+
+func (o *onOff) EnvDecode(s string) error {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "on":
+		*o = true
+	case "off":
+		*o = false
+	default:
+		return fmt.Errorf("%q is not on or off", s)
+	}
+	return nil
+}
+
+func (o onOff) String() string {
+	if o {
+		return "on"
+	}
+	return "off"
+}
+
 // byteSize is a size in bytes written as 512MiB, 64MB, 1G or 4096. It
 // keeps the text it was read from, to name it in errors.
 type byteSize struct {
