@@ -3,6 +3,7 @@
 package local
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
@@ -35,7 +36,9 @@ print("OK")`
 	if string(res.Stdout) != "OK\n" || res.ExitCode != 0 {
 		t.Errorf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
 	}
-	if len(res.Caps) != 0 {
-		t.Errorf("caps %v, want none", res.Caps)
+	// The CPU quota may throttle any run on a busy host: not a cap this
+	// program provokes.
+	if caps := slices.DeleteFunc(slices.Clone(res.Caps), func(c sandbox.Cap) bool { return c == sandbox.CapCPUQuota }); len(caps) != 0 {
+		t.Errorf("caps %v, want none", caps)
 	}
 }
