@@ -102,6 +102,17 @@ func (s *session) typ(text string) {
 	}
 }
 
+// ask sends question as the user would (typed, then Enter), waits until
+// the screen shows want (what names it in a failure), and then for the
+// prompt to be back.
+func (s *session) ask(question, what, want string) {
+	s.t.Helper()
+	s.typ(question)
+	s.key(tea.KeyEnter)
+	s.waitFor(what, func(sc string) bool { return strings.Contains(sc, want) })
+	s.waitIdle()
+}
+
 func (s *session) key(k tea.KeyType) { s.tm.Send(tea.KeyMsg{Type: k}) }
 
 func (s *session) paste(text string) {
@@ -220,10 +231,7 @@ func TestChat(t *testing.T) {
 		SaveFile: func(f sandbox.File) (string, error) { return "sandpiper-output/" + f.Name, nil },
 	}, 80, 24)
 	s.waitIdle()
-	s.typ("What is 2**10, and π?")
-	s.key(tea.KeyEnter)
-	s.waitFor("the footer", func(sc string) bool { return strings.Contains(sc, "tokens in") })
-	s.waitIdle()
+	s.ask("What is 2**10, and π?", "the footer", "tokens in")
 	s.key(tea.KeyCtrlD)
 	sc, m := s.finish()
 	if err := m.Err(); err != nil {
@@ -274,10 +282,7 @@ func TestHistory(t *testing.T) {
 	a := &asker{scripts: [][]any{answer("ok")}}
 	s := newSession(t, Options{Ask: a.ask, History: h}, 80, 24)
 	s.waitIdle()
-	s.typ("new one")
-	s.key(tea.KeyEnter)
-	s.waitFor("the answer", func(sc string) bool { return strings.Contains(sc, "1 step") })
-	s.waitIdle()
+	s.ask("new one", "the answer", "1 step")
 	s.typ("draft")
 	s.key(tea.KeyUp) // "new one"
 	s.key(tea.KeyUp) // the old question, cursor on its last line
@@ -343,10 +348,7 @@ func TestStop(t *testing.T) {
 	if !errors.Is(stopErr, context.Canceled) {
 		t.Errorf("Ask's context ended with %v, want context.Canceled", stopErr)
 	}
-	s.typ("again")
-	s.key(tea.KeyEnter)
-	s.waitFor("the second answer", func(sc string) bool { return strings.Contains(sc, "second answer") })
-	s.waitIdle()
+	s.ask("again", "the second answer", "second answer")
 	s.key(tea.KeyCtrlD)
 	sc, m := s.finish()
 	if err := m.Err(); err != nil {
@@ -395,10 +397,7 @@ func TestCommands(t *testing.T) {
 		s.typ(c)
 		s.key(tea.KeyEnter)
 	}
-	s.typ("what is in it?")
-	s.key(tea.KeyEnter)
-	s.waitFor("the answer", func(sc string) bool { return strings.Contains(sc, "1 step") })
-	s.waitIdle()
+	s.ask("what is in it?", "the answer", "1 step")
 	s.key(tea.KeyCtrlD)
 	sc, _ := s.finish()
 	got := a.asked()
@@ -428,10 +427,7 @@ func TestAttach(t *testing.T) {
 	s.typ("/file " + data)
 	s.key(tea.KeyEnter)
 	s.waitFor("the attachment", func(sc string) bool { return strings.Contains(sc, "attached: data.csv") })
-	s.typ("first")
-	s.key(tea.KeyEnter)
-	s.waitFor("the answer", func(sc string) bool { return strings.Contains(sc, "1 step") })
-	s.waitIdle()
+	s.ask("first", "the answer", "1 step")
 	s.typ("second")
 	s.key(tea.KeyEnter)
 	s.waitFor("the second answer", func(sc string) bool { return strings.Count(sc, "1 step") == 2 })
@@ -485,14 +481,8 @@ func TestError(t *testing.T) {
 	}}
 	s := newSession(t, Options{Ask: a.ask}, 80, 24)
 	s.waitIdle()
-	s.typ("one")
-	s.key(tea.KeyEnter)
-	s.waitFor("the error", func(sc string) bool { return strings.Contains(sc, "error: model API: 500") })
-	s.waitIdle()
-	s.typ("two")
-	s.key(tea.KeyEnter)
-	s.waitFor("the answer", func(sc string) bool { return strings.Contains(sc, "fine now") })
-	s.waitIdle()
+	s.ask("one", "the error", "error: model API: 500")
+	s.ask("two", "the answer", "fine now")
 	s.key(tea.KeyCtrlD)
 	sc, m := s.finish()
 	if !strings.Contains(sc, "␛]0;pwned␇") {
@@ -509,10 +499,7 @@ func TestErrorLast(t *testing.T) {
 	a := &asker{scripts: [][]any{{step(func(context.Context) error { return errors.New("model API: 500") })}}}
 	s := newSession(t, Options{Ask: a.ask}, 80, 24)
 	s.waitIdle()
-	s.typ("one")
-	s.key(tea.KeyEnter)
-	s.waitFor("the error", func(sc string) bool { return strings.Contains(sc, "error: model API: 500") })
-	s.waitIdle()
+	s.ask("one", "the error", "error: model API: 500")
 	s.key(tea.KeyCtrlD)
 	if _, m := s.finish(); m.Err() != nil {
 		t.Errorf("Err() = %v, want nil", m.Err())
@@ -540,10 +527,7 @@ func TestHostile(t *testing.T) {
 	a := &asker{scripts: [][]any{script}}
 	s := newSession(t, Options{Ask: a.ask, Banner: "evil\x1b]0;t\a"}, 80, 24)
 	s.waitIdle()
-	s.typ("go")
-	s.key(tea.KeyEnter)
-	s.waitFor("the footer", func(sc string) bool { return strings.Contains(sc, "2 steps") })
-	s.waitIdle()
+	s.ask("go", "the footer", "2 steps")
 	s.key(tea.KeyCtrlD)
 	// screen fails on any OSC sequence, control character or CSI other
 	// than the renderer's own.
