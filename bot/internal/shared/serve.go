@@ -508,12 +508,13 @@ func (c *consumer) start(ctx context.Context, e *entry) (next bool, err error) {
 		return next, err
 	}
 	n, _ := res[1].(int64)
-	d.Attempt = int(n)
-	d.PreviousReplica, _ = res[2].(string)
+	previous, _ := res[2].(string)
 	stoppedBy, _ := res[3].(string)
 
 	hctx, cancel := context.WithCancelCause(c.ctx)
 	c.mu.Lock()
+	// Under c.mu: the stop listener reads held entries' deliveries.
+	d.Attempt, d.PreviousReplica = int(n), previous
 	closing := c.closing
 	if !closing {
 		e.state, e.cancel = running, cancel
