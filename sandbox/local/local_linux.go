@@ -65,6 +65,12 @@ type Sandbox struct {
 	zmu    sync.Mutex
 	zygote *zygote // started on first use, restarted if it dies
 	closed bool    // by Close
+	// early is the zygote New started ahead (OneShot), until forkInit or
+	// Close takes it.
+	early chan startedZygote
+	// prestart is the run started before the runtime, from a plan that is
+	// this Sandbox's (OneShot), until Run or Close takes it.
+	prestart *prestarted
 
 	refill   chan struct{} // asks keepReady to top the pool up (and warm it)
 	stop     chan struct{} // closed by Close
@@ -112,12 +118,27 @@ type hostMount struct {
 // New checks that this host can create sandboxes and resolves the
 // interpreter. It fails, saying why and what to do, when it cannot; it never
 // falls back to running code unsandboxed.
-func New(ctx context.Context, cfg Config) (*Sandbox, error) {
+func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = runtime.NumCPU()
 	}
 	if err := CheckPreload(cfg.Preload); err != nil {
 		return nil, err
+	}
+	var early chan startedZygote
+	if cfg.OneShot && !prestartedRun() {
+		// The run follows at once: start the helper process (an exec of
+		// this binary, a few milliseconds) while the rest is resolved.
+		early = make(chan startedZygote, 1)
+		go func() {
+			z, err := startZygote()
+			early <- startedZygote{z, err}
+		}()
+		defer func() {
+			if err != nil {
+				go closeStarted(early)
+			}
+		}()
 	}
 	cfg.Limits = cfg.Limits.WithDefaults()
 	log := cfg.Logger
@@ -137,6 +158,7 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 		cachesDone: make(chan struct{}),
 		refill:     make(chan struct{}, 1),
 		stop:       make(chan struct{}),
+		early:      early,
 		maxWarm:    maxWarm(cfg.Concurrency),
 		warmIdle:   defaultWarmIdle,
 		warmNews:   make(chan struct{}),
@@ -175,7 +197,11 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 	if cfg.OneShot {
 		// One run is to follow at once: it is its own test, and a
 		// sandbox built ahead for a second run would only compete with
-		// it. Nothing is preloaded: the run starts cold.
+		// it. Nothing is preloaded: the run starts cold. It may have
+		// started already, before the runtime.
+		if p := takePrestart(); p != nil {
+			s.adoptPrestart(p)
+		}
 		close(s.cachesDone)
 		log.Debug("sandbox: local backend ready for one run", "python", py.Executable, "version", py.Version,
 			"cgroups", s.cgroups.String(), "landlock_abi", landlockABI())
@@ -520,19 +546,33 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 
 	stdout := &sandbox.CapBuffer{Max: lim.Output}
 	stderr := &sandbox.CapBuffer{Max: lim.Output}
-	go func() {
-		w.reqW.Write(encodeRun(req.Code, req.Files, lim))
-		w.reqW.Close()
-	}()
+	if w.sent {
+		start = w.started
+	} else {
+		go func() {
+			w.reqW.Write(encodeRun(req.Code, req.Files, lim))
+			w.reqW.Close()
+		}()
+	}
 	var readers sync.WaitGroup
-	readers.Go(func() { io.Copy(stdout, w.stdoutR) })
-	readers.Go(func() { io.Copy(stderr, w.stderrR) })
 	resultc := make(chan initResultOrErr, 1)
-	go func() {
-		r, err := decodeResult(w.resultR, lim)
-		io.Copy(io.Discard, w.resultR)
+	if f := w.finished; f != nil {
+		fill(stdout, f.stdout, f.stdoutSize)
+		fill(stderr, f.stderr, f.stderrSize)
+		r, err := decodeResult(bytes.NewReader(f.result), lim)
+		if f.killed {
+			err = errors.New("killed at the deadline")
+		}
 		resultc <- initResultOrErr{r, err}
-	}()
+	} else {
+		readers.Go(func() { io.Copy(stdout, w.stdoutR) })
+		readers.Go(func() { io.Copy(stderr, w.stderrR) })
+		go func() {
+			r, err := decodeResult(w.resultR, lim)
+			io.Copy(io.Discard, w.resultR)
+			resultc <- initResultOrErr{r, err}
+		}()
+	}
 
 	backstop := time.NewTimer(lim.Timeout + hostGrace)
 	defer backstop.Stop()
@@ -554,6 +594,9 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		ir = <-resultc
 	}
 	exited := time.Now()
+	if w.finished != nil && w.finished.killed {
+		killedByHost = true
+	}
 	if ir.err != nil {
 		// init died without a result: make sure nothing of it is left
 		// before reading the streams to their end.
@@ -615,6 +658,15 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	return res, nil
 }
 
+// fill writes to b what a stream kept, data, of size bytes written in all.
+func fill(b *sandbox.CapBuffer, data []byte, size int64) {
+	b.Write(data)
+	var zeros [64 << 10]byte
+	for left := size - int64(len(data)); left > 0; left -= int64(len(zeros)) {
+		b.Write(zeros[:min(left, int64(len(zeros)))]) // past the cap: counted, not kept
+	}
+}
+
 // refusedMemory reports whether a program's last line of stderr says that
 // an allocation was refused: without a memory cgroup, RLIMIT_AS refuses
 // what would pass a process's share (MemoryError, or ENOMEM from mmap).
@@ -632,7 +684,7 @@ func (s *Sandbox) forkInit(files []*os.File) (*os.File, error) {
 			return nil, errClosed
 		}
 		if s.zygote == nil {
-			z, err := startZygote()
+			z, err := s.startZygote()
 			if err != nil {
 				s.zmu.Unlock()
 				return nil, err
@@ -650,7 +702,7 @@ func (s *Sandbox) forkInit(files []*os.File) (*os.File, error) {
 		s.zmu.Lock()
 		if s.zygote == z {
 			s.zygote = nil
-			go z.close()
+			go z.close(true)
 		}
 		s.zmu.Unlock()
 	}
@@ -665,11 +717,46 @@ func (s *Sandbox) Close() error {
 	s.stopPool()
 	s.zmu.Lock()
 	defer s.zmu.Unlock()
+	if s.early != nil {
+		go closeStarted(s.early)
+		s.early = nil
+	}
+	if p := s.prestart; p != nil {
+		s.prestart = nil
+		go p.r.discard(s)
+	}
 	if s.zygote != nil {
-		s.zygote.close()
+		// A one-shot process exits next, and its helper with it
+		// (SIGKILL at its parent's death): not waiting for it saves the
+		// run a millisecond or two.
+		s.zygote.close(!s.cfg.OneShot)
 		s.zygote = nil
 	}
 	return nil
+}
+
+// startedZygote is what starting a zygote ahead gave.
+type startedZygote struct {
+	z   *zygote
+	err error
+}
+
+// startZygote returns the zygote New started ahead, if it did and it has
+// not been used, else starts one. The caller holds s.zmu.
+func (s *Sandbox) startZygote() (*zygote, error) {
+	if s.early != nil {
+		sz := <-s.early
+		s.early = nil
+		return sz.z, sz.err
+	}
+	return startZygote()
+}
+
+// closeStarted stops the zygote started ahead on c, once it has started.
+func closeStarted(c chan startedZygote) {
+	if sz := <-c; sz.z != nil {
+		sz.z.close(true)
+	}
 }
 
 var errClosed = errors.New("sandbox: closed")

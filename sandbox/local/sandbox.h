@@ -112,4 +112,63 @@ struct cut_msg {
 	uint32_t skipped;  // a directory was not looked into (too deep, path too long)
 };
 
+// A one-shot run started before the Go runtime (prestart.c): the
+// sandbox and the program go on while the runtime starts, and the Go
+// side then takes them over, if the plan they were started from is the
+// one it makes itself, or discards them. When the plan allows it (its
+// PLAN_FINISH flag) and the run needs nothing but its output printed, the
+// C side finishes it alone, and the Go runtime never starts. PLAN_MAGIC
+// opens a plan file (written by the Go side, oneShotPlan).
+#define PLAN_MAGIC "sandpiper exec plan 1\n"
+#define PLAN_FINISH 1 // flag: sandpiper_prestart_finish may finish the run
+#define PRESTART_CGROUPS 3
+
+enum {
+	PRESTART_NONE = 0,     // nothing was tried
+	PRESTART_STARTED = 1,  // the program runs; the pipes are the Go side's to read
+	PRESTART_NO_PLAN = 2,  // a plan was looked for, and nothing started
+	PRESTART_FINISHED = 3, // the run ended; what it wrote is in out, err and result
+};
+
+// A stream read to its end: the first cap bytes kept, size written in all.
+struct prestart_buf {
+	char *data; // malloc'd
+	uint64_t len, size;
+};
+
+struct prestart {
+	int32_t state; // PRESTART_*
+	int32_t pidfd, stdout_r, stderr_r, result_r, events_r;
+	int32_t ncgroups;
+	char cgroups[PRESTART_CGROUPS][512]; // the run's group, one per hierarchy
+	char plan_path[512];                  // where the plan is kept (empty: nowhere)
+	const char *plan;                     // the plan it was started from (malloc'd)
+	uint64_t plan_len;
+	const char *code; // the program (in argv)
+	uint64_t code_len;
+	int64_t started_ns; // CLOCK_REALTIME when it was started
+
+	// PRESTART_FINISHED: what the run wrote, and whether it had to be
+	// killed from here (init did not end it in time).
+	struct prestart_buf out, err, result;
+	int32_t killed;
+};
+
+extern struct prestart sandpiper_prestart;
+
+// sandpiper_prestart_run starts code in a sandbox from the plan in
+// plan_path, if there is one fit for this host, and records what it did
+// in sandpiper_prestart. It never fails: the Go side runs the program
+// itself when nothing was started.
+void sandpiper_prestart_run(const char *plan_path, const char *code, uint64_t code_len);
+
+// sandpiper_prestart_finish reads the run sandpiper_prestart_run started
+// to its end. When its plan allows it and the result needs nothing but
+// the program's output (the program exited, or died of a signal no limit
+// sent, within every limit, its output within the cap, no file written),
+// it writes the program's stdout and stderr to descriptors 1 and 2 and
+// returns its exit status. Otherwise it returns -1, and the Go side takes
+// the run over: started (when nothing was read) or finished.
+int sandpiper_prestart_finish(void);
+
 #endif

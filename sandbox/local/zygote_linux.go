@@ -134,10 +134,15 @@ func parseRights(oob []byte) ([]int, error) {
 	return fds, nil
 }
 
-// close stops the zygote, after any fork under way.
-func (z *zygote) close() {
+// close stops the zygote, after any fork under way: it exits when its
+// socket closes. With wait, close returns once it has.
+func (z *zygote) close(wait bool) {
 	z.mu.Lock()
 	z.sock.Close()
 	z.mu.Unlock()
-	z.proc.Wait()
+	if wait {
+		z.proc.Wait()
+	} else {
+		z.proc.Release()
+	}
 }
