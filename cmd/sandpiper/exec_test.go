@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -98,5 +101,144 @@ print("done")`
 	}
 	if _, err := os.Stat(filepath.Join(dir, "saved", ".cache")); !os.IsNotExist(err) {
 		t.Errorf("the hidden cache was saved (%v)", err)
+	}
+}
+
+// execBinary runs the built sandpiper with args in dir, its environment
+// env alone, and reports what it printed, its exit code, and whether the
+// Go runtime started (GODEBUG=inittrace=1 has it say so on stderr; the
+// lines are taken out of stderr).
+func execBinary(t *testing.T, dir string, env []string, stdin string, args ...string) (stdout, stderr string, code int, goStarted bool) {
+	t.Helper()
+	cmd := exec.Command(buildSandpiper(t), args...)
+	cmd.Dir, cmd.Env = dir, append(slices.Clone(env), "GODEBUG=inittrace=1")
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, line := range strings.SplitAfter(errb.String(), "\n") {
+		if strings.HasPrefix(line, "init ") && strings.Contains(line, " ms clock") {
+			goStarted = true
+			continue
+		}
+		kept = append(kept, line)
+	}
+	return out.String(), strings.Join(kept, ""), code, goStarted
+}
+
+// TestExecKeptPlan runs each program twice through the built binary: the
+// first exec of a configuration runs it on the Go side and keeps a plan,
+// the second starts it before the Go runtime from that plan. Both print
+// the same; a result that needs nothing but the program's output never
+// starts the Go runtime, and any other is the Go side's to finish.
+func TestExecKeptPlan(t *testing.T) {
+	python := hostPython(t)
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		stdin  string
+		env    []string
+		code   int
+		stdout string
+		onlyC  bool // the second run needs no Go runtime
+	}{
+		{name: "print", args: []string{"-c", "print(6 * 7)"}, stdout: "42\n", onlyC: true},
+		{name: "stderr and exit code", args: []string{"-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"}, code: 3, stdout: "out\n", onlyC: true},
+		{name: "traceback", args: []string{"-c", "1/0"}, code: 1, onlyC: true},
+		{name: "signal", args: []string{"-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"}, code: 143, onlyC: true},
+		{name: "last -c wins", args: []string{"-c", "print(1)", "--c=print(2)"}, stdout: "2\n", onlyC: true},
+		{name: "files written", args: []string{"-c", "open('r.csv', 'w').write('a\\n1\\n'); print('ok')"}, stdout: "ok\n"},
+		{name: "timeout", args: []string{"-c", "print('start', flush=True)\nwhile True: pass"}, env: []string{"SANDPIPER_SANDBOX_TIMEOUT=1s"}, code: 124, stdout: "start\n"},
+		{name: "memory", args: []string{"-c", "x = bytearray(1 << 30)"}, env: []string{"SANDPIPER_SANDBOX_MEMORY=64MiB"}, code: 137},
+		{name: "truncated", args: []string{"-c", "print('x' * 5000)"}, env: []string{"SANDPIPER_SANDBOX_OUTPUT=1KiB"}, stdout: strings.Repeat("x", 1024)},
+		{name: "out", args: []string{"-out", "saved", "-c", "open('r.csv', 'w').write('a'); print('ok')"}, stdout: "ok\n"},
+		{name: "code on stdin", stdin: "print('in')", stdout: "in\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			home, dir := t.TempDir(), t.TempDir()
+			env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SANDPIPER_PYTHON=" + python}, tc.env...)
+			args := append([]string{"exec"}, tc.args...)
+			var first [3]string
+			for i, want := range []string{"first (the Go side)", "second (from the plan)"} {
+				stdout, stderr, code, goStarted := execBinary(t, dir, env, tc.stdin, args...)
+				if code != tc.code || stdout != tc.stdout {
+					t.Errorf("%s exec: exit %d, stdout %q; want %d, %q (stderr %q)", want, code, stdout, tc.code, tc.stdout, stderr)
+				}
+				if i == 0 {
+					first = [3]string{stdout, stderr}
+					if !goStarted {
+						t.Errorf("first exec: the Go runtime did not start")
+					}
+					continue
+				}
+				if stderr != first[1] {
+					t.Errorf("stderr from the plan %q; from the Go side %q", stderr, first[1])
+				}
+				if goStarted == tc.onlyC {
+					t.Errorf("second exec: Go runtime started = %v, want %v", goStarted, !tc.onlyC)
+				}
+			}
+			plans, _ := filepath.Glob(filepath.Join(home, ".cache", "sandpiper", "exec-*.plan"))
+			if wantPlans := 1; tc.stdin != "" {
+				if len(plans) != 0 {
+					t.Errorf("plans kept for code on stdin: %q", plans)
+				}
+			} else if len(plans) != wantPlans {
+				t.Errorf("plans kept: %q, want %d", plans, wantPlans)
+			}
+		})
+	}
+}
+
+// TestExecStalePlan gives exec a plan kept under its name that is not the
+// one its configuration makes (another output cap): with -v, the Go side
+// takes no run from it, runs the program itself, and keeps its own plan.
+func TestExecStalePlan(t *testing.T) {
+	python := hostPython(t)
+	home, dir := t.TempDir(), t.TempDir()
+	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SANDPIPER_PYTHON=" + python}
+	cache := filepath.Join(home, ".cache", "sandpiper")
+	planOf := func(env []string) (string, []byte) {
+		t.Helper()
+		before, _ := filepath.Glob(filepath.Join(cache, "exec-*.plan"))
+		if _, stderr, code, _ := execBinary(t, dir, env, "", "exec", "-c", "pass"); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		after, _ := filepath.Glob(filepath.Join(cache, "exec-*.plan"))
+		for _, p := range after {
+			if !slices.Contains(before, p) {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p, b
+			}
+		}
+		t.Fatalf("no new plan in %q", after)
+		return "", nil
+	}
+	path, own := planOf(base)
+	_, other := planOf(append(slices.Clone(base), "SANDPIPER_SANDBOX_OUTPUT=1KiB"))
+	if err := os.WriteFile(path, other, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code, _ := execBinary(t, dir, base, "", "exec", "-v", "-c", "print('x' * 5000)")
+	if code != 0 || stdout != strings.Repeat("x", 5000)+"\n" {
+		t.Errorf("exit %d, stdout %d bytes; want 0, 5001 (stderr %q)", code, len(stdout), stderr)
+	}
+	if !strings.Contains(stderr, "is out of date") {
+		t.Errorf("stderr %q does not say the plan is out of date", stderr)
+	}
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, own) {
+		t.Errorf("the stale plan was not replaced by the configuration's own")
+	}
+	if _, stderr, _, _ := execBinary(t, dir, base, "", "exec", "-v", "-c", "pass"); !strings.Contains(stderr, "started before the runtime") {
+		t.Errorf("with its own plan kept again, stderr %q does not say the run started before the runtime", stderr)
 	}
 }
