@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -110,7 +111,16 @@ print("done")`
 // lines are taken out of stderr).
 func execBinary(t *testing.T, dir string, env []string, stdin string, args ...string) (stdout, stderr string, code int, goStarted bool) {
 	t.Helper()
-	cmd := exec.Command(buildSandpiper(t), args...)
+	return execBinaryAs(t, buildSandpiper(t), nil, dir, env, stdin, args...)
+}
+
+// execBinaryAs is execBinary for the binary bin, run as cred when not nil.
+func execBinaryAs(t *testing.T, bin string, cred *syscall.Credential, dir string, env []string, stdin string, args ...string) (stdout, stderr string, code int, goStarted bool) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	if cred != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
 	cmd.Dir, cmd.Env = dir, append(slices.Clone(env), "GODEBUG=inittrace=1")
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
@@ -240,5 +250,44 @@ func TestExecStalePlan(t *testing.T) {
 	}
 	if _, stderr, _, _ := execBinary(t, dir, base, "", "exec", "-v", "-c", "pass"); !strings.Contains(stderr, "started before the runtime") {
 		t.Errorf("with its own plan kept again, stderr %q does not say the run started before the runtime", stderr)
+	}
+}
+
+// TestExecKeptPlanUnprivileged is TestExecKeptPlan's simplest case for a
+// user who may make no cgroup and clone no mount tree (as in the Docker
+// image): the plan holds neither, and the C side still finishes the run.
+func TestExecKeptPlanUnprivileged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("run as root to test the switch to an unprivileged user")
+	}
+	python := hostPython(t)
+	// A copy of the binary that nobody may run, and a home of nobody's.
+	dir, err := os.MkdirTemp("", "sandpiper-unpriv-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	data, err := os.ReadFile(buildSandpiper(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, home := filepath.Join(dir, "sandpiper"), filepath.Join(dir, "home")
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const nobody = 65534
+	if err := errors.Join(os.Chmod(dir, 0o755), os.Mkdir(home, 0o700), os.Chown(home, nobody, nobody)); err != nil {
+		t.Fatal(err)
+	}
+	cred := &syscall.Credential{Uid: nobody, Gid: nobody}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SANDPIPER_PYTHON=" + python}
+	for i, want := range []string{"first (the Go side)", "second (from the plan)"} {
+		stdout, stderr, code, goStarted := execBinaryAs(t, bin, cred, home, env, "", "exec", "-c", "import os; print(os.getuid(), 6 * 7)")
+		if code != 0 || stdout != "1000 42\n" {
+			t.Errorf("%s exec: exit %d, stdout %q, stderr %q", want, code, stdout, stderr)
+		}
+		if goStarted != (i == 0) {
+			t.Errorf("%s exec: Go runtime started = %v", want, goStarted)
+		}
 	}
 }
