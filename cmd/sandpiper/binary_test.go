@@ -31,7 +31,11 @@ func buildSandpiper(tb testing.TB) string {
 			return
 		}
 		b.path = filepath.Join(b.dir, "sandpiper")
-		out, err := exec.Command("go", "build", "-o", b.path, ".").CombinedOutput()
+		args := []string{"build", "-o", b.path}
+		if raceEnabled {
+			args = append(args, "-race") // a data race in the binary fails its test
+		}
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 		if err != nil {
 			b.err = &buildError{err: err, out: string(out)}
 		}
