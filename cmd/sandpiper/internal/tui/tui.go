@@ -662,14 +662,15 @@ func count(n int64) string {
 	return s
 }
 
-// banner prints the chat's first line.
+// banner prints the chat's first line: one line, cut to the terminal's
+// width (/help shows it whole).
 func (m *Model) banner() {
 	m.bannerDue = false
 	line := m.t.bold.Render("Sandpiper")
 	if m.opts.Banner != "" {
 		line += m.t.dim.Render(" · " + safetext.Line(m.opts.Banner))
 	}
-	m.print(m.wrap(line, m.width))
+	m.print(xansi.Truncate(line, max(m.width, 10), "…"))
 }
 
 // command runs a slash command.
@@ -759,7 +760,10 @@ func (m *Model) help() string {
 		k("/help", "this help"),
 		k("/exit", "leave (so do exit and quit)"),
 	}
-	return strings.Join(lines, "\n")
+	if m.opts.Banner != "" {
+		lines = append(lines, "", m.t.bold.Render("Model and sandbox"), "  "+safetext.Line(m.opts.Banner))
+	}
+	return m.wrap(strings.Join(lines, "\n"), m.width)
 }
 
 // rule is a dim line with a label in the middle.

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/exp/teatest"
 	"github.com/muesli/termenv"
 
@@ -585,6 +586,9 @@ func TestResize(t *testing.T) {
 	}
 	close(release)
 	s.waitFor("the answer", func(sc string) bool { return strings.Contains(sc, "1 step") })
+	if sc := s.screen(); strings.Contains(sc, "la\nst line") {
+		t.Errorf("/help wraps inside a word:\n%s", sc)
+	}
 	s.key(tea.KeyCtrlD)
 	s.finish()
 }
@@ -615,4 +619,32 @@ func TestExit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBannerOneLine: a chat's first line names the model and the
+// sandbox's Python on one line, cut to the terminal's width; /help shows
+// it whole.
+func TestBannerOneLine(t *testing.T) {
+	banner := "test-model · Python 3.11.2 with numpy 1.26.4, pandas 2.1.4, matplotlib 3.8.2, scipy 1.11.4, sympy 1.12, openpyxl 3.1.2"
+	a := &asker{}
+	s := newSession(t, Options{Ask: a.ask, Banner: banner}, 60, 24)
+	s.waitIdle()
+	sc := s.screen()
+	first, _, _ := strings.Cut(sc, "\n")
+	if !strings.HasPrefix(first, "Sandpiper · test-model · Python 3.11.2") || !strings.HasSuffix(first, "…") || lipgloss.Width(first) > 60 {
+		t.Errorf("first line %q: want the banner cut to 60 columns, ending in …", first)
+	}
+	if strings.Contains(sc, "openpyxl") {
+		t.Errorf("the banner wrapped:\n%s", sc)
+	}
+	s.typ("/help")
+	s.key(tea.KeyEnter)
+	s.waitFor("the whole banner in /help, wrapped between words", func(sc string) bool {
+		return strings.Contains(sc, "Model and sandbox") && strings.Contains(sc, "openpyxl")
+	})
+	if sc := s.screen(); strings.Contains(sc, "la\nst line") {
+		t.Errorf("/help wraps inside a word:\n%s", sc)
+	}
+	s.key(tea.KeyCtrlD)
+	s.finish()
 }
