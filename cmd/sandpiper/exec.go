@@ -88,6 +88,12 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	res, err := sb.Run(ctx, sandbox.Request{Code: *code})
 	if err != nil {
+		if ctx.Err() != nil {
+			// Ctrl+C (or SIGTERM): the run is killed; exit as a shell
+			// reports an interrupted command, as when exec is
+			// interrupted before its Go side starts.
+			return &exitError{exitInterrupted, nil}
+		}
 		return err
 	}
 	// The program's own output is passed through untouched, as python3

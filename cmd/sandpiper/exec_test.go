@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestExecLocal runs `sandpiper exec` against the real local sandbox.
@@ -57,6 +58,31 @@ func TestExecLocal(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestExecInterrupted: an interrupt (the context's end) kills the run,
+// and exec exits 130 as a shell reports it, printing nothing of its own.
+func TestExecInterrupted(t *testing.T) {
+	t.Setenv("SANDPIPER_PYTHON", "/usr/bin/python3")
+	t.Setenv("SANDPIPER_SANDBOX", "local")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Chdir(t.TempDir())
+	ctx, cancel := context.WithCancel(t.Context())
+	var out, errb bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"exec", "-c", "print('start', flush=True)\nwhile True: pass"}, strings.NewReader(""), &out, &errb)
+	}()
+	time.Sleep(500 * time.Millisecond)
+	cancel()
+	select {
+	case code := <-done:
+		if code != 130 || errb.Len() != 0 {
+			t.Errorf("exit %d, stderr %q; want 130 and nothing", code, errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("exec went on after the interrupt")
 	}
 }
 
