@@ -57,11 +57,16 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return usageError(fmt.Errorf("exec: unexpected argument %q (the code goes after -c, in quotes)", fs.Arg(0)), u.String())
 	}
 	if *code == "" {
-		b, err := io.ReadAll(stdin)
+		c, read, err := constructorStdin()
+		if !read {
+			var b []byte
+			b, err = io.ReadAll(stdin)
+			c = string(b)
+		}
 		if err != nil {
 			return fmt.Errorf("read code: %w", err)
 		}
-		*code = string(b)
+		*code = c
 	}
 	_, cfg, err := load(ctx, config.LoadSandbox)
 	if err != nil {

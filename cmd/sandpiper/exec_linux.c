@@ -1,16 +1,17 @@
 //go:build linux && cgo
 
-// `sandpiper exec -c CODE` starts its program before the Go runtime does:
-// this constructor finds the plan an earlier exec kept for this
-// configuration and has the sandbox start the code from it
+// `sandpiper exec` starts its program before the Go runtime does: this
+// constructor reads the code (from -c, or standard input to its end),
+// finds the plan an earlier exec kept for this configuration and has the
+// sandbox start the code from it
 // (sandbox/local/prestart.c). When the result needs nothing but the
 // program's output printed, that is all that happens: the runtime, and
 // the packages of the bot and the terminal UI (about 50 ms of
 // initialisation), never start. Otherwise (-v, -out, files written, a
 // limit hit) the Go side takes the run over, or runs the program itself
-// when the plan is not the one it makes (sandbox/local). Without -c (code
-// on standard input), or with a flag exec does not know, nothing starts
-// here.
+// when the plan is not the one it makes (sandbox/local); it takes code
+// read from standard input from sandpiper_exec_stdin. With a flag exec
+// does not know, or -h, nothing happens here.
 //
 // The plan is kept in the user's cache directory, under a name made of
 // everything the configuration is read from: the binary, the user and its
@@ -20,6 +21,7 @@
 // named relative to it. A change to any of them looks for another plan.
 
 #define _GNU_SOURCE
+#include <errno.h>
 #include <limits.h>
 #include <linux/capability.h>
 #include <stdint.h>
@@ -70,44 +72,90 @@ static int is_bool(const char *s) {
 	return 0;
 }
 
-// code_arg returns the code exec's flags (argv, after "exec") give with -c, as Go's flag
-// package reads them (the last -c wins), or NULL when there is none or
-// the arguments are not plainly exec's; *plain says whether they are -c
-// alone (no -v, no -out), which asks for no more than the program's
-// output.
-static const char *code_arg(int argc, char **argv, int *plain) {
+// exec_args reads exec's flags (argv, after "exec") as Go's flag package
+// does, and reports whether they are plainly exec's (else the Go side
+// says what is wrong); *code is the code given with -c (the last -c
+// wins), or NULL, and *plain says whether -c is all there is (no -v, no
+// -out), which asks for no more than the program's output.
+static int exec_args(int argc, char **argv, const char **code, int *plain) {
 	*plain = 1;
-	const char *code = NULL;
+	*code = NULL;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 		if (a[0] != '-' || a[1] == '\0')
-			return NULL; // an argument: exec refuses it
+			return 0; // an argument: exec refuses it
 		if (strcmp(a, "--") == 0)
-			return i + 1 == argc ? code : NULL;
+			return i + 1 == argc;
 		const char *name = a[1] == '-' ? a + 2 : a + 1;
 		const char *eq = strchr(name, '=');
 		size_t n = eq ? (size_t)(eq - name) : strlen(name);
 		const char *value = eq ? eq + 1 : NULL;
 		if (n == 1 && name[0] == 'v') {
 			if (value && !is_bool(value))
-				return NULL;
+				return 0;
 			*plain = 0;
 			continue;
 		}
 		int is_c = n == 1 && name[0] == 'c', is_out = n == 3 && strncmp(name, "out", 3) == 0;
 		if (!is_c && !is_out)
-			return NULL; // -h, or a flag exec does not know
+			return 0; // -h, or a flag exec does not know
 		if (!value) {
 			if (i + 1 == argc)
-				return NULL;
+				return 0;
 			value = argv[++i];
 		}
 		if (is_c)
-			code = value;
+			*code = value;
 		else
 			*plain = 0;
 	}
-	return code;
+	return 1;
+}
+
+// The program exec reads from standard input without -c, read here when
+// the constructor ran; exec's Go side takes it from sandpiper_exec_stdin.
+static struct {
+	int read; // 1: standard input was read to its end (or to err)
+	int err;  // errno of a failed read
+	char *code;
+	size_t len;
+} stdin_code;
+
+static void read_stdin(void) {
+	size_t cap = 0;
+	stdin_code.read = 1;
+	for (;;) {
+		if (stdin_code.len == cap) {
+			cap = cap ? 2 * cap : 4096;
+			char *p = realloc(stdin_code.code, cap);
+			if (p == NULL) {
+				stdin_code.err = ENOMEM;
+				return;
+			}
+			stdin_code.code = p;
+		}
+		ssize_t n = read(0, stdin_code.code + stdin_code.len, cap - stdin_code.len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			stdin_code.err = errno;
+			return;
+		}
+		if (n == 0)
+			return;
+		stdin_code.len += (size_t)n;
+	}
+}
+
+// sandpiper_exec_stdin returns 1 when the constructor read exec's code
+// from standard input, with the code (or the read's errno).
+int sandpiper_exec_stdin(const char **code, size_t *len, int *err) {
+	if (!stdin_code.read)
+		return 0;
+	*code = stdin_code.code;
+	*len = stdin_code.len;
+	*err = stdin_code.err;
+	return 1;
 }
 
 __attribute__((constructor)) static void sandpiper_exec_prestart(int argc, char **argv, char **envp) {
@@ -115,9 +163,17 @@ __attribute__((constructor)) static void sandpiper_exec_prestart(int argc, char 
 	if (argc < 2 || argv == NULL || envp == NULL || strcmp(argv[1], "exec") != 0)
 		return;
 	int plain;
-	const char *code = code_arg(argc - 2, argv + 2, &plain);
-	if (code == NULL || code[0] == '\0')
+	const char *code;
+	if (!exec_args(argc - 2, argv + 2, &code, &plain))
 		return;
+	size_t code_len = code ? strlen(code) : 0;
+	if (code_len == 0) {
+		read_stdin();
+		if (stdin_code.err || stdin_code.len == 0 || memchr(stdin_code.code, 0, stdin_code.len) != NULL)
+			return; // the Go side says what is wrong
+		code = stdin_code.code;
+		code_len = stdin_code.len;
+	}
 	// Where the plan is kept: the user's cache directory, as Go's
 	// os.UserCacheDir finds it.
 	const char *cache = getenv("XDG_CACHE_HOME"), *sub = "/sandpiper";
@@ -171,7 +227,7 @@ __attribute__((constructor)) static void sandpiper_exec_prestart(int argc, char 
 	if ((size_t)snprintf(path, sizeof path, "%s%s/exec-%016llx.plan", cache, sub, (unsigned long long)h) >=
 	    sizeof path)
 		return;
-	sandpiper_prestart_run(path, code, strlen(code));
+	sandpiper_prestart_run(path, code, code_len);
 	if (plain) {
 		int status = sandpiper_prestart_finish();
 		if (status >= 0)

@@ -194,7 +194,8 @@ func TestExecKeptPlan(t *testing.T) {
 		{name: "memory", args: []string{"-c", "x = bytearray(1 << 30)"}, env: []string{"SANDPIPER_SANDBOX_MEMORY=64MiB"}, code: 137},
 		{name: "truncated", args: []string{"-c", "print('x' * 5000)"}, env: []string{"SANDPIPER_SANDBOX_OUTPUT=1KiB"}, stdout: strings.Repeat("x", 1024)},
 		{name: "out", args: []string{"-out", "saved", "-c", "open('r.csv', 'w').write('a'); print('ok')"}, stdout: "ok\n"},
-		{name: "code on stdin", stdin: "print('in')", stdout: "in\n"},
+		{name: "code on stdin", stdin: "import sys\nprint('in')\nsys.exit(4)", code: 4, stdout: "in\n", onlyC: true},
+		{name: "code on stdin, -out", args: []string{"-out", "saved"}, stdin: "open('r.csv', 'w').write('a'); print('in')", stdout: "in\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			home, dir := t.TempDir(), t.TempDir()
@@ -220,13 +221,8 @@ func TestExecKeptPlan(t *testing.T) {
 					t.Errorf("second exec: Go runtime started = %v, want %v", goStarted, !tc.onlyC)
 				}
 			}
-			plans, _ := filepath.Glob(filepath.Join(home, ".cache", "sandpiper", "exec-*.plan"))
-			if wantPlans := 1; tc.stdin != "" {
-				if len(plans) != 0 {
-					t.Errorf("plans kept for code on stdin: %q", plans)
-				}
-			} else if len(plans) != wantPlans {
-				t.Errorf("plans kept: %q, want %d", plans, wantPlans)
+			if plans, _ := filepath.Glob(filepath.Join(home, ".cache", "sandpiper", "exec-*.plan")); len(plans) != 1 {
+				t.Errorf("plans kept: %q, want 1", plans)
 			}
 		})
 	}
