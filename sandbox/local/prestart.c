@@ -15,6 +15,8 @@
 
 #include "internal.h"
 
+#include <limits.h>
+
 struct prestart sandpiper_prestart;
 
 // From the plan, for sandpiper_prestart_finish.
@@ -433,8 +435,8 @@ int sandpiper_prestart_finish(void) {
 				pfd[n] = (struct pollfd){.fd = fds[i], .events = POLLIN};
 				idx[n++] = i;
 			}
-		int64_t left = deadline - mono_ns();
-		int r = poll(pfd, (nfds_t)n, left > 0 ? (int)(left / 1000000) + 1 : 0);
+		int64_t left = (deadline - mono_ns()) / 1000000 + 1; // ms
+		int r = poll(pfd, (nfds_t)n, left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
