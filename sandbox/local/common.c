@@ -21,7 +21,7 @@ static int transfer(int fd, char *p, size_t n, int writing) {
 	return 0;
 }
 
-static int write_full(int fd, const void *p, size_t n) {
+int write_full(int fd, const void *p, size_t n) {
 	return transfer(fd, (char *)p, n, 1); /* write(2) does not change it */
 }
 

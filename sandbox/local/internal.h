@@ -59,6 +59,9 @@ void fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 	} while (0)
 
 int read_full(int fd, void *p, size_t n);
+// write_full writes the n bytes at p to fd, through short writes and
+// EINTR; it returns -1 when a write fails.
+int write_full(int fd, const void *p, size_t n);
 
 struct msg {
 	uint32_t type;

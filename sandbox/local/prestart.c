@@ -66,20 +66,6 @@ static void str(struct cursor *c, char *dst, size_t size) {
 	dst[n] = '\0';
 }
 
-static int write_full(int fd, const void *p, size_t n) {
-	const char *b = p;
-	while (n > 0) {
-		ssize_t w = write(fd, b, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		b += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 static int write_setting(const char *dir, const char *name, const char *value) {
 	char path[1024];
 	if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
@@ -117,25 +103,14 @@ void sandpiper_prestart_run(const char *plan_path, const char *code, uint64_t co
 		close(fd);
 		return;
 	}
-	char *plan = malloc((size_t)st.st_size);
-	if (plan == NULL) {
+	size_t got = (size_t)st.st_size;
+	char *plan = malloc(got);
+	if (plan == NULL || read_full(fd, plan, got) < 0) {
+		free(plan);
 		close(fd);
 		return;
 	}
-	size_t got = 0;
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, plan + got, (size_t)st.st_size - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
 	close(fd);
-	if (got != (size_t)st.st_size) {
-		free(plan);
-		return;
-	}
 	ps->plan = plan;
 	ps->plan_len = got;
 

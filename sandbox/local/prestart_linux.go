@@ -39,11 +39,11 @@ const prestartSuffix = ".exec"
 
 // prestarted is what the constructor did.
 type prestarted struct {
-	plan     []byte // the plan it read, if any
-	planPath string // where the plan is kept
-	code     string // the program it started
-	r        *ready // the sandbox, or nil when none was started
-	dirs     []string
+	plan     []byte   // the plan it read, if any
+	planPath string   // where the plan is kept
+	code     string   // the program it started
+	r        *ready   // the sandbox, or nil when none was started
+	dirs     []string // its cgroup, as prestart.c made it
 }
 
 // finishedRun is a prestarted run the C side read to its end.
@@ -88,6 +88,9 @@ func takePrestart() *prestarted {
 			sent:    true,
 			started: time.Unix(0, int64(ps.started_ns)),
 		}
+		for i := range int(ps.ncgroups) {
+			p.dirs = append(p.dirs, C.GoString(&ps.cgroups[i][0]))
+		}
 		if ps.state == C.PRESTART_FINISHED {
 			buf := func(b *C.struct_prestart_buf) []byte {
 				defer C.free(unsafe.Pointer(b.data))
@@ -101,9 +104,6 @@ func takePrestart() *prestarted {
 			p.r.finished.stdout = buf(&ps.out)
 			p.r.finished.stderr = buf(&ps.err)
 			p.r.finished.result = buf(&ps.result)
-		}
-		for i := range int(ps.ncgroups) {
-			p.dirs = append(p.dirs, C.GoString(&ps.cgroups[i][0]))
 		}
 		if err := p.r.watch(); err != nil {
 			p.r = nil // not expected of a pidfd; its sandbox goes with the process
@@ -127,16 +127,23 @@ func (s *Sandbox) adoptPrestart(p *prestarted) {
 	if p.r == nil {
 		return
 	}
-	if rc != nil {
-		p.r.cg = rc
-		s.liveCgroups.Add(1)
-	}
-	if !same || (rc == nil) != (len(p.dirs) == 0) || rc != nil && !slices.Equal(rc.dirs, p.dirs) {
+	if !same {
 		// Started from an older plan: its limits or mounts may not be
-		// this configuration's. The program runs again, here.
+		// this configuration's. The program runs again, here, and the
+		// sandbox goes with the group prestart.c made.
+		if len(p.dirs) > 0 {
+			p.r.cg = &runCgroup{dirs: p.dirs}
+			s.liveCgroups.Add(1)
+		}
 		s.log.Info("sandbox: the plan kept in " + p.planPath + " is out of date: the run starts again")
 		go p.r.discard(s)
 		return
+	}
+	// The same plan: prestart.c made the group layout names (its
+	// parents are in the plan), whose files run reads.
+	if rc != nil {
+		p.r.cg = rc
+		s.liveCgroups.Add(1)
 	}
 	s.log.Info("sandbox: the run started before the runtime, from the plan kept in " + p.planPath)
 	s.prestart = p
