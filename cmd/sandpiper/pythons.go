@@ -2,11 +2,12 @@ package main
 
 import (
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 )
 
 // hasModules exits 0 when the interpreter finds every module named in its
@@ -54,15 +55,5 @@ func pythonsWith(ctx context.Context, exe string, modules []string, path string)
 // (ELF), not a script.
 func isExecutable(path string) bool {
 	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
-		return false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	var magic [4]byte
-	_, err = io.ReadFull(f, magic[:])
-	return err == nil && string(magic[:]) == "\x7fELF"
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 && local.IsELF(path)
 }

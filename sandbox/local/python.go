@@ -78,7 +78,7 @@ func resolvePython(ctx context.Context, name, cacheDir string) (*Python, error) 
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: python %q (set SANDPIPER_PYTHON): %w", p, err)
 	}
-	shim := !isELF(exe)
+	shim := !IsELF(exe)
 	if shim {
 		if exe, err = resolveShim(ctx, p, cacheDir); err != nil {
 			return nil, err
@@ -172,7 +172,7 @@ func resolveShim(ctx context.Context, p, cacheDir string) (string, error) {
 	var c shimCache
 	file := cacheFile(cacheDir, "shim", p+"\x00"+strings.Join(env, "\x00"))
 	if readCache(file, &c) && c.Version == cacheVersion && c.Shim == p && slices.Equal(c.Env, env) &&
-		c.Stamp == stampOf(p) && c.filesUnchanged() && c.Executable != "" && isELF(c.Executable) {
+		c.Stamp == stampOf(p) && c.filesUnchanged() && c.Executable != "" && IsELF(c.Executable) {
 		return c.Executable, nil
 	}
 	out, err := runProbe(ctx, p, env, "-I", "-S", "-c", probeExecutable)
@@ -319,9 +319,9 @@ func runProbe(ctx context.Context, python string, env []string, args ...string) 
 	return out, nil
 }
 
-// isELF reports whether the file at path is an executable binary, as
+// IsELF reports whether the file at path is an executable binary, as
 // opposed to a script such as a pyenv or asdf shim.
-func isELF(path string) bool {
+func IsELF(path string) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false
