@@ -122,22 +122,12 @@ func TestReplicaKilledMidAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msgs, ok := c.slack.WaitThread("C0KILL", d.TS, 20*time.Second, func(ms []slacktest.Message) bool {
-		for _, m := range ms {
-			if isCard(m) && strings.Contains(m.Visible(), "Running Python") {
-				return true
-			}
-		}
-		return false
-	})
-	if !ok {
-		t.Fatalf("no running card:\n%s\nreplica logs:\n%s", dump(msgs), logs.String())
-	}
+	runningCard(t, c.slack, "C0KILL", d.TS, func() string { return "replica logs:\n" + logs.String() })
 	proc.Process.Kill()
 	killed := time.Now()
 
 	h := c.add("survivor")
-	msgs = h.waitReplies("C0KILL", d.TS, 2) // the note and the answer
+	msgs := h.waitReplies("C0KILL", d.TS, 2) // the note and the answer
 	took := time.Since(killed)
 	msgs = only(t, c.slack, "C0KILL", d.TS, 1)
 	if got := botMessages(msgs, isAnswer)[0].Visible(); !strings.Contains(got, "woke") {

@@ -296,17 +296,7 @@ func TestReplicasStop(t *testing.T) {
 	c := newCluster(t, 2, redistest.Options{})
 	h := c.replicas[0]
 	d := h.post("C0STOP", "U0ALICE", mention+"please sleep a bit", "")
-	msgs, ok := c.slack.WaitThread("C0STOP", d.TS, 20*time.Second, func(ms []slacktest.Message) bool {
-		for _, m := range ms {
-			if isCard(m) && strings.Contains(m.Visible(), "Running Python") {
-				return true
-			}
-		}
-		return false
-	})
-	if !ok {
-		t.Fatalf("no running card:\n%s", dump(msgs))
-	}
+	h.waitRunningCard("C0STOP", d.TS)
 	var other *harness
 	for _, r := range c.replicas {
 		if r.metric(t, "sandpiper_queue_running") == "0" {
@@ -320,7 +310,7 @@ func TestReplicasStop(t *testing.T) {
 	if shared, err := other.bot.StopShared(t.Context(), "C0STOP", d.TS, d.TS, "U0BOB"); !shared || err != nil {
 		t.Fatalf("StopShared = %v, %v", shared, err)
 	}
-	msgs = h.waitReplies("C0STOP", d.TS, 1)
+	msgs := h.waitReplies("C0STOP", d.TS, 1)
 	took := time.Since(asked)
 	notes := botMessages(msgs, isNotice)
 	if len(notes) != 1 || !strings.Contains(notes[0].Visible(), "<@U0BOB> stopped this answer") {
@@ -444,23 +434,11 @@ func TestReplicasStopClick(t *testing.T) {
 	for i := range 3 {
 		ch := fmt.Sprintf("C0CLICK%d", i)
 		d := h.post(ch, "U0ALICE", mention+"please sleep a bit", "")
-		var card slacktest.Message
-		msgs, ok := c.slack.WaitThread(ch, d.TS, 20*time.Second, func(ms []slacktest.Message) bool {
-			for _, m := range ms {
-				if isCard(m) && strings.Contains(m.Visible(), "Running Python") {
-					card = m
-					return true
-				}
-			}
-			return false
-		})
-		if !ok {
-			t.Fatalf("no running card:\n%s", dump(msgs))
-		}
+		card := h.waitRunningCard(ch, d.TS)
 		if _, err := c.slack.ClickButton(slacktest.Click{Channel: ch, MessageTS: card.TS, User: "U0ALICE", ActionID: "sandpiper_stop"}); err != nil {
 			t.Fatal(err)
 		}
-		msgs = h.waitReplies(ch, d.TS, 1)
+		msgs := h.waitReplies(ch, d.TS, 1)
 		if notes := botMessages(msgs, isNotice); len(notes) != 1 || !strings.Contains(notes[0].Visible(), "<@U0ALICE> stopped this answer") {
 			t.Errorf("thread %d:\n%s", i, dump(msgs))
 		}

@@ -26,8 +26,15 @@ const stopAction = "sandpiper_stop"
 // waitRunningCard waits for the thread's running card and returns it.
 func (h *harness) waitRunningCard(channel, ts string) slacktest.Message {
 	h.t.Helper()
+	return runningCard(h.t, h.slack, channel, ts, nil)
+}
+
+// runningCard waits for the running card in a thread of fake and returns
+// it; a failure shows the thread, and what more says if more is not nil.
+func runningCard(t testing.TB, fake *slacktest.Server, channel, ts string, more func() string) slacktest.Message {
+	t.Helper()
 	var card slacktest.Message
-	msgs, ok := h.slack.WaitThread(channel, ts, 20*time.Second, func(ms []slacktest.Message) bool {
+	msgs, ok := fake.WaitThread(channel, ts, 20*time.Second, func(ms []slacktest.Message) bool {
 		for _, m := range ms {
 			if isCard(m) && strings.Contains(m.Visible(), "Running Python") {
 				card = m
@@ -37,7 +44,11 @@ func (h *harness) waitRunningCard(channel, ts string) slacktest.Message {
 		return false
 	})
 	if !ok {
-		h.t.Fatalf("no running card:\n%s", dump(msgs))
+		extra := ""
+		if more != nil {
+			extra = "\n" + more()
+		}
+		t.Fatalf("no running card:\n%s%s", dump(msgs), extra)
 	}
 	return card
 }

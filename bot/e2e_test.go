@@ -57,22 +57,10 @@ func TestMentionShowsToolCardThenAnswer(t *testing.T) {
 func TestRunningCardIsPostedBeforeTheRunEnds(t *testing.T) {
 	h := newHarness(t)
 	d := h.post("C0MATH", "U0ALICE", mention+"please sleep a bit", "")
-	msgs, ok := h.slack.WaitThread("C0MATH", d.TS, 10*time.Second, func(ms []slacktest.Message) bool {
-		for _, m := range ms {
-			if isCard(m) && strings.Contains(m.Visible(), "Running Python") {
-				return true
-			}
-		}
-		return false
-	})
-	if !ok {
-		t.Fatalf("no running card:\n%s", dump(msgs))
-	}
-	card := botMessages(msgs, isCard)[0].Visible()
-	if !strings.Contains(card, "time.sleep(3)") {
+	if card := h.waitRunningCard("C0MATH", d.TS).Visible(); !strings.Contains(card, "time.sleep(3)") {
 		t.Errorf("running card lacks the code:\n%s", card)
 	}
-	msgs = h.waitReplies("C0MATH", d.TS, 1)
+	msgs := h.waitReplies("C0MATH", d.TS, 1)
 	if got := botMessages(msgs, isCard)[0].Visible(); !strings.Contains(got, "woke") {
 		t.Errorf("finished card lacks the output:\n%s", got)
 	}
