@@ -3,8 +3,6 @@ package bot_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -37,22 +35,7 @@ func startReplicas(b *testing.B, n int, redisURL string, a bot.Agent) (*slacktes
 	fake.AddUser(slacktest.User{ID: "U0ALICE"})
 	var stops []func()
 	for i := range n {
-		bt, err := bot.New(context.Background(), bot.Config{
-			BotToken: slacktest.BotToken, AppToken: slacktest.AppToken, APIURL: fake.URL,
-			DataDir: b.TempDir(), HTTPAddr: "-", Workers: 8, Agent: a,
-			RedisURL: redisURL, Replica: fmt.Sprintf("r%d", i+1),
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- bt.Run(ctx) }()
-		if !fake.WaitConnections(i+1, 5*time.Second) {
-			b.Fatal("no connection")
-		}
-		stops = append(stops, func() { cancel(); <-done })
+		stops = append(stops, runBenchBot(b, fake, bot.Config{Agent: a, RedisURL: redisURL, Replica: fmt.Sprintf("r%d", i+1)}, i+1))
 	}
 	return fake, func() {
 		for _, s := range stops {

@@ -1,10 +1,7 @@
 package bot_test
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -48,22 +45,7 @@ func BenchmarkFirstTokenToSlack(b *testing.B) {
 			fake := slacktest.New(b)
 			fake.EchoBotMessages = false
 			fake.AddUser(slacktest.User{ID: "U0ALICE"})
-			bt, err := bot.New(context.Background(), bot.Config{
-				BotToken: slacktest.BotToken, AppToken: slacktest.AppToken, APIURL: fake.URL,
-				DataDir: b.TempDir(), HTTPAddr: "-", Workers: 8, NoStream: mode.noStream,
-				Agent:  &agent.Agent{Model: model},
-				Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
-			go func() { done <- bt.Run(ctx) }()
-			defer func() { cancel(); <-done }()
-			if !fake.WaitConnections(1, 5*time.Second) {
-				b.Fatal("no connection")
-			}
+			defer runBenchBot(b, fake, bot.Config{NoStream: mode.noStream, Agent: &agent.Agent{Model: model}}, 1)()
 			var lat []time.Duration
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {

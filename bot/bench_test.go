@@ -42,21 +42,29 @@ func startBenchAgent(b *testing.B, a bot.Agent) (*slacktest.Server, func()) {
 	b.Helper()
 	fake := slacktest.New(b)
 	fake.AddUser(slacktest.User{ID: "U0ALICE"})
-	bt, err := bot.New(context.Background(), bot.Config{
-		BotToken: slacktest.BotToken, AppToken: slacktest.AppToken, APIURL: fake.URL,
-		DataDir: b.TempDir(), HTTPAddr: "-", Workers: 8, Agent: a,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	return fake, runBenchBot(b, fake, bot.Config{Agent: a}, 1)
+}
+
+// runBenchBot runs a bot with cfg against fake (the tokens, the URL, a
+// data directory, no HTTP server, 8 workers and a silent logger filled
+// in), waits until fake has conns connections, and returns what stops
+// the bot.
+func runBenchBot(b *testing.B, fake *slacktest.Server, cfg bot.Config, conns int) func() {
+	b.Helper()
+	cfg.BotToken, cfg.AppToken, cfg.APIURL = slacktest.BotToken, slacktest.AppToken, fake.URL
+	cfg.DataDir, cfg.HTTPAddr, cfg.Workers = b.TempDir(), "-", 8
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	bt, err := bot.New(context.Background(), cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- bt.Run(ctx) }()
-	if !fake.WaitConnections(1, 5*time.Second) {
+	if !fake.WaitConnections(conns, 5*time.Second) {
 		b.Fatal("no connection")
 	}
-	return fake, func() { cancel(); <-done }
+	return func() { cancel(); <-done }
 }
 
 // BenchmarkEnvelopeAck sends envelopes in bursts of 100 and measures the
