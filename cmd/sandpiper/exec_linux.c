@@ -158,22 +158,9 @@ int sandpiper_exec_stdin(const char **code, size_t *len, int *err) {
 	return 1;
 }
 
-__attribute__((constructor)) static void sandpiper_exec_prestart(int argc, char **argv, char **envp) {
-#ifdef __GLIBC__ // which passes a constructor the arguments and environment
-	if (argc < 2 || argv == NULL || envp == NULL || strcmp(argv[1], "exec") != 0)
-		return;
-	int plain;
-	const char *code;
-	if (!exec_args(argc - 2, argv + 2, &code, &plain))
-		return;
-	size_t code_len = code ? strlen(code) : 0;
-	if (code_len == 0) {
-		read_stdin();
-		if (stdin_code.err || stdin_code.len == 0 || memchr(stdin_code.code, 0, stdin_code.len) != NULL)
-			return; // the Go side says what is wrong
-		code = stdin_code.code;
-		code_len = stdin_code.len;
-	}
+// plan_path names the plan kept for this configuration (see above) in
+// path; it reports whether it could.
+static int plan_path(char *path, size_t size, char **envp) {
 	// Where the plan is kept: the user's cache directory, as Go's
 	// os.UserCacheDir finds it.
 	const char *cache = getenv("XDG_CACHE_HOME"), *sub = "/sandpiper";
@@ -181,10 +168,10 @@ __attribute__((constructor)) static void sandpiper_exec_prestart(int argc, char 
 		cache = getenv("HOME");
 		sub = "/.cache/sandpiper";
 		if (cache == NULL || cache[0] == '\0')
-			return;
+			return 0;
 	}
 	if (cache[0] != '/')
-		return;
+		return 0;
 
 	uint64_t h = 14695981039346656037ULL;
 	mix_stat(&h, "/proc/self/exe");
@@ -204,7 +191,7 @@ __attribute__((constructor)) static void sandpiper_exec_prestart(int argc, char 
 		n += wanted(*e);
 	char **vars = calloc(n + 1, sizeof *vars);
 	if (vars == NULL)
-		return;
+		return 0;
 	n = 0;
 	for (char **e = envp; *e; e++)
 		if (wanted(*e))
@@ -223,9 +210,27 @@ __attribute__((constructor)) static void sandpiper_exec_prestart(int argc, char 
 	}
 	free(vars);
 
+	return (size_t)snprintf(path, size, "%s%s/exec-%016llx.plan", cache, sub, (unsigned long long)h) < size;
+}
+
+__attribute__((constructor)) static void sandpiper_exec_prestart(int argc, char **argv, char **envp) {
+#ifdef __GLIBC__ // which passes a constructor the arguments and environment
+	if (argc < 2 || argv == NULL || envp == NULL || strcmp(argv[1], "exec") != 0)
+		return;
+	int plain;
+	const char *code;
+	if (!exec_args(argc - 2, argv + 2, &code, &plain))
+		return;
+	size_t code_len = code ? strlen(code) : 0;
+	if (code_len == 0) {
+		read_stdin();
+		if (stdin_code.err || stdin_code.len == 0 || memchr(stdin_code.code, 0, stdin_code.len) != NULL)
+			return; // nothing to start ahead: the Go side runs it, or says what is wrong
+		code = stdin_code.code;
+		code_len = stdin_code.len;
+	}
 	char path[PATH_MAX];
-	if ((size_t)snprintf(path, sizeof path, "%s%s/exec-%016llx.plan", cache, sub, (unsigned long long)h) >=
-	    sizeof path)
+	if (!plan_path(path, sizeof path, envp))
 		return;
 	sandpiper_prestart_run(path, code, code_len);
 	if (plain) {
