@@ -8,7 +8,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot"
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared/redistest"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica/redistest"
 	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
 )
 

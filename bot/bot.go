@@ -32,7 +32,7 @@ import (
 	"github.com/patrickmn/go-cache"
 	"github.com/slack-go/slack"
 
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
@@ -215,7 +215,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
 	}
 	var settings settingsStore = file
-	var store *shared.Store
+	var store *replica.Store
 	if cfg.RedisURL != "" {
 		if store, err = openShared(ctx, cfg); err != nil {
 			return nil, err
@@ -227,7 +227,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		}()
 		n, err := importSettings(ctx, file, store)
 		if err != nil {
-			return nil, &ConfigError{shared.EnvURL, fmt.Errorf("importing %s into redis: %w", settingsFile, err)}
+			return nil, &ConfigError{replica.EnvURL, fmt.Errorf("importing %s into redis: %w", settingsFile, err)}
 		}
 		if n > 0 {
 			log.Info("channel settings copied into redis", "from", file.path, "channels", n)

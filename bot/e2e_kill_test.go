@@ -14,7 +14,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/agent/openai"
 	"github.com/sandpiper-bot/sandpiper/bot"
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared/redistest"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica/redistest"
 	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/local"

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/bot"
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared/redistest"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica/redistest"
 	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
 )
 

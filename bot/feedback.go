@@ -13,7 +13,7 @@ import (
 )
 
 // Feedback is one click on an answer's feedback buttons. It has the shape
-// of the records bot/internal/shared keeps for replicas, and MessageTS
+// of the records bot/internal/replica keeps for replicas, and MessageTS
 // besides (a thread may hold several answers).
 type Feedback struct {
 	Channel   string    `json:"channel"`
@@ -27,7 +27,7 @@ type Feedback struct {
 
 // FeedbackStore keeps the clicks on answers' feedback buttons. The bot's
 // own writes SANDPIPER_DATA_DIR/feedback.jsonl; a store shared by
-// replicas (bot/internal/shared has AddFeedback and FeedbackTally of
+// replicas (bot/internal/replica has AddFeedback and FeedbackTally of
 // this shape) can replace it.
 type FeedbackStore interface {
 	// AddFeedback records one click.

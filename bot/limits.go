@@ -3,7 +3,7 @@ package bot
 import (
 	"time"
 
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 )
 
 // Slack's limits (docs.slack.dev) and the bot's own budgets, in one place.
@@ -98,7 +98,7 @@ const (
 	DefaultAnswerTimeout   = 10 * time.Minute
 	// DefaultRedisClaimAfter is how long a question a replica took may go
 	// without its heartbeat before another replica answers it.
-	DefaultRedisClaimAfter = shared.DefaultClaimAfter
+	DefaultRedisClaimAfter = replica.DefaultClaimAfter
 	DefaultNumberCheck     = true
 
 	defaultQueueLimit     = 1000             // questions waiting for a worker

@@ -10,11 +10,11 @@ import (
 	"github.com/patrickmn/go-cache"
 	"github.com/slack-go/slack"
 
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 )
 
 // Replicas: with Config.RedisURL set, several bot processes share one
-// Redis (package shared). Each acks its envelopes as before, drops what
+// Redis (package replica). Each acks its envelopes as before, drops what
 // it has seen itself, and queues the rest in Redis, where the event's id
 // and its message's channel and ts are recorded in the same step: a retry
 // delivered to another replica is dropped there. Every replica answers
@@ -23,8 +23,8 @@ import (
 
 // openShared opens the store replicas share. Its errors are
 // [*ConfigError]s naming SANDPIPER_REDIS_URL.
-func openShared(ctx context.Context, cfg Config) (*shared.Store, error) {
-	st, err := shared.Open(ctx, shared.Config{
+func openShared(ctx context.Context, cfg Config) (*replica.Store, error) {
+	st, err := replica.Open(ctx, replica.Config{
 		URL:        cfg.RedisURL,
 		Replica:    cfg.Replica,
 		ClaimAfter: cfg.RedisClaimAfter,
@@ -33,11 +33,11 @@ func openShared(ctx context.Context, cfg Config) (*shared.Store, error) {
 		Logger:     cfg.Logger,
 	})
 	if err != nil {
-		if ue, ok := errors.AsType[*shared.URLError](err); ok {
+		if ue, ok := errors.AsType[*replica.URLError](err); ok {
 			if ue.URL != "" {
-				return nil, &ConfigError{shared.EnvURL, fmt.Errorf("%s: %w", ue.URL, ue.Err)}
+				return nil, &ConfigError{replica.EnvURL, fmt.Errorf("%s: %w", ue.URL, ue.Err)}
 			}
-			return nil, &ConfigError{shared.EnvURL, ue.Err}
+			return nil, &ConfigError{replica.EnvURL, ue.Err}
 		}
 		return nil, &ConfigError{"SANDPIPER_REPLICA", err}
 	}
@@ -51,14 +51,14 @@ var sharedQueueLimit = defaultQueueLimit
 // sharedIntake queues tasks in Redis and answers them from there.
 type sharedIntake struct {
 	b      *Bot
-	store  *shared.Store
+	store  *replica.Store
 	served chan struct{} // closed when Serve has returned
 	// marks are the threads' marks this replica set when it last
-	// finished a question there ([shared.Store.MarkThread]).
+	// finished a question there ([replica.Store.MarkThread]).
 	marks *cache.Cache
 }
 
-func newSharedIntake(b *Bot, st *shared.Store) *sharedIntake {
+func newSharedIntake(b *Bot, st *replica.Store) *sharedIntake {
 	return &sharedIntake{b: b, store: st, served: make(chan struct{}), marks: cache.New(b.cfg.ThreadTTL, b.cfg.ThreadTTL/4+time.Minute)}
 }
 
@@ -119,14 +119,14 @@ func (s *sharedIntake) submit(t task) {
 		return
 	}
 	m := t.Message
-	s.store.Submit(shared.Question{
+	s.store.Submit(replica.Question{
 		ID: questionID(m), Thread: t.thread(), Payload: payload,
 		EventID: t.EventID, Channel: m.Channel, TS: m.TS,
 	}, func(err error) {
 		switch {
 		case err == nil:
 			return
-		case errors.Is(err, shared.ErrDuplicate):
+		case errors.Is(err, replica.ErrDuplicate):
 			b.metrics.duplicates.Inc()
 			b.log.Debug("duplicate event dropped: another replica has it", "event_id", t.EventID, "channel", m.Channel, "ts", m.TS)
 			return
@@ -136,9 +136,9 @@ func (s *sharedIntake) submit(t task) {
 			return // maybe people talking among themselves: say nothing
 		}
 		switch {
-		case errors.Is(err, shared.ErrQueueFull):
+		case errors.Is(err, replica.ErrQueueFull):
 			b.busyNotice(m, busyText)
-		case errors.Is(err, shared.ErrBacklog):
+		case errors.Is(err, replica.ErrBacklog):
 			b.busyNotice(m, ":hourglass: I can't reach my queue right now, and too many questions are waiting for it. Please ask again in a few minutes.")
 		default:
 			b.busyNotice(m, unavailableText)
@@ -192,7 +192,7 @@ func (s *sharedIntake) busy() int {
 func (s *sharedIntake) ready() error { return s.store.Ready() }
 
 // handle answers a question from the queue.
-func (s *sharedIntake) handle(ctx context.Context, d *shared.Delivery) error {
+func (s *sharedIntake) handle(ctx context.Context, d *replica.Delivery) error {
 	b := s.b
 	t, err := decodeTask(d.Payload)
 	if err != nil {
@@ -205,7 +205,7 @@ func (s *sharedIntake) handle(ctx context.Context, d *shared.Delivery) error {
 		log.Info("question picked up again", "previous_replica", d.PreviousReplica, "reclaimed", d.Reclaimed)
 		leftovers := b.markLeftovers(ctx, m)
 		switch {
-		case d.Attempt > shared.MaxAttempts:
+		case d.Attempt > replica.MaxAttempts:
 			log.Error("question given up: the bot stopped each time it answered it", "attempts", d.Attempt-1)
 			b.notice(ctx, m, fmt.Sprintf(":warning: I started on this %d times and each time the bot answering it stopped, so I gave up. Please try a different question; the operator can find why in the logs.", d.Attempt-1))
 			return nil
@@ -215,7 +215,7 @@ func (s *sharedIntake) handle(ctx context.Context, d *shared.Delivery) error {
 	}
 	s.freshen(ctx, m.Channel, m.ThreadTS)
 	b.perform(ctx, t)
-	if ctx.Err() != nil && errors.Is(context.Cause(ctx), shared.ErrShutdown) {
+	if ctx.Err() != nil && errors.Is(context.Cause(ctx), replica.ErrShutdown) {
 		return context.Cause(ctx) // handed back: another replica answers
 	}
 	return nil
@@ -294,16 +294,16 @@ var errInterrupted = errors.New("the bot running this code stopped before it fin
 // or taken over, and another replica answers it.
 func interrupted(ctx context.Context) (kind, text string) {
 	cause := context.Cause(ctx)
-	var stop *shared.StopError
+	var stop *replica.StopError
 	switch {
 	case errors.As(cause, &stop):
 		if stop.By != "" {
 			return "stopped", fmt.Sprintf(":octagonal_sign: Stopped by <@%s>.", stop.By)
 		}
 		return "stopped", ":octagonal_sign: Stopped."
-	case errors.Is(cause, shared.ErrShutdown):
+	case errors.Is(cause, replica.ErrShutdown):
 		return "shutdown", ""
-	case errors.Is(cause, shared.ErrLost):
+	case errors.Is(cause, replica.ErrLost):
 		return "lost", ""
 	}
 	return "shutdown", ":warning: I was restarted before I could finish this answer. Please ask again."
@@ -312,14 +312,14 @@ func interrupted(ctx context.Context) (kind, text string) {
 // stopShared asks the answer to the question at questionTS, in the thread
 // at threadTS, to stop on whichever replica runs it (by is the user who
 // stopped it): the replica answering it is told over Redis pub/sub, and
-// its answer's context ends with a *[shared.StopError]. It reports false
+// its answer's context ends with a *[replica.StopError]. It reports false
 // when the bot runs alone: the caller stops the answer itself.
 func (b *Bot) stopShared(ctx context.Context, channel, threadTS, questionTS, by string) (bool, error) {
 	s, ok := b.intake.(*sharedIntake)
 	if !ok {
 		return false, nil
 	}
-	st := shared.Stop{Thread: threadKey(channel, threadTS), By: by}
+	st := replica.Stop{Thread: threadKey(channel, threadTS), By: by}
 	if questionTS != "" {
 		st.Question = questionID(message{Channel: channel, TS: questionTS})
 	}
@@ -358,7 +358,7 @@ func (b *Bot) stopElsewhere(ctx context.Context, k stopKey, asker, user, threadT
 	switch {
 	case err != nil:
 		return unreachable(err)
-	case state == shared.Done || state == shared.Unknown:
+	case state == replica.Done || state == replica.Unknown:
 		b.ephemeral(ctx, k.Channel, user, threadTS, stopFinishedText)
 		return true
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 )
 
 // Bounds of the calls to Redis made outside a question's answer.
@@ -25,14 +25,14 @@ const (
 // one replica holds on all of them at once. While Redis cannot be read,
 // a channel keeps the settings last read on this replica.
 type sharedSettings struct {
-	store *shared.Store
+	store *replica.Store
 	log   *slog.Logger
 
 	mu   sync.Mutex
 	last map[string]channelSettings
 }
 
-func newSharedSettings(st *shared.Store, log *slog.Logger) *sharedSettings {
+func newSharedSettings(st *replica.Store, log *slog.Logger) *sharedSettings {
 	return &sharedSettings{store: st, log: log, last: map[string]channelSettings{}}
 }
 
@@ -79,7 +79,7 @@ func (s *sharedSettings) setDebug(channel string, on bool, by string, now time.T
 // importSettings copies the channels of channels.json that Redis does not
 // have yet into Redis (HSETNX: a setting made since, through any replica,
 // wins) and returns how many it copied.
-func importSettings(ctx context.Context, file *fileSettings, st *shared.Store) (int, error) {
+func importSettings(ctx context.Context, file *fileSettings, st *replica.Store) (int, error) {
 	file.mu.Lock()
 	channels := make(map[string][]byte, len(file.channels))
 	for ch, cs := range file.channels {
@@ -100,10 +100,10 @@ func importSettings(ctx context.Context, file *fileSettings, st *shared.Store) (
 // sharedFeedback keeps the clicks on answers' feedback buttons in Redis,
 // shared by the replicas: a stream of records (the latest 100,000) and a
 // tally per channel that is never trimmed.
-type sharedFeedback struct{ store *shared.Store }
+type sharedFeedback struct{ store *replica.Store }
 
 func (s sharedFeedback) AddFeedback(ctx context.Context, f Feedback) error {
-	return s.store.AddFeedback(ctx, shared.Feedback{
+	return s.store.AddFeedback(ctx, replica.Feedback{
 		Channel: f.Channel, ThreadTS: f.ThreadTS, MessageTS: f.MessageTS, User: f.User,
 		Rating: f.Rating, Model: f.Model, Time: f.Time,
 	})
@@ -113,16 +113,16 @@ func (s sharedFeedback) FeedbackTally(ctx context.Context, channel string) (map[
 	return s.store.FeedbackTally(ctx, channel)
 }
 
-// queueCollector reports the shared queue's figures ([shared.Stats]) on
+// queueCollector reports the shared queue's figures ([replica.Stats]) on
 // each scrape of /metrics.
 type queueCollector struct {
-	store *shared.Store
+	store *replica.Store
 
 	up, queued, pending, running, waiting *prometheus.Desc
 	claimed, handedBack, lost             *prometheus.Desc
 }
 
-func newQueueCollector(st *shared.Store) *queueCollector {
+func newQueueCollector(st *replica.Store) *queueCollector {
 	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
 	return &queueCollector{
 		store:      st,
@@ -171,7 +171,7 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 // and its version and this user's permissions have the Streams, consumer
 // groups and scripts the queue needs. It changes nothing in Redis.
 func doctorRedis(ctx context.Context, cfg Config) Check {
-	name := "Redis (" + shared.EnvURL + ")"
+	name := "Redis (" + replica.EnvURL + ")"
 	quiet := cfg
 	quiet.Logger = slog.New(slog.DiscardHandler)
 	if quiet.Replica == "" {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 )
 
 // actionStop is the action_id of a running tool card's Stop button.
@@ -65,7 +65,7 @@ func stoppedBy(ctx context.Context) string {
 	if e, ok := errors.AsType[*stoppedError](context.Cause(ctx)); ok {
 		return e.By
 	}
-	if e, ok := errors.AsType[*shared.StopError](context.Cause(ctx)); ok {
+	if e, ok := errors.AsType[*replica.StopError](context.Cause(ctx)); ok {
 		return e.By // stopped through another replica
 	}
 	return ""
@@ -129,7 +129,7 @@ func (r *runningAnswers) find(k stopKey) (stopKey, *runningAnswer, bool) {
 // thread. Both ways to stop (the Stop button and Slack's
 // agent_session_stopped) end here, after checking who may; with several
 // replicas this is where a stop would be published for the replica
-// running the answer (bot/internal/shared's PublishStop carries the same
+// running the answer (bot/internal/replica's PublishStop carries the same
 // key), the subscriber calling stop in its own process.
 func (b *Bot) stop(k stopKey, by string) bool {
 	_, a, ok := b.running.find(k)

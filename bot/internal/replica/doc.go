@@ -1,4 +1,4 @@
-// Package shared is what sandpiper's replicas share through Redis: which
+// Package replica is what sandpiper's replicas share through Redis: which
 // events were seen, the queue of questions waiting for an answer, the order
 // of each thread's questions, per-channel settings, feedback, and requests
 // to stop an answer. Several bot processes (replicas) open a [Store] on the
@@ -85,4 +85,4 @@
 // question is also kept in Redis, for a question not yet started and for
 // a missed message (re-read every second). [Store.AnswerState] tells a
 // running answer (and where) from a finished one.
-package shared
+package replica

@@ -1,6 +1,6 @@
-package shared
+package replica
 
-// Exported for the tests of package shared_test.
+// Exported for the tests of package replica_test.
 var (
 	VersionAtLeast = versionAtLeast
 	CompareIDs     = compareIDs

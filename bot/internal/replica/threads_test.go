@@ -1,18 +1,18 @@
-package shared_test
+package replica_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 )
 
 // TestThreadMark: a replica's mark holds until another replica marks the
 // thread; marks are new each time and expire.
 func TestThreadMark(t *testing.T) {
 	srv := newServer(t)
-	a := open(t, srv.URL(0), shared.Config{Replica: "a"})
-	b := open(t, srv.URL(0), shared.Config{Replica: "b"})
+	a := open(t, srv.URL(0), replica.Config{Replica: "a"})
+	b := open(t, srv.URL(0), replica.Config{Replica: "b"})
 	ctx := t.Context()
 	if m, err := a.ThreadMark(ctx, "C1/1"); err != nil || m != "" {
 		t.Fatalf("unmarked thread: %q, %v", m, err)
@@ -44,12 +44,12 @@ func TestThreadMark(t *testing.T) {
 // TestCurrent: a thread's current question is the first unfinished one.
 func TestCurrent(t *testing.T) {
 	srv := newServer(t)
-	s := open(t, srv.URL(0), shared.Config{Replica: "a"})
+	s := open(t, srv.URL(0), replica.Config{Replica: "a"})
 	ctx := t.Context()
 	if id, _, err := s.Current(ctx, "C1/1"); id != "" || err != nil {
 		t.Fatalf("empty thread: %q, %v", id, err)
 	}
-	for _, q := range []shared.Question{{ID: "C1/1", Thread: "C1/1", Payload: []byte("one")}, {ID: "C1/2", Thread: "C1/1", Payload: []byte("two")}} {
+	for _, q := range []replica.Question{{ID: "C1/1", Thread: "C1/1", Payload: []byte("one")}, {ID: "C1/2", Thread: "C1/1", Payload: []byte("two")}} {
 		if _, err := s.Enqueue(ctx, q); err != nil {
 			t.Fatal(err)
 		}

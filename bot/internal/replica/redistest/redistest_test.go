@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared/redistest"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica/redistest"
 )
 
 func TestStartStopRestart(t *testing.T) {

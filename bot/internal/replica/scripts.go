@@ -1,4 +1,4 @@
-package shared
+package replica
 
 import "github.com/redis/go-redis/v9"
 

@@ -1,4 +1,4 @@
-package shared_test
+package replica_test
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 )
 
 // The queue's cost on loopback, with a real redis-server:
 //
-//	go test -run '^$' -bench . -benchtime 2000x ./bot/internal/shared/
+//	go test -run '^$' -bench . -benchtime 2000x ./bot/internal/replica/
 
 // BenchmarkLatency measures what the queue adds to one question: from
 // Submit (as the bot's event loop calls it) to the handler starting on a
@@ -22,16 +22,16 @@ import (
 // percentile.
 func BenchmarkLatency(b *testing.B) {
 	srv := newServer(b)
-	s := open(b, srv.URL(0), shared.Config{MaxQueued: 1 << 20})
+	s := open(b, srv.URL(0), replica.Config{MaxQueued: 1 << 20})
 	started := make(chan time.Time, 1)
-	serve(b, s, func(ctx context.Context, d *shared.Delivery) error {
+	serve(b, s, func(ctx context.Context, d *replica.Delivery) error {
 		started <- time.Now()
 		return nil
 	})
 	lat := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
-		q := shared.Question{ID: fmt.Sprint(i), Thread: fmt.Sprintf("C1/%d", i), Payload: payload, Channel: "C1", TS: fmt.Sprint(i)}
+		q := replica.Question{ID: fmt.Sprint(i), Thread: fmt.Sprintf("C1/%d", i), Payload: payload, Channel: "C1", TS: fmt.Sprint(i)}
 		t0 := time.Now()
 		s.Submit(q, nil)
 		lat = append(lat, (<-started).Sub(t0))
@@ -53,11 +53,11 @@ func BenchmarkThroughput(b *testing.B) {
 				var done atomic.Int64
 				all := make(chan struct{})
 				n := int64(b.N)
-				var stores []*shared.Store
+				var stores []*replica.Store
 				for r := range replicas {
-					s := open(b, srv.URL(0), shared.Config{Replica: fmt.Sprint("r", r), MaxQueued: 1 << 20, MaxBuffered: 1 << 20})
+					s := open(b, srv.URL(0), replica.Config{Replica: fmt.Sprint("r", r), MaxQueued: 1 << 20, MaxBuffered: 1 << 20})
 					stores = append(stores, s)
-					serve(b, s, func(ctx context.Context, d *shared.Delivery) error {
+					serve(b, s, func(ctx context.Context, d *replica.Delivery) error {
 						if work > 0 {
 							time.Sleep(work)
 						}
@@ -76,7 +76,7 @@ func BenchmarkThroughput(b *testing.B) {
 					if i%10 == 9 {
 						thread = i - 5
 					}
-					q := shared.Question{ID: fmt.Sprint(i), Thread: fmt.Sprintf("C1/%d", thread), Payload: payload}
+					q := replica.Question{ID: fmt.Sprint(i), Thread: fmt.Sprintf("C1/%d", thread), Payload: payload}
 					stores[i%replicas].Submit(q, nil)
 				}
 				<-all
@@ -91,11 +91,11 @@ func BenchmarkThroughput(b *testing.B) {
 // the handler on another.
 func BenchmarkStop(b *testing.B) {
 	srv := newServer(b)
-	a := open(b, srv.URL(0), shared.Config{Replica: "a", MaxQueued: 1 << 20})
-	other := open(b, srv.URL(0), shared.Config{Replica: "b"})
+	a := open(b, srv.URL(0), replica.Config{Replica: "a", MaxQueued: 1 << 20})
+	other := open(b, srv.URL(0), replica.Config{Replica: "b"})
 	running := make(chan string)
 	stopped := make(chan time.Time)
-	serve(b, a, func(ctx context.Context, d *shared.Delivery) error {
+	serve(b, a, func(ctx context.Context, d *replica.Delivery) error {
 		running <- d.ID
 		<-ctx.Done()
 		stopped <- time.Now()
@@ -106,14 +106,14 @@ func BenchmarkStop(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
-		q := shared.Question{ID: fmt.Sprint(i), Thread: fmt.Sprintf("C1/%d", i)}
+		q := replica.Question{ID: fmt.Sprint(i), Thread: fmt.Sprintf("C1/%d", i)}
 		if _, err := a.Enqueue(ctx, q); err != nil {
 			b.Fatal(err)
 		}
 		<-running
 		b.StartTimer()
 		t0 := time.Now()
-		if err := other.PublishStop(ctx, shared.Stop{Question: q.ID, By: "U1"}); err != nil {
+		if err := other.PublishStop(ctx, replica.Stop{Question: q.ID, By: "U1"}); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, (<-stopped).Sub(t0))

@@ -1,9 +1,9 @@
-package shared_test
+package replica_test
 
 import (
 	"testing"
 
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 )
 
 func TestVersionAtLeast(t *testing.T) {
@@ -21,7 +21,7 @@ func TestVersionAtLeast(t *testing.T) {
 		{"7", false},
 		{"x.y.z", false},
 	} {
-		if got := shared.VersionAtLeast(test.version, 6, 2); got != test.want {
+		if got := replica.VersionAtLeast(test.version, 6, 2); got != test.want {
 			t.Errorf("versionAtLeast(%q, 6.2) = %v", test.version, got)
 		}
 	}
@@ -38,7 +38,7 @@ func TestCompareIDs(t *testing.T) {
 		{"1712345678000-3", "1712345678000-12", -1},
 		{"1712345678001-0", "1712345678000-99", 1},
 	} {
-		if got := shared.CompareIDs(test.a, test.b); got != test.want {
+		if got := replica.CompareIDs(test.a, test.b); got != test.want {
 			t.Errorf("compareIDs(%s, %s) = %d; want %d", test.a, test.b, got, test.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package shared_test
+package replica_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared/redistest"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica/redistest"
 )
 
 // A replica killed mid-answer (SIGKILL, no clean-up) loses nothing: after
@@ -21,7 +21,7 @@ import (
 // second attempt, and the thread's next question waits for it.
 func TestReplicaKilledMidAnswer(t *testing.T) {
 	srv := newServer(t)
-	producer := open(t, srv.URL(0), shared.Config{})
+	producer := open(t, srv.URL(0), replica.Config{})
 	q1, q2 := question("C1/1.0", 1), question("C1/1.0", 2)
 	enqueue(t, producer, q1, q2)
 
@@ -38,7 +38,7 @@ func TestReplicaKilledMidAnswer(t *testing.T) {
 	a.Process.Signal(syscall.SIGKILL)
 	a.Wait()
 
-	b := open(t, srv.URL(0), shared.Config{Replica: "replica-b", ClaimAfter: shortClaim})
+	b := open(t, srv.URL(0), replica.Config{Replica: "replica-b", ClaimAfter: shortClaim})
 	j := newJournal()
 	serve(t, b, j.handler("b", 0))
 	eventually(t, "b answers both", func() bool { return j.finished(q1.ID, q2.ID) })
@@ -63,14 +63,14 @@ func TestReplicaKilledMidAnswer(t *testing.T) {
 // finished on the other.
 func TestThreadOrderAcrossReplicas(t *testing.T) {
 	srv := newServer(t)
-	a := open(t, srv.URL(0), shared.Config{Replica: "a", Workers: 1})
-	b := open(t, srv.URL(0), shared.Config{Replica: "b", Workers: 1})
-	qs := []shared.Question{question("C1/1.0", 0), question("C1/1.0", 1), question("C1/1.0", 2)}
+	a := open(t, srv.URL(0), replica.Config{Replica: "a", Workers: 1})
+	b := open(t, srv.URL(0), replica.Config{Replica: "b", Workers: 1})
+	qs := []replica.Question{question("C1/1.0", 0), question("C1/1.0", 1), question("C1/1.0", 2)}
 	enqueue(t, a, qs...)
 
 	j := newJournal()
 	release := make(chan struct{})
-	serve(t, a, func(ctx context.Context, d *shared.Delivery) error {
+	serve(t, a, func(ctx context.Context, d *replica.Delivery) error {
 		j.begin("a", d)
 		select { // b reads q1 and q2 meanwhile, and must wait
 		case <-release:
@@ -94,8 +94,8 @@ func TestThreadOrderAcrossReplicas(t *testing.T) {
 	if len(j.overlap) > 0 {
 		t.Errorf("overlaps: %v", j.overlap)
 	}
-	if j.starts[0].replica != "a" || j.starts[1].replica != "b" || j.starts[2].replica != "b" {
-		t.Errorf("replicas %s %s %s; want a b b", j.starts[0].replica, j.starts[1].replica, j.starts[2].replica)
+	if j.starts[0].name != "a" || j.starts[1].name != "b" || j.starts[2].name != "b" {
+		t.Errorf("replicas %s %s %s; want a b b", j.starts[0].name, j.starts[1].name, j.starts[2].name)
 	}
 }
 
@@ -106,12 +106,12 @@ func TestThreadOrderAcrossReplicas(t *testing.T) {
 func TestRandomDeliveryWithRetries(t *testing.T) {
 	srv := newServer(t)
 	const replicas, threads, perThread = 3, 4, 6
-	var stores []*shared.Store
+	var stores []*replica.Store
 	j := newJournal()
 	for i := range replicas {
-		s := open(t, srv.URL(0), shared.Config{Replica: fmt.Sprintf("r%d", i), Workers: 2})
+		s := open(t, srv.URL(0), replica.Config{Replica: fmt.Sprintf("r%d", i), Workers: 2})
 		stores = append(stores, s)
-		serve(t, s, func(ctx context.Context, d *shared.Delivery) error {
+		serve(t, s, func(ctx context.Context, d *replica.Delivery) error {
 			return j.handler(s.Replica(), time.Duration(rand.IntN(10))*time.Millisecond)(ctx, d)
 		})
 	}
@@ -125,11 +125,11 @@ func TestRandomDeliveryWithRetries(t *testing.T) {
 			q.EventID = "Ev-" + q.ID
 			ids = append(ids, q.ID)
 			first := rng.IntN(replicas)
-			submit := func(s *shared.Store, q shared.Question) {
+			submit := func(s *replica.Store, q replica.Question) {
 				submitted.Add(1)
 				s.Submit(q, func(err error) {
 					defer submitted.Done()
-					if err != nil && !errors.Is(err, shared.ErrDuplicate) {
+					if err != nil && !errors.Is(err, replica.ErrDuplicate) {
 						t.Errorf("submit %s: %v", q.ID, err)
 					}
 				})
@@ -184,13 +184,13 @@ func TestRandomDeliveryWithRetries(t *testing.T) {
 // replica answers them, the thread's order intact.
 func TestShutdownHandsBack(t *testing.T) {
 	srv := newServer(t)
-	a := open(t, srv.URL(0), shared.Config{Replica: "a", Workers: 2})
+	a := open(t, srv.URL(0), replica.Config{Replica: "a", Workers: 2})
 	q0, q1 := question("C1/1.0", 0), question("C1/1.0", 1)
 	enqueue(t, a, q0, q1)
 
 	started := make(chan struct{})
 	var cause error
-	shutdownA := serve(t, a, func(ctx context.Context, d *shared.Delivery) error {
+	shutdownA := serve(t, a, func(ctx context.Context, d *replica.Delivery) error {
 		if d.ID != q0.ID {
 			t.Errorf("a started %s", d.ID)
 		}
@@ -202,14 +202,14 @@ func TestShutdownHandsBack(t *testing.T) {
 	<-started
 	eventually(t, "a holds q1, waiting", func() bool { return stats(t, a).Waiting == 1 })
 	shutdownA(100 * time.Millisecond)
-	if !errors.Is(cause, shared.ErrShutdown) {
+	if !errors.Is(cause, replica.ErrShutdown) {
 		t.Errorf("handler's cause %v; want ErrShutdown", cause)
 	}
 	if st := stats(t, a); st.HandedBack != 2 {
 		t.Errorf("a handed back %d; want 2", st.HandedBack)
 	}
 
-	b := open(t, srv.URL(0), shared.Config{Replica: "b"})
+	b := open(t, srv.URL(0), replica.Config{Replica: "b"})
 	j := newJournal()
 	serve(t, b, j.handler("b", 0))
 	eventually(t, "b answers both", func() bool { return j.finished(q0.ID, q1.ID) })
@@ -233,8 +233,8 @@ func TestShutdownHandsBack(t *testing.T) {
 func TestStopAcrossReplicas(t *testing.T) {
 	srv := newServer(t)
 	ctx := context.Background()
-	a := open(t, srv.URL(0), shared.Config{Replica: "a"})
-	b := open(t, srv.URL(0), shared.Config{Replica: "b"})
+	a := open(t, srv.URL(0), replica.Config{Replica: "a"})
+	b := open(t, srv.URL(0), replica.Config{Replica: "b"})
 	stops := b.SubscribeStops(t.Context())
 
 	type result struct {
@@ -243,7 +243,7 @@ func TestStopAcrossReplicas(t *testing.T) {
 	}
 	results := make(chan result, 4)
 	running := make(chan string, 4)
-	serve(t, a, func(ctx context.Context, d *shared.Delivery) error {
+	serve(t, a, func(ctx context.Context, d *replica.Delivery) error {
 		running <- d.ID
 		<-ctx.Done()
 		results <- result{d.ID, context.Cause(ctx)}
@@ -251,10 +251,10 @@ func TestStopAcrossReplicas(t *testing.T) {
 	})
 	for _, test := range []struct {
 		name string
-		stop func(q shared.Question) shared.Stop
+		stop func(q replica.Question) replica.Stop
 	}{
-		{"by question", func(q shared.Question) shared.Stop { return shared.Stop{Question: q.ID, By: "U1"} }},
-		{"by thread", func(q shared.Question) shared.Stop { return shared.Stop{Thread: q.Thread, By: "U2"} }},
+		{"by question", func(q replica.Question) replica.Stop { return replica.Stop{Question: q.ID, By: "U1"} }},
+		{"by thread", func(q replica.Question) replica.Stop { return replica.Stop{Thread: q.Thread, By: "U2"} }},
 	} {
 		t.Run(test.name, func(t *testing.T) {
 			q := question("C1/"+strings.ReplaceAll(test.name, " ", "-"), 0)
@@ -262,42 +262,42 @@ func TestStopAcrossReplicas(t *testing.T) {
 			if got := <-running; got != q.ID {
 				t.Fatalf("running %s", got)
 			}
-			if st, replica, err := b.AnswerState(ctx, q.ID); st != shared.Running || replica != "a" || err != nil {
-				t.Errorf("state while answering: %q on %q, %v", st, replica, err)
+			if st, who, err := b.AnswerState(ctx, q.ID); st != replica.Running || who != "a" || err != nil {
+				t.Errorf("state while answering: %q on %q, %v", st, who, err)
 			}
 			st := test.stop(q)
 			if err := b.PublishStop(ctx, st); err != nil {
 				t.Fatal(err)
 			}
 			r := <-results
-			var se *shared.StopError
+			var se *replica.StopError
 			if !errors.As(r.cause, &se) || se.By != st.By {
 				t.Errorf("cause %v; want a StopError by %s", r.cause, st.By)
 			}
 			if got := <-stops; got != st {
 				t.Errorf("subscriber got %+v; want %+v", got, st)
 			}
-			eventually(t, "done", func() bool { s, _, _ := b.AnswerState(ctx, q.ID); return s == shared.Done })
+			eventually(t, "done", func() bool { s, _, _ := b.AnswerState(ctx, q.ID); return s == replica.Done })
 		})
 	}
 	t.Run("before it starts", func(t *testing.T) {
 		q := question("C1/early", 0)
-		if err := b.PublishStop(ctx, shared.Stop{Question: q.ID, By: "U3"}); err != nil {
+		if err := b.PublishStop(ctx, replica.Stop{Question: q.ID, By: "U3"}); err != nil {
 			t.Fatal(err)
 		}
 		<-stops
 		enqueue(t, b, q)
 		<-running
 		r := <-results
-		var se *shared.StopError
+		var se *replica.StopError
 		if !errors.As(r.cause, &se) || se.By != "U3" {
 			t.Errorf("cause %v; want a StopError by U3", r.cause)
 		}
 	})
-	if st, _, err := b.AnswerState(ctx, "never-queued"); st != shared.Unknown || err != nil {
+	if st, _, err := b.AnswerState(ctx, "never-queued"); st != replica.Unknown || err != nil {
 		t.Errorf("state of an unknown question: %q, %v", st, err)
 	}
-	if err := b.PublishStop(ctx, shared.Stop{By: "U1"}); err == nil {
+	if err := b.PublishStop(ctx, replica.Stop{By: "U1"}); err == nil {
 		t.Error("a stop naming nothing was accepted")
 	}
 }
@@ -309,10 +309,10 @@ func TestStopAcrossReplicas(t *testing.T) {
 func TestRedisRestartEmpty(t *testing.T) {
 	srv := newServer(t)
 	ctx := context.Background()
-	a := open(t, srv.URL(0), shared.Config{Replica: "a", ClaimAfter: shortClaim})
+	a := open(t, srv.URL(0), replica.Config{Replica: "a", ClaimAfter: shortClaim})
 	j := newJournal()
 	release := make(chan struct{})
-	serve(t, a, func(ctx context.Context, d *shared.Delivery) error {
+	serve(t, a, func(ctx context.Context, d *replica.Delivery) error {
 		j.begin("a", d)
 		if d.Thread == "C9/1.0" {
 			<-release // spans the outage
@@ -370,11 +370,11 @@ func TestRedisRestartKeepsAnswersInFlight(t *testing.T) {
 	const claim = 2 * time.Second
 	j := newJournal()
 	release := make(chan struct{})
-	var stores []*shared.Store
+	var stores []*replica.Store
 	for _, name := range []string{"a", "b"} {
-		s := open(t, srv.URL(0), shared.Config{Replica: name, ClaimAfter: claim})
+		s := open(t, srv.URL(0), replica.Config{Replica: name, ClaimAfter: claim})
 		stores = append(stores, s)
-		serve(t, s, func(ctx context.Context, d *shared.Delivery) error {
+		serve(t, s, func(ctx context.Context, d *replica.Delivery) error {
 			j.begin(name, d)
 			select {
 			case <-release:
@@ -416,11 +416,11 @@ func TestRedisRestartKeepsAnswersInFlight(t *testing.T) {
 func TestPartitionedReplicaLosesQuestion(t *testing.T) {
 	srv := newServer(t)
 	proxy := redistest.NewProxy(t, srv.Addr())
-	a := open(t, proxy.URL(0), shared.Config{Replica: "a", ClaimAfter: shortClaim})
+	a := open(t, proxy.URL(0), replica.Config{Replica: "a", ClaimAfter: shortClaim})
 	q := question("C1/1.0", 0)
 	enqueue(t, a, q)
 	causes := make(chan error, 1)
-	serve(t, a, func(ctx context.Context, d *shared.Delivery) error {
+	serve(t, a, func(ctx context.Context, d *replica.Delivery) error {
 		proxy.Cut()
 		<-ctx.Done()
 		causes <- context.Cause(ctx)
@@ -428,14 +428,14 @@ func TestPartitionedReplicaLosesQuestion(t *testing.T) {
 	})
 	eventually(t, "a cut off", func() bool { return a.Ready() != nil })
 
-	b := open(t, srv.URL(0), shared.Config{Replica: "b", ClaimAfter: shortClaim})
+	b := open(t, srv.URL(0), replica.Config{Replica: "b", ClaimAfter: shortClaim})
 	j := newJournal()
 	serve(t, b, j.handler("b", 0))
 	eventually(t, "b answers", func() bool { return j.finished(q.ID) })
 	proxy.Restore()
 	select {
 	case cause := <-causes:
-		if !errors.Is(cause, shared.ErrLost) {
+		if !errors.Is(cause, replica.ErrLost) {
 			t.Errorf("a's cause %v; want ErrLost", cause)
 		}
 	case <-time.After(waitLong):
@@ -453,13 +453,13 @@ func TestPartitionedReplicaLosesQuestion(t *testing.T) {
 // Submit keeps a bounded backlog while Redis is away.
 func TestSubmitBacklog(t *testing.T) {
 	srv := newServer(t)
-	a := open(t, srv.URL(0), shared.Config{MaxBuffered: 2})
+	a := open(t, srv.URL(0), replica.Config{MaxBuffered: 2})
 	srv.Stop()
 	results := make(chan error, 3)
 	for i := range 3 {
 		a.Submit(question("C1/1.0", i), func(err error) { results <- err })
 	}
-	if err := <-results; !errors.Is(err, shared.ErrBacklog) {
+	if err := <-results; !errors.Is(err, replica.ErrBacklog) {
 		t.Fatalf("third submit: %v; want ErrBacklog", err)
 	}
 	srv.Restart()
@@ -477,10 +477,10 @@ func TestSubmitBacklog(t *testing.T) {
 // is not handed back to fail again elsewhere.
 func TestHandlerErrorFinishes(t *testing.T) {
 	srv := newServer(t)
-	a := open(t, srv.URL(0), shared.Config{})
+	a := open(t, srv.URL(0), replica.Config{})
 	enqueue(t, a, question("C1/1.0", 0))
 	calls := make(chan struct{}, 2)
-	serve(t, a, func(ctx context.Context, d *shared.Delivery) error {
+	serve(t, a, func(ctx context.Context, d *replica.Delivery) error {
 		calls <- struct{}{}
 		return errors.New("the model is down")
 	})
@@ -497,12 +497,12 @@ func TestHandlerErrorFinishes(t *testing.T) {
 // handed on to a replica that has one, rather than wait.
 func TestTurnHandedOnWhenBusy(t *testing.T) {
 	srv := newServer(t)
-	a := open(t, srv.URL(0), shared.Config{Replica: "a", Workers: 2})
-	b := open(t, srv.URL(0), shared.Config{Replica: "b", Workers: 1})
+	a := open(t, srv.URL(0), replica.Config{Replica: "a", Workers: 2})
+	b := open(t, srv.URL(0), replica.Config{Replica: "b", Workers: 1})
 	j := newJournal()
 	releaseB, releaseA := make(chan struct{}), make(chan struct{})
-	block := func(name string, release chan struct{}) shared.Handler {
-		return func(ctx context.Context, d *shared.Delivery) error {
+	block := func(name string, release chan struct{}) replica.Handler {
+		return func(ctx context.Context, d *replica.Delivery) error {
 			j.begin(name, d)
 			if !strings.HasSuffix(d.ID, "#9") { // the follow-up does not block
 				select {
@@ -533,8 +533,8 @@ func TestTurnHandedOnWhenBusy(t *testing.T) {
 	j.mu.Lock()
 	last := j.starts[len(j.starts)-1]
 	j.mu.Unlock()
-	if last.d.ID != "T/1.0#9" || last.replica != "b" {
-		t.Errorf("T#9 answered by %s", last.replica)
+	if last.d.ID != "T/1.0#9" || last.name != "b" {
+		t.Errorf("T#9 answered by %s", last.name)
 	}
 	if st := stats(t, a); st.Waiting != 0 {
 		t.Errorf("a still holds %d waiting", st.Waiting)
@@ -545,8 +545,8 @@ func TestTurnHandedOnWhenBusy(t *testing.T) {
 // Close during Serve ends Serve and hands back what it can.
 func TestCloseWhileServing(t *testing.T) {
 	srv := newServer(t)
-	cfg := shared.Config{Replica: "a", URL: srv.URL(0), Logger: testLogger(t)}
-	a, err := shared.Open(context.Background(), cfg)
+	cfg := replica.Config{Replica: "a", URL: srv.URL(0), Logger: testLogger(t)}
+	a, err := replica.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -554,7 +554,7 @@ func TestCloseWhileServing(t *testing.T) {
 	started := make(chan struct{})
 	served := make(chan error, 1)
 	go func() {
-		served <- a.Serve(context.Background(), func(ctx context.Context, d *shared.Delivery) error {
+		served <- a.Serve(context.Background(), func(ctx context.Context, d *replica.Delivery) error {
 			close(started)
 			<-ctx.Done()
 			return ctx.Err()
@@ -565,7 +565,7 @@ func TestCloseWhileServing(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Errorf("Serve: %v", err)
 	}
-	b := open(t, srv.URL(0), shared.Config{Replica: "b"})
+	b := open(t, srv.URL(0), replica.Config{Replica: "b"})
 	if st := stats(t, b); st.Queued != 1 || st.Pending != 0 {
 		t.Errorf("after Close: %+v; want the question queued for another replica", st)
 	}

@@ -1,4 +1,4 @@
-package shared_test
+package replica_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 )
 
 // The life of a replica: open the store, submit each accepted event from
@@ -16,8 +16,8 @@ import (
 // it needs a Redis.)
 func Example() {
 	ctx := context.Background()
-	store, err := shared.Open(ctx, shared.Config{
-		URL:    os.Getenv(shared.EnvURL),
+	store, err := replica.Open(ctx, replica.Config{
+		URL:    os.Getenv(replica.EnvURL),
 		Logger: slog.Default(),
 	})
 	if err != nil {
@@ -31,22 +31,22 @@ func Example() {
 	type message struct{ Channel, TS, ThreadTS, User, Text string }
 	m := message{Channel: "C1", TS: "1712345678.000100", ThreadTS: "1712345678.000100", User: "U1", Text: "what is 2+2?"}
 	payload, _ := json.Marshal(m)
-	store.Submit(shared.Question{
+	store.Submit(replica.Question{
 		ID:      m.Channel + "/" + m.TS,
 		Thread:  m.Channel + "/" + m.ThreadTS,
 		Payload: payload,
 		EventID: "Ev0123", Channel: m.Channel, TS: m.TS,
 	}, func(err error) {
-		if errors.Is(err, shared.ErrQueueFull) || errors.Is(err, shared.ErrBacklog) {
+		if errors.Is(err, replica.ErrQueueFull) || errors.Is(err, replica.ErrBacklog) {
 			// Tell the user to ask again in a minute.
 		}
 	})
 
 	// The workers.
-	go store.Serve(ctx, func(ctx context.Context, d *shared.Delivery) error {
+	go store.Serve(ctx, func(ctx context.Context, d *replica.Delivery) error {
 		var m message
 		json.Unmarshal(d.Payload, &m)
-		if d.Attempt > shared.MaxAttempts {
+		if d.Attempt > replica.MaxAttempts {
 			// Say the question could not be answered, and stop.
 			return nil
 		}
@@ -54,8 +54,8 @@ func Example() {
 			// Say it was picked up again; mark the earlier attempt's cards.
 		}
 		// Answer. When ctx is cancelled, context.Cause says why: a
-		// *shared.StopError (post "stopped by"), shared.ErrLost (post
-		// nothing more), or shared.ErrShutdown (return ctx.Err() to hand
+		// *replica.StopError (post "stopped by"), replica.ErrLost (post
+		// nothing more), or replica.ErrShutdown (return ctx.Err() to hand
 		// the question back).
 		return nil
 	})

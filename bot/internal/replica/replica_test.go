@@ -1,4 +1,4 @@
-package shared_test
+package replica_test
 
 import (
 	"context"
@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared/redistest"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica/redistest"
 )
 
 func TestParseURL(t *testing.T) {
@@ -46,7 +46,7 @@ func TestParseURL(t *testing.T) {
 		{url: "redis://:s3cret@redis:6379/x", err: "redis://:xxxxx@redis:6379/x"},
 	} {
 		t.Run(test.url, func(t *testing.T) {
-			opts, err := shared.ParseURL(test.url)
+			opts, err := replica.ParseURL(test.url)
 			if test.err != "" {
 				if err == nil {
 					t.Fatalf("no error; want one with %q", test.err)
@@ -55,15 +55,15 @@ func TestParseURL(t *testing.T) {
 				if !strings.Contains(msg, test.err) {
 					t.Errorf("error %q does not say %q", msg, test.err)
 				}
-				if !strings.HasPrefix(msg, shared.EnvURL) {
-					t.Errorf("error %q does not name %s", msg, shared.EnvURL)
+				if !strings.HasPrefix(msg, replica.EnvURL) {
+					t.Errorf("error %q does not name %s", msg, replica.EnvURL)
 				}
 				for _, secret := range []string{"s3cret", "pass word", "pa%zzword", "zzword"} {
 					if strings.Contains(msg, secret) {
 						t.Errorf("error %q shows the password", msg)
 					}
 				}
-				var ue *shared.URLError
+				var ue *replica.URLError
 				if !errors.As(err, &ue) {
 					t.Errorf("error is a %T, not a *URLError", err)
 				}
@@ -94,13 +94,13 @@ func TestOpenFails(t *testing.T) {
 		{"bad URL", "redis://" + srv.Addr() + "/x", "database number"},
 	} {
 		t.Run(test.name, func(t *testing.T) {
-			_, err := shared.Open(ctx, shared.Config{URL: test.url, Logger: testLogger(t)})
+			_, err := replica.Open(ctx, replica.Config{URL: test.url, Logger: testLogger(t)})
 			if err == nil {
 				t.Fatal("Open succeeded")
 			}
 			msg := err.Error()
-			if !strings.HasPrefix(msg, shared.EnvURL) || !strings.Contains(msg, test.err) {
-				t.Errorf("error %q: want it to name %s and say %q", msg, shared.EnvURL, test.err)
+			if !strings.HasPrefix(msg, replica.EnvURL) || !strings.Contains(msg, test.err) {
+				t.Errorf("error %q: want it to name %s and say %q", msg, replica.EnvURL, test.err)
 			}
 			if strings.Contains(msg, "wrong-pw") || strings.Contains(msg, "right-pw") {
 				t.Errorf("error %q shows a password", msg)
@@ -108,7 +108,7 @@ func TestOpenFails(t *testing.T) {
 		})
 	}
 	t.Run("right password", func(t *testing.T) {
-		s := open(t, "redis://:right-pw@"+srv.Addr()+"/0", shared.Config{})
+		s := open(t, "redis://:right-pw@"+srv.Addr()+"/0", replica.Config{})
 		if err := s.Ready(); err != nil {
 			t.Error(err)
 		}
@@ -118,11 +118,11 @@ func TestOpenFails(t *testing.T) {
 // rediss:// connects over TLS, and checks the server's certificate.
 func TestOpenTLS(t *testing.T) {
 	srv := redistest.StartWith(t, redistest.Options{TLS: true})
-	_, err := shared.Open(context.Background(), shared.Config{URL: srv.URL(0), Logger: testLogger(t)})
-	if err == nil || !strings.HasPrefix(err.Error(), shared.EnvURL) || !strings.Contains(err.Error(), "certificate") {
-		t.Errorf("self-signed certificate: %v; want a certificate error naming %s", err, shared.EnvURL)
+	_, err := replica.Open(context.Background(), replica.Config{URL: srv.URL(0), Logger: testLogger(t)})
+	if err == nil || !strings.HasPrefix(err.Error(), replica.EnvURL) || !strings.Contains(err.Error(), "certificate") {
+		t.Errorf("self-signed certificate: %v; want a certificate error naming %s", err, replica.EnvURL)
 	}
-	s := open(t, srv.URL(0)+"?skip_verify=true", shared.Config{})
+	s := open(t, srv.URL(0)+"?skip_verify=true", replica.Config{})
 	enqueue(t, s, question("C1/1.0", 0))
 	j := newJournal()
 	serve(t, s, j.handler("a", 0))
@@ -130,12 +130,12 @@ func TestOpenTLS(t *testing.T) {
 }
 
 func TestOpenBadConfig(t *testing.T) {
-	for _, cfg := range []shared.Config{
+	for _, cfg := range []replica.Config{
 		{Replica: "has space"},
 		{Replica: "ok", ClaimAfter: time.Millisecond},
 	} {
 		cfg.URL = "redis://127.0.0.1:1/0"
-		if _, err := shared.Open(context.Background(), cfg); err == nil || strings.Contains(err.Error(), "cannot reach") {
+		if _, err := replica.Open(context.Background(), cfg); err == nil || strings.Contains(err.Error(), "cannot reach") {
 			t.Errorf("Open(%+v) = %v; want a configuration error", cfg, err)
 		}
 	}
@@ -143,7 +143,7 @@ func TestOpenBadConfig(t *testing.T) {
 
 func TestCheck(t *testing.T) {
 	srv := newServer(t)
-	s := open(t, srv.URL(2), shared.Config{})
+	s := open(t, srv.URL(2), replica.Config{})
 	info, err := s.Check(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -167,8 +167,8 @@ func TestCheck(t *testing.T) {
 func TestDedupeAcrossReplicas(t *testing.T) {
 	srv := newServer(t)
 	ctx := context.Background()
-	a := open(t, srv.URL(0), shared.Config{DedupeTTL: time.Hour})
-	b := open(t, srv.URL(0), shared.Config{})
+	a := open(t, srv.URL(0), replica.Config{DedupeTTL: time.Hour})
+	b := open(t, srv.URL(0), replica.Config{})
 
 	for _, test := range []struct {
 		name  string
@@ -197,15 +197,15 @@ func TestDedupeAcrossReplicas(t *testing.T) {
 
 	// Enqueue deduplicates by event id and by message, across replicas:
 	// a retry delivered to another replica, and a mention's second event.
-	q := shared.Question{ID: "C1/2.000001", Thread: "C1/2.000001", EventID: "Ev2", Channel: "C1", TS: "2.000001"}
+	q := replica.Question{ID: "C1/2.000001", Thread: "C1/2.000001", EventID: "Ev2", Channel: "C1", TS: "2.000001"}
 	if _, err := a.Enqueue(ctx, q); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Enqueue(ctx, q); !errors.Is(err, shared.ErrDuplicate) {
+	if _, err := b.Enqueue(ctx, q); !errors.Is(err, replica.ErrDuplicate) {
 		t.Errorf("retry on another replica: %v; want ErrDuplicate", err)
 	}
 	q.EventID = "Ev3" // the message event of the same mention
-	if _, err := b.Enqueue(ctx, q); !errors.Is(err, shared.ErrDuplicate) {
+	if _, err := b.Enqueue(ctx, q); !errors.Is(err, replica.ErrDuplicate) {
 		t.Errorf("same message, new event id: %v; want ErrDuplicate", err)
 	}
 	if st := stats(t, a); st.Queued != 1 {
@@ -219,10 +219,10 @@ func TestDedupeAcrossReplicas(t *testing.T) {
 func TestQueueFull(t *testing.T) {
 	srv := newServer(t)
 	ctx := context.Background()
-	s := open(t, srv.URL(0), shared.Config{MaxQueued: 2})
+	s := open(t, srv.URL(0), replica.Config{MaxQueued: 2})
 	enqueue(t, s, question("C1/1.0", 1), question("C1/1.0", 2))
 	q := question("C1/1.0", 3)
-	if _, err := s.Enqueue(ctx, q); !errors.Is(err, shared.ErrQueueFull) {
+	if _, err := s.Enqueue(ctx, q); !errors.Is(err, replica.ErrQueueFull) {
 		t.Fatalf("third question: %v; want ErrQueueFull", err)
 	}
 	// A refused question is not remembered as seen: once there is room it
@@ -237,8 +237,8 @@ func TestQueueFull(t *testing.T) {
 
 func TestEnqueueServeDone(t *testing.T) {
 	srv := newServer(t)
-	s := open(t, srv.URL(0), shared.Config{Workers: 4})
-	var qs []shared.Question
+	s := open(t, srv.URL(0), replica.Config{Workers: 4})
+	var qs []replica.Question
 	for i := range 10 {
 		qs = append(qs, question("C1/"+string(rune('a'+i%3)), i))
 	}
@@ -249,7 +249,7 @@ func TestEnqueueServeDone(t *testing.T) {
 	j := newJournal()
 	var payloads = map[string]string{}
 	h := j.handler("a", 0)
-	serve(t, s, func(ctx context.Context, d *shared.Delivery) error {
+	serve(t, s, func(ctx context.Context, d *replica.Delivery) error {
 		j.mu.Lock()
 		payloads[d.ID] = string(d.Payload)
 		j.mu.Unlock()
@@ -275,7 +275,7 @@ func TestEnqueueServeDone(t *testing.T) {
 			t.Errorf("%s: payload %q, want %q", q.ID, payloads[q.ID], q.Payload)
 		}
 	}
-	if st, _, _ := s.AnswerState(context.Background(), qs[0].ID); st != shared.Done {
+	if st, _, _ := s.AnswerState(context.Background(), qs[0].ID); st != replica.Done {
 		t.Errorf("state after answering: %q", st)
 	}
 }
@@ -283,8 +283,8 @@ func TestEnqueueServeDone(t *testing.T) {
 func TestSettingsShared(t *testing.T) {
 	srv := newServer(t)
 	ctx := context.Background()
-	a := open(t, srv.URL(0), shared.Config{})
-	b := open(t, srv.URL(0), shared.Config{})
+	a := open(t, srv.URL(0), replica.Config{})
+	b := open(t, srv.URL(0), replica.Config{})
 
 	if v, err := b.Settings(ctx, "C1"); err != nil || v != nil {
 		t.Fatalf("unset: %q, %v", v, err)
@@ -311,10 +311,10 @@ func TestSettingsShared(t *testing.T) {
 func TestFeedback(t *testing.T) {
 	srv := newServer(t)
 	ctx := context.Background()
-	a := open(t, srv.URL(0), shared.Config{})
-	b := open(t, srv.URL(0), shared.Config{})
+	a := open(t, srv.URL(0), replica.Config{})
+	b := open(t, srv.URL(0), replica.Config{})
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
-	recs := []shared.Feedback{
+	recs := []replica.Feedback{
 		{Channel: "C1", ThreadTS: "1.0", User: "U1", Rating: "good", Model: "m", Time: at},
 		{Channel: "C1", ThreadTS: "2.0", MessageTS: "2.5", User: "U2", Rating: "bad", Model: "m", Time: at},
 		{Channel: "C1", ThreadTS: "3.0", User: "U1", Rating: "good", Model: "m", Time: at},
@@ -329,14 +329,14 @@ func TestFeedback(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := a.AddFeedback(ctx, shared.Feedback{Channel: "C1"}); err == nil {
+	if err := a.AddFeedback(ctx, replica.Feedback{Channel: "C1"}); err == nil {
 		t.Error("feedback without a rating accepted")
 	}
 	tally, err := b.FeedbackTally(ctx, "C1")
 	if err != nil || tally["good"] != 2 || tally["bad"] != 1 || len(tally) != 2 {
 		t.Errorf("tally C1 = %v, %v", tally, err)
 	}
-	var got []shared.Feedback
+	var got []replica.Feedback
 	cursor := ""
 	for {
 		page, next, err := a.FeedbackRecords(ctx, cursor, 3)

@@ -1,4 +1,4 @@
-package shared_test
+package replica_test
 
 import (
 	"bufio"
@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared"
-	"github.com/sandpiper-bot/sandpiper/bot/internal/shared/redistest"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica/redistest"
 )
 
 // Test timing. Nothing asserts a duration: these bound waits, generously
@@ -29,28 +29,28 @@ const (
 // helper-process trick of os/exec's tests): a test can then kill a
 // replica with SIGKILL mid-answer.
 func TestMain(m *testing.M) {
-	if os.Getenv("SHARED_TEST_REPLICA") != "" {
+	if os.Getenv("REPLICA_TEST_REPLICA") != "" {
 		os.Exit(replicaMain())
 	}
 	os.Exit(m.Run())
 }
 
-// replicaMain serves the queue at $SHARED_TEST_URL as replica
-// $SHARED_TEST_REPLICA with one worker; its handler prints "started ID
+// replicaMain serves the queue at $REPLICA_TEST_URL as replica
+// $REPLICA_TEST_REPLICA with one worker; its handler prints "started ID
 // ATTEMPT" and blocks until the process is killed.
 func replicaMain() int {
 	// The test holds our stdin: when it ends (or dies), so do we.
 	go func() { io.Copy(io.Discard, os.Stdin); os.Exit(0) }()
-	claim, _ := time.ParseDuration(os.Getenv("SHARED_TEST_CLAIM_AFTER"))
-	s, err := shared.Open(context.Background(), shared.Config{
-		URL: os.Getenv("SHARED_TEST_URL"), Replica: os.Getenv("SHARED_TEST_REPLICA"),
+	claim, _ := time.ParseDuration(os.Getenv("REPLICA_TEST_CLAIM_AFTER"))
+	s, err := replica.Open(context.Background(), replica.Config{
+		URL: os.Getenv("REPLICA_TEST_URL"), Replica: os.Getenv("REPLICA_TEST_REPLICA"),
 		ClaimAfter: claim, Workers: 1,
 	})
 	if err != nil {
 		fmt.Println("error", err)
 		return 1
 	}
-	s.Serve(context.Background(), func(ctx context.Context, d *shared.Delivery) error {
+	s.Serve(context.Background(), func(ctx context.Context, d *replica.Delivery) error {
 		fmt.Printf("started %s %d\n", d.ID, d.Attempt)
 		select {}
 	})
@@ -62,7 +62,7 @@ func replicaMain() int {
 func startReplicaProcess(t *testing.T, url, name string, claimAfter time.Duration) (*exec.Cmd, <-chan string) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "SHARED_TEST_REPLICA="+name, "SHARED_TEST_URL="+url, "SHARED_TEST_CLAIM_AFTER="+claimAfter.String())
+	cmd.Env = append(os.Environ(), "REPLICA_TEST_REPLICA="+name, "REPLICA_TEST_URL="+url, "REPLICA_TEST_CLAIM_AFTER="+claimAfter.String())
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -87,13 +87,13 @@ func startReplicaProcess(t *testing.T, url, name string, claimAfter time.Duratio
 }
 
 // open opens a store on url; it closes at the test's end.
-func open(t testing.TB, url string, cfg shared.Config) *shared.Store {
+func open(t testing.TB, url string, cfg replica.Config) *replica.Store {
 	t.Helper()
 	cfg.URL = url
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger(t)
 	}
-	s, err := shared.Open(context.Background(), cfg)
+	s, err := replica.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -103,7 +103,7 @@ func open(t testing.TB, url string, cfg shared.Config) *shared.Store {
 
 func testLogger(t testing.TB) *slog.Logger {
 	level := slog.LevelInfo
-	if os.Getenv("SHARED_TEST_DEBUG") != "" {
+	if os.Getenv("REPLICA_TEST_DEBUG") != "" {
 		level = slog.LevelDebug
 	}
 	if _, ok := t.(*testing.B); ok {
@@ -114,7 +114,7 @@ func testLogger(t testing.TB) *slog.Logger {
 
 // serve runs s.Serve(h) in the background; at the test's end (or when the
 // returned function is called) it shuts down with the given grace.
-func serve(t testing.TB, s *shared.Store, h shared.Handler) (shutdown func(grace time.Duration)) {
+func serve(t testing.TB, s *replica.Store, h replica.Handler) (shutdown func(grace time.Duration)) {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(context.Background(), h) }()
@@ -156,8 +156,8 @@ type journal struct {
 }
 
 type start struct {
-	replica string
-	d       shared.Delivery
+	name string
+	d    replica.Delivery
 }
 
 func newJournal() *journal {
@@ -165,19 +165,19 @@ func newJournal() *journal {
 }
 
 // begin notes a handler starting.
-func (j *journal) begin(replica string, d *shared.Delivery) {
+func (j *journal) begin(name string, d *replica.Delivery) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if other, busy := j.active[d.Thread]; busy {
-		j.overlap = append(j.overlap, fmt.Sprintf("%s started on %s while %s was being answered", d.ID, replica, other))
+		j.overlap = append(j.overlap, fmt.Sprintf("%s started on %s while %s was being answered", d.ID, name, other))
 	}
 	j.active[d.Thread] = d.ID
-	j.starts = append(j.starts, start{replica, *d})
+	j.starts = append(j.starts, start{name, *d})
 	j.count[d.ID]++
 }
 
 // end notes a handler finishing the question.
-func (j *journal) end(d *shared.Delivery) {
+func (j *journal) end(d *replica.Delivery) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.active[d.Thread] == d.ID {
@@ -211,9 +211,9 @@ func (j *journal) order(thread string) []string {
 }
 
 // handler answers by sleeping pause, noting its start and end.
-func (j *journal) handler(replica string, pause time.Duration) shared.Handler {
-	return func(ctx context.Context, d *shared.Delivery) error {
-		j.begin(replica, d)
+func (j *journal) handler(name string, pause time.Duration) replica.Handler {
+	return func(ctx context.Context, d *replica.Delivery) error {
+		j.begin(name, d)
 		select {
 		case <-time.After(pause):
 		case <-ctx.Done():
@@ -227,12 +227,12 @@ func (j *journal) handler(replica string, pause time.Duration) shared.Handler {
 	}
 }
 
-func question(thread string, n int) shared.Question {
+func question(thread string, n int) replica.Question {
 	id := fmt.Sprintf("%s#%d", thread, n)
-	return shared.Question{ID: id, Thread: thread, Payload: []byte("payload of " + id), Channel: "C1", TS: strings.ReplaceAll(id, "#", ".")}
+	return replica.Question{ID: id, Thread: thread, Payload: []byte("payload of " + id), Channel: "C1", TS: strings.ReplaceAll(id, "#", ".")}
 }
 
-func enqueue(t testing.TB, s *shared.Store, qs ...shared.Question) {
+func enqueue(t testing.TB, s *replica.Store, qs ...replica.Question) {
 	t.Helper()
 	for _, q := range qs {
 		if _, err := s.Enqueue(context.Background(), q); err != nil {
@@ -241,7 +241,7 @@ func enqueue(t testing.TB, s *shared.Store, qs ...shared.Question) {
 	}
 }
 
-func stats(t testing.TB, s *shared.Store) shared.Stats {
+func stats(t testing.TB, s *replica.Store) replica.Stats {
 	t.Helper()
 	st, err := s.Stats(context.Background())
 	if err != nil {
