@@ -7,6 +7,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -135,7 +136,7 @@ func (b *Bot) onInteractive(frame []byte) {
 			act.ThreadTS = p.Message.ThreadTS
 		}
 		b.background.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), slackCallTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), slackapi.CallTimeout)
 			defer cancel()
 			h(ctx, act)
 		})
@@ -152,6 +153,6 @@ func (b *Bot) ephemeral(ctx context.Context, channel, user, threadTS, text strin
 		opts = append(opts, slack.MsgOptionTS(threadTS))
 	}
 	if _, err := b.api.PostEphemeralContext(ctx, channel, user, opts...); err != nil {
-		b.log.Warn("ephemeral reply failed", "channel", channel, "user", user, "err", explain(err))
+		b.log.Warn("ephemeral reply failed", "channel", channel, "user", user, "err", slackapi.Explain(err))
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -78,7 +79,7 @@ func (v *agentView) refused(err error, log *slog.Logger) bool {
 	}
 	switch se.Err {
 	case "missing_scope", "not_allowed", "not_allowed_token_type", "no_permission":
-		v.disable(log, "Slack refused with "+explain(err).Error())
+		v.disable(log, "Slack refused with "+slackapi.Explain(err).Error())
 		return true
 	}
 	return false
@@ -126,7 +127,7 @@ func (b *Bot) onAgentEvent(kind string, frame []byte) {
 		return
 	}
 	b.background.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), slackCallTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), slackapi.CallTimeout)
 		defer cancel()
 		job(ctx)
 	})
@@ -142,7 +143,7 @@ func (b *Bot) suggestPrompts(ctx context.Context, channel, threadTS string) {
 		ChannelID: channel, ThreadTS: threadTS, Title: agentPromptsTitle, Prompts: agentPrompts,
 	})
 	if err != nil && !b.agentView.refused(err, b.log) {
-		b.log.Warn("setting suggested prompts failed", "channel", channel, "thread", threadTS, "err", explain(err))
+		b.log.Warn("setting suggested prompts failed", "channel", channel, "thread", threadTS, "err", slackapi.Explain(err))
 	}
 }
 
@@ -163,14 +164,14 @@ func (b *Bot) titleThread(m message, earlier []Turn) {
 		return
 	}
 	b.background.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), slackCallTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), slackapi.CallTimeout)
 		defer cancel()
 		err := b.api.SetAssistantThreadsTitleContext(ctx, slack.AssistantThreadsSetTitleParameters{
 			ChannelID: m.Channel, ThreadTS: m.ThreadTS, Title: title,
 		})
 		if err != nil && !b.agentView.refused(err, b.log) {
 			// A DM outside the agent view has no title to set.
-			b.log.Debug("setting the thread's title failed", "channel", m.Channel, "thread", m.ThreadTS, "err", explain(err))
+			b.log.Debug("setting the thread's title failed", "channel", m.Channel, "thread", m.ThreadTS, "err", slackapi.Explain(err))
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -88,7 +89,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	status.stop()
 
 	// Post even when ctx was cancelled (shutdown): the user is owed a word.
-	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), slackCallTimeout)
+	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), slackapi.CallTimeout)
 	defer pcancel()
 	p.finishOpen(pctx, by)
 
@@ -247,12 +248,12 @@ func (b *Bot) postAnswer(ctx context.Context, m message, answer, footer string, 
 			}}))
 		}
 		if _, _, err := b.api.PostMessageContext(ctx, m.Channel, opts...); err != nil {
-			b.log.Error("posting answer failed", "channel", m.Channel, "thread", m.ThreadTS, "err", explain(err))
+			b.log.Error("posting answer failed", "channel", m.Channel, "thread", m.ThreadTS, "err", slackapi.Explain(err))
 			b.metrics.errors.WithLabelValues("slack").Inc()
-			if _, refused := errors.AsType[slack.SlackErrorResponse](err); refused {
+			if slackapi.Refused(err) {
 				// Slack refused the blocks: the answer still reaches the
 				// user, as a file, with a word on why.
-				b.notice(ctx, m, fmt.Sprintf(":warning: Slack refused to show my answer (%s); it is attached as `answer.md`.", escape(truncate(safetext.Line(explain(err).Error()), 200))))
+				b.notice(ctx, m, fmt.Sprintf(":warning: Slack refused to show my answer (%s); it is attached as `answer.md`.", escape(truncate(safetext.Line(slackapi.Explain(err).Error()), 200))))
 				b.upload(ctx, m, attachment{Name: "answer.md", Title: "Answer", Content: answer})
 			}
 			return
@@ -279,7 +280,7 @@ func (b *Bot) notice(ctx context.Context, m message, text string) {
 		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaNotice, EventPayload: map[string]any{"question_ts": m.TS}}),
 	)
 	if err != nil {
-		b.log.Error("posting to thread failed", "channel", m.Channel, "thread", m.ThreadTS, "err", explain(err))
+		b.log.Error("posting to thread failed", "channel", m.Channel, "thread", m.ThreadTS, "err", slackapi.Explain(err))
 	}
 }
 
@@ -293,8 +294,8 @@ func (b *Bot) upload(ctx context.Context, m message, a attachment) {
 		Channel: m.Channel, ThreadTimestamp: m.ThreadTS,
 	})
 	if err != nil {
-		b.log.Error("uploading file failed", "file", a.Name, "err", explain(err))
+		b.log.Error("uploading file failed", "file", a.Name, "err", slackapi.Explain(err))
 		b.metrics.errors.WithLabelValues("slack").Inc()
-		b.notice(ctx, m, fmt.Sprintf(":warning: I couldn't attach `%s` to this thread (%s).", escape(a.Name), escape(safetext.Line(explain(err).Error()))))
+		b.notice(ctx, m, fmt.Sprintf(":warning: I couldn't attach `%s` to this thread (%s).", escape(a.Name), escape(safetext.Line(slackapi.Explain(err).Error()))))
 	}
 }

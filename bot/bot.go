@@ -33,6 +33,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
@@ -192,14 +193,14 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		return nil, errors.New("bot: no Agent")
 	}
 	log := cfg.Logger
-	api := newSlackClient(cfg, slackCallTimeout)
+	api := slackapi.New(cfg.BotToken, cfg.AppToken, cfg.APIURL, slackapi.CallTimeout)
 	auth, err := api.AuthTestContext(ctx)
 	if err != nil {
-		if _, refused := errors.AsType[slack.SlackErrorResponse](err); !refused {
+		if !slackapi.Refused(err) {
 			// Slack never answered: not the token's fault.
 			return nil, &ConfigError{"SLACK_API_URL", fmt.Errorf("cannot reach Slack at %s: %w (check the network, a proxy, or SLACK_API_URL)", cfg.APIURL, err)}
 		}
-		return nil, &ConfigError{"SLACK_BOT_TOKEN", fmt.Errorf("auth.test failed: %w (is the token current and the app installed in the workspace?)", explain(err))}
+		return nil, &ConfigError{"SLACK_BOT_TOKEN", fmt.Errorf("auth.test failed: %w (is the token current and the app installed in the workspace?)", slackapi.Explain(err))}
 	}
 	m := newMetrics()
 	sock := socket.New(api, socket.Config{
@@ -208,7 +209,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		OnAck:       func(d time.Duration) { m.ackSeconds.Observe(d.Seconds()) },
 	})
 	if err := sock.Open(ctx); err != nil {
-		return nil, &ConfigError{"SLACK_APP_TOKEN", fmt.Errorf("apps.connections.open failed: %w (is Socket Mode enabled, and does the token have connections:write?)", explain(err))}
+		return nil, &ConfigError{"SLACK_APP_TOKEN", fmt.Errorf("apps.connections.open failed: %w (is Socket Mode enabled, and does the token have connections:write?)", slackapi.Explain(err))}
 	}
 	file, err := openSettings(cfg.DataDir)
 	if err != nil {
@@ -253,7 +254,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		cfg:        cfg,
 		log:        log,
 		api:        api,
-		fileAPI:    newSlackClient(cfg, fileTransferTimeout),
+		fileAPI:    slackapi.New(cfg.BotToken, cfg.AppToken, cfg.APIURL, slackapi.FileTransferTimeout),
 		sock:       sock,
 		workspaces: ws,
 		feedback:   fb,
@@ -307,36 +308,6 @@ func (b *Bot) HTTPAddr() string {
 	return b.httpLn.Addr().String()
 }
 
-func newSlackClient(cfg Config, timeout time.Duration) *slack.Client {
-	return slack.New(cfg.BotToken,
-		slack.OptionAppLevelToken(cfg.AppToken),
-		slack.OptionAPIURL(cfg.APIURL),
-		slack.OptionHTTPClient(&http.Client{Timeout: timeout}),
-		slack.OptionRetryConfig(slack.RetryConfig{
-			MaxRetries:         defaultRetries,
-			RetryAfterDuration: 5 * time.Second,
-			RetryAfterJitter:   200 * time.Millisecond,
-		}),
-	)
-}
-
-// explain turns a Slack error into text that names the Slack error code
-// and any detail Slack gave.
-func explain(err error) error {
-	var se slack.SlackErrorResponse
-	if errors.As(err, &se) {
-		var details []string
-		details = append(details, se.ResponseMetadata.Messages...)
-		if se.Needed != "" {
-			details = append(details, "needed scope "+se.Needed)
-		}
-		if len(details) > 0 {
-			return fmt.Errorf("%s (%s)", se.Err, strings.Join(details, "; "))
-		}
-	}
-	return err
-}
-
 // Run serves Slack until ctx is cancelled, then stops taking events,
 // finishes the answers in flight (up to the shutdown timeout), closes the
 // socket and returns nil. It returns an error if Slack refuses the
@@ -376,7 +347,7 @@ loop:
 		case err := <-sockErr:
 			sockErr <- err
 			if err != nil && !errors.Is(err, context.Canceled) {
-				runErr = fmt.Errorf("socket mode: %w", explain(err))
+				runErr = fmt.Errorf("socket mode: %w", slackapi.Explain(err))
 				b.log.Error("slack refused the connection", "err", runErr)
 			}
 			break loop

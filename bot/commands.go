@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/slack-go/slack"
 )
 
@@ -69,18 +70,18 @@ func (b *Bot) onSlashCommand(cmd slack.SlashCommand) {
 			slack.MsgOptionResponseURL(cmd.ResponseURL, slack.ResponseTypeEphemeral),
 			slack.MsgOptionText(reply, false))
 		if err != nil {
-			b.log.Error("slash command reply failed", "err", explain(err))
+			b.log.Error("slash command reply failed", "err", slackapi.Explain(err))
 		}
 	}
 	if !b.pool.submit("slash/"+cmd.TriggerID, job) {
 		b.metrics.errors.WithLabelValues("busy").Inc()
 		go func() { // tell the user, off the event loop
-			ctx, cancel := context.WithTimeout(context.Background(), slackCallTimeout)
+			ctx, cancel := context.WithTimeout(context.Background(), slackapi.CallTimeout)
 			defer cancel()
 			if _, _, err := b.api.PostMessageContext(ctx, cmd.ChannelID,
 				slack.MsgOptionResponseURL(cmd.ResponseURL, slack.ResponseTypeEphemeral),
 				slack.MsgOptionText(":hourglass: I'm answering too many questions right now. Please try again in a minute.", false)); err != nil {
-				b.log.Error("slash command reply failed", "err", explain(err))
+				b.log.Error("slash command reply failed", "err", slackapi.Explain(err))
 			}
 		}()
 	}
@@ -114,7 +115,7 @@ func (b *Bot) debugCommand(ctx context.Context, channel, user string, args []str
 	ok, err := b.admins.isAdmin(ctx, user)
 	if err != nil {
 		b.log.Warn("admin check failed", "user", user, "err", err)
-		return ":warning: I couldn't check whether you are an admin (Slack said: " + escape(explain(err).Error()) + "). Nothing was changed.", true
+		return ":warning: I couldn't check whether you are an admin (Slack said: " + escape(slackapi.Explain(err).Error()) + "). Nothing was changed.", true
 	}
 	if !ok {
 		return "Sorry, only workspace admins and the admins listed in sandpiper's configuration can change debug settings. Debug is " + state(cur.Debug) + " in this channel; nothing was changed.", true

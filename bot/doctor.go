@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 )
 
 // RequiredScopes are the bot token scopes sandpiper uses; manifest.yaml
@@ -56,10 +58,10 @@ func Doctor(ctx context.Context, cfg Config) []Check {
 		}
 	}
 	if tokensOK {
-		api := newSlackClient(cfg, slackCallTimeout)
+		api := slackapi.New(cfg.BotToken, cfg.AppToken, cfg.APIURL, slackapi.CallTimeout)
 		auth, err := api.AuthTestContext(ctx)
 		if err != nil {
-			add("Slack bot token (auth.test)", fmt.Errorf("%v: check SLACK_BOT_TOKEN (OAuth & Permissions → Bot User OAuth Token) and that the app is installed", explain(err)), "")
+			add("Slack bot token (auth.test)", fmt.Errorf("%v: check SLACK_BOT_TOKEN (OAuth & Permissions → Bot User OAuth Token) and that the app is installed", slackapi.Explain(err)), "")
 		} else {
 			add("Slack bot token (auth.test)", nil, fmt.Sprintf("workspace %s, bot user %s", auth.Team, auth.UserID))
 			have := map[string]bool{}
@@ -88,7 +90,7 @@ func Doctor(ctx context.Context, cfg Config) []Check {
 			}
 		}
 		if _, _, err := api.StartSocketModeContext(ctx); err != nil {
-			add("Slack app token (apps.connections.open)", fmt.Errorf("%v: check SLACK_APP_TOKEN (Basic Information → App-Level Tokens, scope connections:write) and that Socket Mode is on", explain(err)), "")
+			add("Slack app token (apps.connections.open)", fmt.Errorf("%v: check SLACK_APP_TOKEN (Basic Information → App-Level Tokens, scope connections:write) and that Socket Mode is on", slackapi.Explain(err)), "")
 		} else {
 			add("Slack app token (apps.connections.open)", nil, "Socket Mode connection allowed")
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -105,7 +106,7 @@ func (b *Bot) feedbackCommand(ctx context.Context, channel, user string) string 
 	ok, err := b.admins.isAdmin(ctx, user)
 	if err != nil {
 		b.log.Warn("admin check failed", "user", user, "err", err)
-		return ":warning: I couldn't check whether you are an admin (Slack said: " + escape(explain(err).Error()) + ")."
+		return ":warning: I couldn't check whether you are an admin (Slack said: " + escape(slackapi.Explain(err).Error()) + ")."
 	}
 	if !ok {
 		return "Sorry, only workspace admins and the admins listed in sandpiper's configuration can read the feedback on my answers."

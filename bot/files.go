@@ -16,6 +16,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -115,7 +116,7 @@ func (b *Bot) download(ctx context.Context, r fileRef, max int64) ([]byte, error
 	if r.URL == "" {
 		f, _, _, err := b.fileAPI.GetFileInfoContext(ctx, r.ID, 0, 0)
 		if err != nil {
-			return nil, fmt.Errorf("files.info %s: %w", r.ID, explain(err))
+			return nil, fmt.Errorf("files.info %s: %w", r.ID, slackapi.Explain(err))
 		}
 		r = refOf(*f)
 		if r.URL == "" {
@@ -127,7 +128,7 @@ func (b *Bot) download(ctx context.Context, r fileRef, max int64) ([]byte, error
 		if errors.Is(err, errTooLarge) {
 			return nil, errTooLarge
 		}
-		return nil, fmt.Errorf("downloading %s: %w", r.ID, explain(err))
+		return nil, fmt.Errorf("downloading %s: %w", r.ID, slackapi.Explain(err))
 	}
 	return w.buf.Bytes(), nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
@@ -126,7 +127,7 @@ func (b *Bot) place(ctx context.Context, thread *threadFiles, c candidate, lim s
 	if c.entry == nil && !c.ref.complete() {
 		f, _, _, err := b.fileAPI.GetFileInfoContext(ctx, c.ref.ID, 0, 0)
 		if err != nil {
-			return agent.InputFile{}, fmt.Sprintf("I could not look it up in Slack (%s)", escape(explain(err).Error()))
+			return agent.InputFile{}, fmt.Sprintf("I could not look it up in Slack (%s)", escape(slackapi.Explain(err).Error()))
 		}
 		r := refOf(*f)
 		if c.output {

@@ -3,6 +3,8 @@ package bot
 import (
 	"context"
 	"time"
+
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 )
 
 // task is a message the bot acts on: a question, a follow-up or a
@@ -100,7 +102,7 @@ const busyText = ":hourglass: I'm answering too many questions right now. Please
 func (b *Bot) busyNotice(m message, text string) {
 	b.metrics.errors.WithLabelValues("busy").Inc()
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), slackCallTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), slackapi.CallTimeout)
 		defer cancel()
 		b.notice(ctx, m, text)
 	}()

@@ -106,9 +106,6 @@ const (
 	defaultAdminTTL       = 10 * time.Minute // cached users.info answers
 	defaultForeignTTL     = 10 * time.Minute // threads known not to be ours
 	defaultStatusInterval = 90 * time.Second // Slack clears a status after 2 min
-	defaultRetries        = 3                // Web API retries after a 429
-	slackCallTimeout      = 20 * time.Second
-	fileTransferTimeout   = 3 * time.Minute  // one file download or upload
 	defaultSweepInterval  = 10 * time.Minute // how often expired workspaces are deleted
 )
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
@@ -121,7 +122,7 @@ func (p *cardPoster) postTable(ctx context.Context, run int, name string, data [
 		return
 	}
 	p.tables++
-	ctx, cancel := slackContext(ctx)
+	ctx, cancel := slackapi.Context(ctx)
 	defer cancel()
 	_, _, err := p.b.api.PostMessageContext(ctx, p.m.Channel,
 		slack.MsgOptionTS(p.m.ThreadTS),
@@ -132,7 +133,7 @@ func (p *cardPoster) postTable(ctx context.Context, run int, name string, data [
 		}}),
 	)
 	if err != nil {
-		p.log.Warn("posting a table failed; the file is posted", "run", run, "file", name, "err", explain(err))
+		p.log.Warn("posting a table failed; the file is posted", "run", run, "file", name, "err", slackapi.Explain(err))
 		p.b.metrics.errors.WithLabelValues("slack").Inc()
 	}
 }
@@ -155,17 +156,17 @@ func splitOmitted(o string) (name, why string, ok bool) {
 // shows are neutralised ([safetext.Line]); the files' bytes are sent as
 // the program wrote them.
 func (b *Bot) uploadFiles(ctx context.Context, m message, comment string, files []outgoing) ([]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, fileTransferTimeout)
+	ctx, cancel := context.WithTimeout(ctx, slackapi.FileTransferTimeout)
 	defer cancel()
 	var sums []slack.FileSummary
 	for _, f := range files {
 		name := safetext.Line(path.Base(f.name))
 		u, err := b.fileAPI.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: name, FileSize: len(f.data), AltTxt: safetext.Line(f.alt)})
 		if err != nil {
-			return nil, fmt.Errorf("files.getUploadURLExternal %s: %w", name, explain(err))
+			return nil, fmt.Errorf("files.getUploadURLExternal %s: %w", name, slackapi.Explain(err))
 		}
 		if err := b.fileAPI.UploadToURL(ctx, slack.UploadToURLParameters{UploadURL: u.UploadURL, Reader: bytes.NewReader(f.data), Filename: name}); err != nil {
-			return nil, fmt.Errorf("uploading %s: %w", name, explain(err))
+			return nil, fmt.Errorf("uploading %s: %w", name, slackapi.Explain(err))
 		}
 		// The title keeps the folder: out/a/x.csv and out/b/x.csv differ.
 		sums = append(sums, slack.FileSummary{ID: u.FileID, Title: safetext.Line(f.name)})
@@ -174,7 +175,7 @@ func (b *Bot) uploadFiles(ctx context.Context, m message, comment string, files 
 		Files: sums, Channel: m.Channel, ThreadTimestamp: m.ThreadTS, InitialComment: safetext.Text(comment),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("files.completeUploadExternal: %w", explain(err))
+		return nil, fmt.Errorf("files.completeUploadExternal: %w", slackapi.Explain(err))
 	}
 	ids := make([]string, len(sums))
 	for i, s := range sums {

@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -63,7 +64,7 @@ func (p *cardPoster) ToolCallStarted(ctx context.Context, e agent.ToolCallEvent)
 	p.mu.Unlock()
 	p.status.set("is running Python…")
 
-	ctx, cancel := slackContext(ctx)
+	ctx, cancel := slackapi.Context(ctx)
 	defer cancel()
 	blocks, _ := c.render()
 	_, ts, err := p.b.api.PostMessageContext(ctx, p.m.Channel,
@@ -73,7 +74,7 @@ func (p *cardPoster) ToolCallStarted(ctx context.Context, e agent.ToolCallEvent)
 		slack.MsgOptionMetadata(c.metadata()),
 	)
 	if err != nil {
-		p.log.Error("posting tool card failed", "err", explain(err))
+		p.log.Error("posting tool card failed", "err", slackapi.Explain(err))
 		p.b.metrics.errors.WithLabelValues("slack").Inc()
 		return
 	}
@@ -129,7 +130,7 @@ func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEve
 	if p.debug {
 		p.log.Info("execution", "run", c.N, "code", c.Code, "output", runOutput(res, runErr, c.Limits), "duration", d)
 	}
-	ctx, cancel := slackContext(ctx)
+	ctx, cancel := slackapi.Context(ctx)
 	defer cancel()
 	p.post(ctx, c)
 }
@@ -176,15 +177,15 @@ func (p *cardPoster) post(ctx context.Context, c *postedCard) {
 		return err
 	}
 	err := send(blocks)
-	if _, refused := errors.AsType[slack.SlackErrorResponse](err); refused {
+	if slackapi.Refused(err) {
 		// Slack refused these blocks (invalid_blocks, msg_too_long …):
 		// show the run's state anyway, with its text in files.
-		p.log.Warn("slack refused a tool card; posting it plain", "err", explain(err))
-		blocks, files = c.plain(explain(err).Error())
+		p.log.Warn("slack refused a tool card; posting it plain", "err", slackapi.Explain(err))
+		blocks, files = c.plain(slackapi.Explain(err).Error())
 		err = send(blocks)
 	}
 	if err != nil {
-		p.log.Error("updating tool card failed", "err", explain(err))
+		p.log.Error("updating tool card failed", "err", slackapi.Explain(err))
 		b.metrics.errors.WithLabelValues("slack").Inc()
 	}
 	for _, f := range files {
@@ -208,13 +209,6 @@ func (p *cardPoster) finishOpen(ctx context.Context, by string) {
 	for _, c := range open {
 		p.post(ctx, c)
 	}
-}
-
-// slackContext returns a context for Slack calls made for an answer: it
-// outlives the answer's deadline (a card must show that its run ended)
-// but not a stuck Slack.
-func slackContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), slackCallTimeout)
 }
 
 // firedCaps lists the caps and limits that fired during a run, each once:

@@ -11,6 +11,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 )
 
 // Replicas: with Config.RedisURL set, several bot processes share one
@@ -254,13 +255,13 @@ func (s *sharedIntake) changed(channel, threadTS string) {
 // "running" as interrupted, and returns how many messages that attempt
 // left for m.
 func (b *Bot) markLeftovers(ctx context.Context, m message) int {
-	ctx, cancel := slackContext(ctx)
+	ctx, cancel := slackapi.Context(ctx)
 	defer cancel()
 	msgs, _, _, err := b.api.GetConversationRepliesContext(ctx, &slack.GetConversationRepliesParameters{
 		ChannelID: m.Channel, Timestamp: m.ThreadTS, Limit: 200, IncludeAllMetadata: true,
 	})
 	if err != nil {
-		b.log.Warn("could not read the thread to mark an earlier attempt's cards", "channel", m.Channel, "thread", m.ThreadTS, "err", explain(err))
+		b.log.Warn("could not read the thread to mark an earlier attempt's cards", "channel", m.Channel, "thread", m.ThreadTS, "err", slackapi.Explain(err))
 		return 0
 	}
 	n := 0
@@ -279,7 +280,7 @@ func (b *Bot) markLeftovers(ctx context.Context, m message) int {
 		if _, _, _, err := b.api.UpdateMessageContext(ctx, m.Channel, msg.Timestamp,
 			slack.MsgOptionText(c.fallback(), false), slack.MsgOptionBlocks(blocks...), slack.MsgOptionMetadata(c.metadata()),
 		); err != nil {
-			b.log.Warn("could not mark an interrupted card", "channel", m.Channel, "ts", msg.Timestamp, "err", explain(err))
+			b.log.Warn("could not mark an interrupted card", "channel", m.Channel, "ts", msg.Timestamp, "err", slackapi.Explain(err))
 		}
 	}
 	return n

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 )
 
 // actionStop is the action_id of a running tool card's Stop button.
@@ -149,7 +150,7 @@ func (b *Bot) mayStop(ctx context.Context, user, asker string) bool {
 	}
 	ok, err := b.admins.isAdmin(ctx, user)
 	if err != nil {
-		b.log.Warn("could not tell whether a user is an admin; not stopping", "user", user, "err", explain(err))
+		b.log.Warn("could not tell whether a user is an admin; not stopping", "user", user, "err", slackapi.Explain(err))
 	}
 	return ok
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -39,7 +40,7 @@ func newStreaming(cfg Config, teamID string) *streaming {
 	st := &streaming{
 		api: slack.New(cfg.BotToken,
 			slack.OptionAPIURL(cfg.APIURL),
-			slack.OptionHTTPClient(&http.Client{Timeout: slackCallTimeout}),
+			slack.OptionHTTPClient(&http.Client{Timeout: slackapi.CallTimeout}),
 		),
 		budgets: newStreamBudgets(cfg.StreamAppendsPerMinute),
 		log:     cfg.Logger,
@@ -61,11 +62,11 @@ func (st *streaming) refused(channel string, err error) {
 	case "unknown_method", "not_allowed_token_type", "missing_scope", "method_deprecated", "not_allowed", "invalid_auth":
 		st.off.Store(true)
 		st.warnOnce.Do(func() {
-			st.log.Warn("slack refused chat.startStream; answers are posted whole from now on", "err", explain(err))
+			st.log.Warn("slack refused chat.startStream; answers are posted whole from now on", "err", slackapi.Explain(err))
 		})
 	case "channel_type_not_supported", "not_in_channel", "is_archived":
 		st.offIn.Store(channel, true)
-		st.log.Info("slack refused to stream in this channel; answers there are posted whole", "channel", channel, "err", explain(err))
+		st.log.Info("slack refused to stream in this channel; answers there are posted whole", "channel", channel, "err", slackapi.Explain(err))
 	}
 }
 
@@ -248,7 +249,7 @@ func (s *answerStream) discard(ctx context.Context) {
 // remove takes a closed message's parts out of the thread (chat.delete),
 // or, where Slack will not delete one, replaces its text with a note.
 func (s *answerStream) remove(ctx context.Context, g *streamMsg) {
-	ctx, cancel := slackContext(ctx)
+	ctx, cancel := slackapi.Context(ctx)
 	defer cancel()
 	for _, ts := range g.parts {
 		_, _, err := s.b.api.DeleteMessageContext(ctx, s.m.Channel, ts)
@@ -261,14 +262,14 @@ func (s *answerStream) remove(ctx context.Context, g *streamMsg) {
 			slack.MsgOptionBlocks(slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, note, false, false), nil, nil)),
 			slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}}))
 		if err != nil {
-			s.log.Error("could not remove a broken-off streamed message", "ts", ts, "err", explain(err))
+			s.log.Error("could not remove a broken-off streamed message", "ts", ts, "err", slackapi.Explain(err))
 		}
 	}
 }
 
 // postCommentary posts text written before a tool call the old way.
 func (s *answerStream) postCommentary(ctx context.Context, text string) {
-	ctx, cancel := slackContext(ctx)
+	ctx, cancel := slackapi.Context(ctx)
 	defer cancel()
 	parts := splitMrkdwn(markdownToMrkdwn(safetext.Text(text)), answerMessageChars)
 	if len(parts) == 0 {
@@ -286,7 +287,7 @@ func (s *answerStream) postCommentary(ctx context.Context, text string) {
 		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}}),
 	)
 	if err != nil {
-		s.log.Error("posting the model's commentary failed", "err", explain(err))
+		s.log.Error("posting the model's commentary failed", "err", slackapi.Explain(err))
 	}
 }
 

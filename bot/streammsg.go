@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/slack-go/slack"
 )
 
@@ -126,16 +127,16 @@ func (g *streamMsg) close(ctx context.Context, opts []slack.MsgOption) streamRes
 		stop = append(slices.Clip(opts), slack.MsgOptionBlocks(footer...))
 	}
 	err := g.stopPart(stop)
-	if _, refused := errors.AsType[slack.SlackErrorResponse](err); refused && len(footer) > 0 {
+	if slackapi.Refused(err) && len(footer) > 0 {
 		// Slack refused the footer's blocks: close without them.
-		g.st.log.Warn("slack refused the blocks under a streamed answer; closing without them", "err", explain(err))
+		g.st.log.Warn("slack refused the blocks under a streamed answer; closing without them", "err", slackapi.Explain(err))
 		err = g.stopPart(opts)
 	}
 	if err != nil {
 		if isStoppedByUser(err) {
 			return streamStoppedByUser
 		}
-		g.st.log.Warn("could not stop a streamed message", "ts", g.ts, "err", explain(err))
+		g.st.log.Warn("could not stop a streamed message", "ts", g.ts, "err", slackapi.Explain(err))
 	}
 	return streamClosed
 }
@@ -282,7 +283,7 @@ func (g *streamMsg) stopPart(opts []slack.MsgOption) error {
 	if g.ts == "" {
 		return nil
 	}
-	ctx, cancel := slackContext(g.ctx)
+	ctx, cancel := slackapi.Context(g.ctx)
 	defer cancel()
 	return g.st.call(ctx, g.st.budgets.stop, func() error {
 		_, _, err := g.st.api.StopStreamContext(ctx, g.channel, g.ts, opts...)
