@@ -3,9 +3,7 @@ package bot
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,10 +12,9 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func TestCardGolden(t *testing.T) {
 	longCode := strings.Repeat("x = 1  # a long program line\n", 200)
@@ -65,10 +62,6 @@ func TestCardGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			blocks, files := tc.card.render()
-			var buf strings.Builder
-			enc := json.NewEncoder(&buf)
-			enc.SetEscapeHTML(false) // keep &lt; readable in the golden files
-			enc.SetIndent("", "  ")
 			golden := map[string]any{
 				"text":     tc.card.fallback(),
 				"blocks":   blocks,
@@ -78,26 +71,8 @@ func TestCardGolden(t *testing.T) {
 			if posted, ok := tc.card.metadata().EventPayload["files"]; ok {
 				golden["metadata_files"] = posted
 			}
-			if err := enc.Encode(golden); err != nil {
-				t.Fatal(err)
-			}
-			got := strings.TrimSuffix(buf.String(), "\n")
 			checkLimits(t, blocks)
-			path := filepath.Join("testdata", "cards", tc.name+".json")
-			if *update {
-				os.MkdirAll(filepath.Dir(path), 0o755)
-				if err := os.WriteFile(path, []byte(got+"\n"), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./bot -run TestCardGolden -update)", err)
-			}
-			if string(want) != string(got)+"\n" {
-				t.Errorf("card %s differs from %s (run with -update to accept):\n%s", tc.name, path, got)
-			}
+			slacktest.GoldenJSON(t, filepath.Join("testdata", "cards", tc.name+".json"), golden)
 		})
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
 )
 
 // TestFeedbackFileRotates: the file is rotated by size into
@@ -102,12 +104,5 @@ func TestTallyText(t *testing.T) {
 func TestFeedbackGolden(t *testing.T) {
 	b := &Bot{}
 	blocks := b.feedbackFooter(t.Context(), answerInfo{Model: "anthropic/claude-opus-4.8\x1b[31m"})
-	var buf strings.Builder
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(blocks); err != nil {
-		t.Fatal(err)
-	}
-	golden(t, filepath.Join("testdata", "feedback", "buttons.json"), strings.TrimSuffix(buf.String(), "\n"))
+	slacktest.GoldenJSON(t, filepath.Join("testdata", "feedback", "buttons.json"), blocks)
 }

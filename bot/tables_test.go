@@ -3,11 +3,11 @@ package bot
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
 	"github.com/slack-go/slack"
 )
 
@@ -180,36 +180,8 @@ func TestTableGolden(t *testing.T) {
 				t.Fatal("no table")
 			}
 			blocks := tb.blocks()
-			var buf strings.Builder
-			enc := json.NewEncoder(&buf)
-			enc.SetEscapeHTML(false)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(map[string]any{"text": tb.fallback(), "blocks": blocks}); err != nil {
-				t.Fatal(err)
-			}
 			checkLimits(t, []slack.Block{blocks[1]})
-			golden(t, filepath.Join("testdata", "tables", tc.name+".json"), strings.TrimSuffix(buf.String(), "\n"))
+			slacktest.GoldenJSON(t, filepath.Join("testdata", "tables", tc.name+".json"), map[string]any{"text": tb.fallback(), "blocks": blocks})
 		})
-	}
-}
-
-// golden compares got with the file at path, or rewrites it with -update.
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./bot -run %s -update)", err, t.Name())
-	}
-	if strings.TrimSuffix(string(want), "\n") != got {
-		t.Errorf("%s differs from %s (run with -update to accept):\n%s", t.Name(), path, got)
 	}
 }
