@@ -264,10 +264,6 @@ func (b *Bot) postAnswer(ctx context.Context, m message, answer, footer string, 
 	}
 }
 
-func contextBlock(text string) slack.Block {
-	return slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, text, false, false))
-}
-
 // notice posts a short message from the bot in the thread. Its text is
 // neutralised ([safetext.Text]) as a last guard: notices name files and
 // quote errors.

@@ -13,14 +13,6 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
-// Message metadata event types; they let a restarted bot recognise its own
-// messages when it rebuilds a thread from conversations.replies.
-const (
-	metaToolRun = "sandpiper_tool_run"
-	metaAnswer  = "sandpiper_answer"
-	metaNotice  = "sandpiper_notice"
-)
-
 // card is one executeCode run as shown in a thread.
 type card struct {
 	N          int    // run number within the answer, from 1

@@ -25,7 +25,7 @@ func TestCardGolden(t *testing.T) {
 		{"running", card{N: 1, Code: "print(6*7)", Running: true}},
 		// A running card has a Stop button carrying the answer's key and
 		// asker; a stopped one says by whom, and has no button.
-		{"running_stop", card{N: 2, Code: "import time\ntime.sleep(60)", Running: true, Stop: stopKey{"C0MATH", "1700000000.000100", "1700000000.000300"}.value("U0ALICE")}},
+		{"running_stop", card{N: 2, Code: "import time\ntime.sleep(60)", Running: true, Stop: "C0MATH 1700000000.000100 1700000000.000300 U0ALICE"}},
 		{"stopped", card{N: 2, Code: "import time\ntime.sleep(60)", Stop: "C0MATH 1700000000.000100 1700000000.000300 U0ALICE",
 			StoppedBy: "U0ADMIN", Err: errors.New("context canceled"), Duration: 1500 * time.Millisecond}},
 		{"ok", card{N: 1, Code: "print(6*7)", Result: &sandbox.Result{Stdout: []byte("42\n"), StdoutSize: 3, Duration: 1234 * time.Millisecond}}},
@@ -169,7 +169,7 @@ func checkLimits(t *testing.T, blocks []slack.Block) {
 	for i, b := range blocks {
 		switch b := b.(type) {
 		case *slack.SectionBlock:
-			n := runeLen(b.Text.Text)
+			n := utf8.RuneCountInString(b.Text.Text)
 			total += n
 			if n > slackSectionChars {
 				t.Errorf("block %d: section of %d characters", i, n)
@@ -177,7 +177,7 @@ func checkLimits(t *testing.T, blocks []slack.Block) {
 		case *slack.ContextBlock:
 			for _, e := range b.ContextElements.Elements {
 				if tb, ok := e.(*slack.TextBlockObject); ok {
-					total += runeLen(tb.Text)
+					total += utf8.RuneCountInString(tb.Text)
 				}
 			}
 		}

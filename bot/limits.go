@@ -6,70 +6,20 @@ import (
 	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 )
 
-// Slack's limits (docs.slack.dev) and the bot's own budgets, in one place.
+// A thread's memory.
 const (
-	// slackSectionChars is the most text a section block may hold.
-	slackSectionChars = 3000
-	// slackMaxBlocks is the most blocks in one message.
-	slackMaxBlocks = 50
-	// messageTextBudget bounds the text of all blocks of one message;
-	// Slack rejects payloads near 12,000 characters (msg_blocks_too_long).
-	messageTextBudget = 10000
-	// fallbackTextChars bounds a message's top-level (notification) text.
-	fallbackTextChars = 3000
-
-	// cardCodeChars and cardOutputChars bound the code and the output
-	// shown in a tool card; the rest goes to an attached file.
-	cardCodeChars   = 2600
-	cardOutputChars = 2600
-	// cardStderrChars bounds the extra stderr a debug card shows.
-	cardStderrChars = 1200
-	// answerMessageChars bounds the answer text per message; a longer
-	// answer is posted in parts.
-	answerMessageChars = 9000
-	// answerMaxParts bounds the parts of one answer; past it the rest
-	// is attached as a file.
-	answerMaxParts = 4
-
-	// metadataTextChars bounds the code and output kept in a tool card's
-	// message metadata for rebuilding a thread's memory.
-	metadataTextChars = 3000
 	// historyChars is the thread history budget given to the model;
 	// older turns are dropped first.
 	historyChars = 40000
-	// runOutputHistoryChars bounds one run's output kept in history.
-	runOutputHistoryChars = 4000
 	// threadRepliesMax bounds the messages kept to rebuild a thread (the
 	// newest), threadRepliesPages the pages of 200 read to find them.
 	threadRepliesMax   = 1000
 	threadRepliesPages = 25
 )
 
-// Tables: a CSV a run writes is also shown as a data_table block. Slack's
-// published limits disagree (one client library says 201 rows, Slack's
-// reference and another 101); these are the strictest.
-const (
-	// slackTableRows is the most data rows a data_table holds, besides
-	// its header row.
-	slackTableRows = 100
-	// slackTableColumns is the most columns of a data_table.
-	slackTableColumns = 20
-	// tableChars bounds the text of a table's cells: Slack allows 10,000
-	// characters across a table's cells, and across all tables of a
-	// message; the margin is for how Slack counts numbers, which it does
-	// not say.
-	tableChars = 9000
-	// tableCellChars bounds one cell's text; longer text is cut.
-	tableCellChars = 200
-	// tablePageSize is how many rows a table shows a page (Slack: 1–100).
-	tablePageSize = 10
-	// tableReadBytes bounds the bytes of a CSV parsed for its table; the
-	// records past it are counted, not read.
-	tableReadBytes = 1 << 20
-	// answerTablesMax bounds the tables one answer shows (one message
-	// each); the files are posted anyway.
-	answerTablesMax = 5
-)
+// answerTablesMax bounds the tables one answer shows (one message each);
+// the files are posted anyway.
+const answerTablesMax = 5
 
 // numberCheckChars bounds the number check's line under an answer.
 const numberCheckChars = 600
@@ -107,14 +57,6 @@ const (
 	defaultForeignTTL     = 10 * time.Minute // threads known not to be ours
 	defaultStatusInterval = 90 * time.Second // Slack clears a status after 2 min
 	defaultSweepInterval  = 10 * time.Minute // how often expired workspaces are deleted
-)
-
-// Bounds of what the bot shows of files.
-const (
-	// altTextChars bounds an image's alt text (Slack allows 1,000).
-	altTextChars = 1000
-	// cardFileNotes bounds the produced files a card lists one by one.
-	cardFileNotes = 8
 )
 
 // Streaming answers (chat.startStream, appendStream, stopStream).

@@ -3,6 +3,7 @@ package bot
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestMarkdownToMrkdwn(t *testing.T) {
@@ -50,7 +51,7 @@ func TestSplitMrkdwn(t *testing.T) {
 	}
 	var joined strings.Builder
 	for i, p := range parts {
-		if n := runeLen(p); n > 3000 {
+		if n := utf8.RuneCountInString(p); n > 3000 {
 			t.Errorf("part %d has %d characters", i, n)
 		}
 		if strings.Count(p, "```")%2 != 0 {
@@ -74,66 +75,14 @@ func TestThousands(t *testing.T) {
 	}
 }
 
-func TestClassify(t *testing.T) {
-	const botUser = "U0BOT"
-	for _, tc := range []struct {
-		name string
-		in   incoming
-		want route
-	}{
-		{"mention", incoming{Mention: true, Channel: "C1", User: "U1", Text: "<@U0BOT> what is 2+2", TS: "1.1"}, answer},
-		{"mention help", incoming{Mention: true, Channel: "C1", User: "U1", Text: "<@U0BOT> help", TS: "1.1"}, command},
-		{"bare mention", incoming{Mention: true, Channel: "C1", User: "U1", Text: "<@U0BOT>", TS: "1.1"}, command},
-		{"mention debug", incoming{Mention: true, Channel: "C1", User: "U1", Text: "<@U0BOT> debug on", TS: "1.1"}, command},
-		{"debug as a word in a question", incoming{Mention: true, Channel: "C1", User: "U1", Text: "<@U0BOT> debug this formula for me: x^2 + 3x", TS: "1.1"}, answer},
-		{"help as a word in a question", incoming{Mention: true, Channel: "C1", User: "U1", Text: "<@U0BOT> help me integrate x^2", TS: "1.1"}, answer},
-		{"debug this", incoming{Mention: true, Channel: "C1", User: "U1", Text: "<@U0BOT> debug this", TS: "1.1"}, answer},
-		{"debug status", incoming{Mention: true, Channel: "C1", User: "U1", Text: "<@U0BOT> debug status", TS: "1.1"}, command},
-		{"channel copy of mention", incoming{Channel: "C1", ChannelType: "channel", User: "U1", Text: "<@U0BOT> hi there friend", TS: "1.1"}, answer},
-		{"dm", incoming{Channel: "D1", ChannelType: "im", User: "U1", Text: "what is pi", TS: "1.1"}, answer},
-		{"chatter", incoming{Channel: "C1", ChannelType: "channel", User: "U1", Text: "lunch?", TS: "1.1"}, ignore},
-		{"thread reply", incoming{Channel: "C1", ChannelType: "channel", User: "U1", Text: "and squared?", TS: "1.2", ThreadTS: "1.1"}, followUp},
-		{"thread reply to someone else", incoming{Channel: "C1", ChannelType: "channel", User: "U1", Text: "<@U2> thoughts?", TS: "1.2", ThreadTS: "1.1"}, ignore},
-		{"own message", incoming{Channel: "C1", ChannelType: "channel", User: "U0BOT", BotID: "B1", Text: "The answer", TS: "1.2", ThreadTS: "1.1"}, ignore},
-		{"other bot", incoming{Mention: true, Channel: "C1", User: "U9", BotID: "B9", Text: "<@U0BOT> 2+2", TS: "1.1"}, ignore},
-		{"edit", incoming{Channel: "C1", ChannelType: "channel", SubType: "message_changed", Text: "", TS: "1.3"}, ignore},
-		{"edited mention", incoming{Mention: true, Channel: "C1", User: "U1", Text: "<@U0BOT> 2+2", TS: "1.1", Edited: true}, ignore},
-		{"delete", incoming{Channel: "C1", ChannelType: "channel", SubType: "message_deleted", TS: "1.3"}, ignore},
-		{"join", incoming{Channel: "C1", ChannelType: "channel", User: "U1", SubType: "channel_join", Text: "<@U1> has joined", TS: "1.3"}, ignore},
-		{"file share in dm", incoming{Channel: "D1", ChannelType: "im", User: "U1", SubType: "file_share", Text: "sum this", TS: "1.3"}, answer},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := classify(tc.in, botUser); got != tc.want {
-				t.Errorf("classify = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestTrimHistory(t *testing.T) {
-	turns := []Turn{
-		{Question: strings.Repeat("a", 100), Answer: "1"},
-		{Question: strings.Repeat("b", 100), Answer: "2"},
-		{Question: strings.Repeat("c", 100), Answer: "3"},
-	}
-	got := trimHistory(turns, 210)
-	if len(got) != 2 || got[0].Answer != "2" {
-		t.Errorf("trimHistory kept %+v, want the newest two", got)
-	}
-	one := trimHistory([]Turn{{Question: "q", Runs: []Run{{Code: strings.Repeat("x", 1000), Output: strings.Repeat("y", 1000)}}}}, 400)
-	if len(one) != 1 || one[0].size() > 400 {
-		t.Errorf("single turn not cut to budget: %d", one[0].size())
-	}
-}
-
 // TestSplitMrkdwnKeepsEntities: a long line of escaped text is never cut
 // inside &amp;, &lt; or &gt;, which Slack would show as broken text.
 func TestSplitMrkdwnKeepsEntities(t *testing.T) {
 	for shift := range 5 {
 		text := strings.Repeat("x", shift) + strings.Repeat("&lt;td&gt;&amp;", 700)
 		for i, p := range splitMrkdwn(text, 3000) {
-			if runeLen(p) > 3000 {
-				t.Errorf("shift %d: part %d has %d characters", shift, i, runeLen(p))
+			if utf8.RuneCountInString(p) > 3000 {
+				t.Errorf("shift %d: part %d has %d characters", shift, i, utf8.RuneCountInString(p))
 			}
 			if j := strings.LastIndexByte(p, '&'); j >= 0 && !strings.Contains(p[j:], ";") {
 				t.Errorf("shift %d: part %d ends inside an entity: …%s", shift, i, p[max(0, len(p)-12):])

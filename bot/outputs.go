@@ -14,18 +14,6 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
-// producedFile is a file a run wrote, as its card shows it. Name and
-// Note are plain text, as the program and the sandbox gave them: the card
-// neutralises and escapes them when it shows them.
-type producedFile struct {
-	Name   string // path relative to /mnt/data
-	Size   int64
-	Image  bool
-	Posted bool   // uploaded into the thread by this run
-	ID     string // the upload's Slack file id
-	Note   string // what happened to it when it was not posted
-}
-
 // outgoing is a file to upload.
 type outgoing struct {
 	name string

@@ -286,9 +286,6 @@ func (b *Bot) markLeftovers(ctx context.Context, m message) int {
 	return n
 }
 
-// errInterrupted is the end of a run whose bot stopped while it ran.
-var errInterrupted = errors.New("the bot running this code stopped before it finished")
-
 // interrupted says why an answer's context ended, for its thread: a user
 // stopped it (through any replica), or the bot is shutting down. The text
 // is empty when nothing should be posted: the question was handed back,

@@ -4,16 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 )
-
-// actionStop is the action_id of a running tool card's Stop button.
-const actionStop = "sandpiper_stop"
 
 // stopKey names an answer to stop. An answer is its question's message
 // (Channel, QuestionTS) in a thread; a key without QuestionTS names
@@ -38,21 +34,10 @@ func (k stopKey) value(asker string) string {
 // parseStopValue is the inverse of [stopKey.value].
 func parseStopValue(v string) (k stopKey, asker string, ok bool) {
 	f := strings.Fields(v)
-	if len(f) != 4 || !reSlackID.MatchString(f[0]) || !reSlackID.MatchString(f[3]) {
+	if len(f) != 4 || !isSlackID(f[0]) || !isSlackID(f[3]) {
 		return stopKey{}, "", false
 	}
 	return stopKey{Channel: f[0], ThreadTS: f[1], QuestionTS: f[2]}, f[3], true
-}
-
-// reSlackID matches a channel or user ID, as safe to show in mrkdwn.
-var reSlackID = regexp.MustCompile(`^[A-Z][A-Z0-9]{2,20}$`)
-
-// userMention shows a user ID as a mention; anything else as "someone".
-func userMention(id string) string {
-	if !reSlackID.MatchString(id) {
-		return "someone"
-	}
-	return "<@" + id + ">"
 }
 
 // stoppedError is the cause of an answer's context ending because

@@ -17,10 +17,6 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
-// metaCommentary marks a message holding what the model wrote before a
-// tool call: it stands before that call's card.
-const metaCommentary = "sandpiper_commentary"
-
 // streaming is what the bot's answers share to stream their text: the
 // client for the stream methods (which retries no 429 itself, so that the
 // budgets see each one), the rate budgets, and whether Slack refused

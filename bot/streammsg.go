@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/slack-go/slack"
@@ -181,7 +182,7 @@ func (g *streamMsg) run() {
 				}
 			}
 		}
-		if closing && g.ts != "" && !g.cut && g.shown+runeLen(pending) <= streamMessageChars-len("\n```") {
+		if closing && g.ts != "" && !g.cut && g.shown+utf8.RuneCountInString(pending) <= streamMessageChars-len("\n```") {
 			return // the rest goes with chat.stopStream: one call fewer
 		}
 		g.mu.Lock()
@@ -201,7 +202,7 @@ func (g *streamMsg) send(text string) error {
 	for text != "" && !g.cut {
 		room := streamMessageChars - g.shown - len("\n```")
 		head, rest := text, ""
-		if runeLen(text) > room {
+		if utf8.RuneCountInString(text) > room {
 			head, rest = cutForPart(text, room)
 		}
 		if head != "" {
@@ -273,7 +274,7 @@ func (g *streamMsg) put(text string) error {
 			return err
 		}
 	}
-	g.shown += runeLen(text)
+	g.shown += utf8.RuneCountInString(text)
 	g.text.WriteString(text)
 	return nil
 }

@@ -17,9 +17,6 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
-// metaTable marks a message showing a CSV a run wrote as a table.
-const metaTable = "sandpiper_table"
-
 // csvTable is the head of a CSV file a run wrote, as a data_table block
 // shows it: the header, and the data rows that fit Slack's limits. Cells
 // are plain text, neutralised ([safetext.Line]) and cut.
