@@ -12,6 +12,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
+	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -188,5 +189,5 @@ func threadTitle(m message) string {
 		text = "About " + m.Files[0].Name
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
-	return truncate(safetext.Line(strings.Join(strings.Fields(line), " ")), agentTitleChars)
+	return render.Truncate(safetext.Line(strings.Join(strings.Fields(line), " ")), agentTitleChars)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
+	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -110,7 +111,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 		var footer string
 		if debug {
 			footer = fmt.Sprintf(":lady_beetle: model %s · %d steps · %s tokens in, %s out · %s total",
-				escape(safetext.Line(cmp.Or(out.Model, "unknown"))), out.Steps, thousands(out.Usage.InputTokens), thousands(out.Usage.OutputTokens), formatDuration(time.Since(start)))
+				render.Escape(safetext.Line(cmp.Or(out.Model, "unknown"))), out.Steps, render.Thousands(out.Usage.InputTokens), render.Thousands(out.Usage.OutputTokens), render.Duration(time.Since(start)))
 		}
 		info := answerInfo{
 			Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS, Asker: m.User, Team: b.teamID,
@@ -131,7 +132,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 			break // handed on: another replica answers
 		}
 		if debug && err != nil {
-			text += "\n:lady_beetle: `" + escape(truncate(err.Error(), 500)) + "`"
+			text += "\n:lady_beetle: `" + render.Escape(render.Truncate(err.Error(), 500)) + "`"
 		}
 		b.notice(pctx, m, text)
 	}
@@ -163,13 +164,13 @@ func failureText(ctx context.Context, err error, timedOut bool, out *agent.Outco
 	case ctx.Err() != nil:
 		return interrupted(ctx)
 	case timedOut:
-		return "timeout", fmt.Sprintf(":stopwatch: I gave up after %s without an answer. Try a simpler question, or split it into steps.", formatDuration(limit))
+		return "timeout", fmt.Sprintf(":stopwatch: I gave up after %s without an answer. Try a simpler question, or split it into steps.", render.Duration(limit))
 	case out.Stop == agent.StopStepLimit:
 		return "step_limit", fmt.Sprintf(":warning: I stopped after %d steps without reaching an answer. Try a narrower question, or tell me what to try next.", out.Steps)
 	case err == nil:
 		return "empty", ":warning: The model finished without an answer. Please try rephrasing the question."
 	default:
-		return "model", ":warning: I couldn't get an answer from the language model (" + escape(truncate(userError(err), 400)) + "). Please try again in a moment."
+		return "model", ":warning: I couldn't get an answer from the language model (" + render.Escape(render.Truncate(userError(err), 400)) + "). Please try again in a moment."
 	}
 }
 
@@ -192,7 +193,7 @@ func userError(err error) string {
 			s += ". " + ae.Hint
 		}
 		if ae.Message != "" {
-			s += " (" + truncate(ae.Message, 120) + ")"
+			s += " (" + render.Truncate(ae.Message, 120) + ")"
 		}
 	}
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
@@ -213,37 +214,37 @@ func userError(err error) string {
 // to write escape sequences or bidi overrides.
 func (b *Bot) postAnswer(ctx context.Context, m message, answer, footer string, info answerInfo) {
 	answer = safetext.Text(answer)
-	text := markdownToMrkdwn(answer)
-	parts := splitMrkdwn(text, answerMessageChars)
+	text := render.Mrkdwn(answer)
+	parts := render.SplitMrkdwn(text, render.AnswerMessageChars)
 	var rest []string
-	if len(parts) > answerMaxParts {
-		parts, rest = parts[:answerMaxParts], parts[answerMaxParts:]
+	if len(parts) > render.AnswerMaxParts {
+		parts, rest = parts[:render.AnswerMaxParts], parts[render.AnswerMaxParts:]
 	}
 	for i, part := range parts {
 		var blocks []slack.Block
-		for _, s := range splitMrkdwn(part, slackSectionChars) {
+		for _, s := range render.SplitMrkdwn(part, render.SectionChars) {
 			blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, s, false, false), nil, nil))
 		}
 		last := i == len(parts)-1
 		if last && len(rest) > 0 {
-			blocks = append(blocks, contextBlock(":scissors: The answer is too long for Slack; the whole answer is attached as `answer.md`."))
+			blocks = append(blocks, render.ContextBlock(":scissors: The answer is too long for Slack; the whole answer is attached as `answer.md`."))
 		}
 		if last && footer != "" {
-			blocks = append(blocks, contextBlock(footer))
+			blocks = append(blocks, render.ContextBlock(footer))
 		}
 		if last {
 			extra := b.answerFooter(ctx, info)
-			blocks = append(blocks, extra[:max(0, min(len(extra), slackMaxBlocks-len(blocks)))]...)
+			blocks = append(blocks, extra[:max(0, min(len(extra), render.MaxBlocks-len(blocks)))]...)
 		}
 		opts := []slack.MsgOption{
 			slack.MsgOptionTS(m.ThreadTS),
-			slack.MsgOptionText(truncate(part, fallbackTextChars), false),
+			slack.MsgOptionText(render.Truncate(part, render.FallbackTextChars), false),
 			slack.MsgOptionBlocks(blocks...),
 			slack.MsgOptionDisableLinkUnfurl(),
 		}
 		if i == 0 {
-			opts = append(opts, slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaAnswer, EventPayload: map[string]any{
-				"answer":      truncate(answer, metadataTextChars),
+			opts = append(opts, slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaAnswer, EventPayload: map[string]any{
+				"answer":      render.Truncate(answer, render.MetadataTextChars),
 				"question_ts": m.TS,
 			}}))
 		}
@@ -253,14 +254,14 @@ func (b *Bot) postAnswer(ctx context.Context, m message, answer, footer string, 
 			if slackapi.Refused(err) {
 				// Slack refused the blocks: the answer still reaches the
 				// user, as a file, with a word on why.
-				b.notice(ctx, m, fmt.Sprintf(":warning: Slack refused to show my answer (%s); it is attached as `answer.md`.", escape(truncate(safetext.Line(slackapi.Explain(err).Error()), 200))))
-				b.upload(ctx, m, attachment{Name: "answer.md", Title: "Answer", Content: answer})
+				b.notice(ctx, m, fmt.Sprintf(":warning: Slack refused to show my answer (%s); it is attached as `answer.md`.", render.Escape(render.Truncate(safetext.Line(slackapi.Explain(err).Error()), 200))))
+				b.upload(ctx, m, render.Attachment{Name: "answer.md", Title: "Answer", Content: answer})
 			}
 			return
 		}
 	}
 	if len(rest) > 0 {
-		b.upload(ctx, m, attachment{Name: "answer.md", Title: "Full answer", Content: answer})
+		b.upload(ctx, m, render.Attachment{Name: "answer.md", Title: "Full answer", Content: answer})
 	}
 }
 
@@ -273,7 +274,7 @@ func (b *Bot) notice(ctx context.Context, m message, text string) {
 		slack.MsgOptionTS(m.ThreadTS),
 		slack.MsgOptionText(text, false),
 		slack.MsgOptionBlocks(slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil)),
-		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaNotice, EventPayload: map[string]any{"question_ts": m.TS}}),
+		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaNotice, EventPayload: map[string]any{"question_ts": m.TS}}),
 	)
 	if err != nil {
 		b.log.Error("posting to thread failed", "channel", m.Channel, "thread", m.ThreadTS, "err", slackapi.Explain(err))
@@ -283,7 +284,7 @@ func (b *Bot) notice(ctx context.Context, m message, text string) {
 // upload attaches a text file to the thread: code, output or an answer
 // that did not fit in a message. Its name, title and text are neutralised
 // ([safetext]) as a last guard, since Slack shows a text file's content.
-func (b *Bot) upload(ctx context.Context, m message, a attachment) {
+func (b *Bot) upload(ctx context.Context, m message, a render.Attachment) {
 	a.Name, a.Title, a.Content = safetext.Line(a.Name), safetext.Line(a.Title), safetext.Text(a.Content)
 	_, err := b.api.UploadFileContext(ctx, slack.UploadFileParameters{
 		Filename: a.Name, Title: a.Title, Content: a.Content, FileSize: len(a.Content),
@@ -292,6 +293,6 @@ func (b *Bot) upload(ctx context.Context, m message, a attachment) {
 	if err != nil {
 		b.log.Error("uploading file failed", "file", a.Name, "err", slackapi.Explain(err))
 		b.metrics.errors.WithLabelValues("slack").Inc()
-		b.notice(ctx, m, fmt.Sprintf(":warning: I couldn't attach `%s` to this thread (%s).", escape(a.Name), escape(safetext.Line(slackapi.Explain(err).Error()))))
+		b.notice(ctx, m, fmt.Sprintf(":warning: I couldn't attach `%s` to this thread (%s).", render.Escape(a.Name), render.Escape(safetext.Line(slackapi.Explain(err).Error()))))
 	}
 }

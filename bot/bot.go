@@ -35,6 +35,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
+	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -277,7 +278,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		m.reg.MustRegister(newQueueCollector(store))
 	}
 	m.gauges(b.connected.Load, b.intake.busy)
-	b.actions.handle(actionStop, b.onStopClick)
+	b.actions.handle(render.StopActionID, b.onStopClick)
 	b.agentView.checkScopes(auth.Header.Get("X-OAuth-Scopes"), log)
 	if cfg.HTTPAddr != "-" {
 		ln, err := net.Listen("tcp", cfg.HTTPAddr)

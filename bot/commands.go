@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
+	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/slack-go/slack"
 )
 
@@ -64,7 +65,7 @@ func (b *Bot) onSlashCommand(cmd slack.SlashCommand) {
 		case f[0] == "feedback":
 			reply = b.feedbackCommand(ctx, cmd.ChannelID, cmd.UserID)
 		default:
-			reply = fmt.Sprintf("To ask a question, mention me: <@%s> %s\nType `/sandpiper help` for examples.", b.userID, escape(cmd.Text))
+			reply = fmt.Sprintf("To ask a question, mention me: <@%s> %s\nType `/sandpiper help` for examples.", b.userID, render.Escape(cmd.Text))
 		}
 		_, _, err := b.api.PostMessageContext(ctx, cmd.ChannelID,
 			slack.MsgOptionResponseURL(cmd.ResponseURL, slack.ResponseTypeEphemeral),
@@ -115,7 +116,7 @@ func (b *Bot) debugCommand(ctx context.Context, channel, user string, args []str
 	ok, err := b.admins.isAdmin(ctx, user)
 	if err != nil {
 		b.log.Warn("admin check failed", "user", user, "err", err)
-		return ":warning: I couldn't check whether you are an admin (Slack said: " + escape(slackapi.Explain(err).Error()) + "). Nothing was changed.", true
+		return ":warning: I couldn't check whether you are an admin (Slack said: " + render.Escape(slackapi.Explain(err).Error()) + "). Nothing was changed.", true
 	}
 	if !ok {
 		return "Sorry, only workspace admins and the admins listed in sandpiper's configuration can change debug settings. Debug is " + state(cur.Debug) + " in this channel; nothing was changed.", true

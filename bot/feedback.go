@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
+	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -54,7 +55,7 @@ const feedbackActionID = "sandpiper_feedback"
 // answer's model ("positive:openai/gpt-5"), so that a click on any answer,
 // however old, is recorded whole without the bot remembering it.
 func (b *Bot) feedbackFooter(_ context.Context, ans answerInfo) []slack.Block {
-	model := truncate(safetext.Line(ans.Model), feedbackModelChars)
+	model := render.Truncate(safetext.Line(ans.Model), feedbackModelChars)
 	button := func(text, label, rating string) *slack.FeedbackButton {
 		value := rating
 		if model != "" {
@@ -78,13 +79,13 @@ func (b *Bot) feedbackFooter(_ context.Context, ans answerInfo) []slack.Block {
 func (b *Bot) onFeedback(ctx context.Context, a action) {
 	rating, model, _ := strings.Cut(a.Value, ":")
 	if rating != ratingPositive && rating != ratingNegative {
-		b.log.Warn("feedback click with an unknown value ignored", "value", truncate(safetext.Line(a.Value), 100), "user", a.User)
+		b.log.Warn("feedback click with an unknown value ignored", "value", render.Truncate(safetext.Line(a.Value), 100), "user", a.User)
 		b.ephemeral(ctx, a.Channel, a.User, cmp.Or(a.ThreadTS, a.MessageTS), "Sorry, I couldn't read that click, so it was not recorded.")
 		return
 	}
 	f := Feedback{
 		Channel: a.Channel, ThreadTS: cmp.Or(a.ThreadTS, a.MessageTS), MessageTS: a.MessageTS,
-		User: a.User, Rating: rating, Model: truncate(safetext.Line(model), feedbackModelChars), Time: b.now().UTC(),
+		User: a.User, Rating: rating, Model: render.Truncate(safetext.Line(model), feedbackModelChars), Time: b.now().UTC(),
 	}
 	b.metrics.feedback.WithLabelValues(rating).Inc()
 	thanks := "Thanks for the feedback! :+1:"
@@ -106,7 +107,7 @@ func (b *Bot) feedbackCommand(ctx context.Context, channel, user string) string 
 	ok, err := b.admins.isAdmin(ctx, user)
 	if err != nil {
 		b.log.Warn("admin check failed", "user", user, "err", err)
-		return ":warning: I couldn't check whether you are an admin (Slack said: " + escape(slackapi.Explain(err).Error()) + ")."
+		return ":warning: I couldn't check whether you are an admin (Slack said: " + render.Escape(slackapi.Explain(err).Error()) + ")."
 	}
 	if !ok {
 		return "Sorry, only workspace admins and the admins listed in sandpiper's configuration can read the feedback on my answers."
@@ -129,7 +130,7 @@ func tallyText(t map[string]int64) string {
 		if n == 1 {
 			return "1 click"
 		}
-		return thousands(n) + " clicks"
+		return render.Thousands(n) + " clicks"
 	}
 	return fmt.Sprintf("Feedback on my answers in this channel: :+1: helpful %s, :-1: not helpful %s (%d%% helpful), among the clicks kept.",
 		clicks(pos), clicks(neg), (pos*100+(pos+neg)/2)/(pos+neg))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
+	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
@@ -53,7 +54,7 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 	if err := thread.open(); err != nil {
 		log.Error("opening the thread's workspace failed", "err", err)
 		for _, r := range m.Files {
-			in.refused = append(in.refused, fmt.Sprintf("%s: I could not store it (%s)", fileLabel(r.Name), escape(userError(err))))
+			in.refused = append(in.refused, fmt.Sprintf("%s: I could not store it (%s)", fileLabel(r.Name), render.Escape(userError(err))))
 		}
 		return in
 	}
@@ -127,7 +128,7 @@ func (b *Bot) place(ctx context.Context, thread *threadFiles, c candidate, lim s
 	if c.entry == nil && !c.ref.complete() {
 		f, _, _, err := b.fileAPI.GetFileInfoContext(ctx, c.ref.ID, 0, 0)
 		if err != nil {
-			return agent.InputFile{}, fmt.Sprintf("I could not look it up in Slack (%s)", escape(slackapi.Explain(err).Error()))
+			return agent.InputFile{}, fmt.Sprintf("I could not look it up in Slack (%s)", render.Escape(slackapi.Explain(err).Error()))
 		}
 		r := refOf(*f)
 		if c.output {
@@ -181,7 +182,7 @@ func (b *Bot) place(ctx context.Context, thread *threadFiles, c candidate, lim s
 	case errors.Is(err, errTooLarge):
 		return agent.InputFile{}, fmt.Sprintf("it is more than the %s I read per file", sandbox.FormatSize(lim.FileSize))
 	case err != nil:
-		return agent.InputFile{}, fmt.Sprintf("I could not download it (%s)", escape(userError(err)))
+		return agent.InputFile{}, fmt.Sprintf("I could not download it (%s)", render.Escape(userError(err)))
 	case total+int64(len(data)) > lim.RunSize:
 		return agent.InputFile{}, fmt.Sprintf("a run gets at most %s of files, and newer ones came first", sandbox.FormatSize(lim.RunSize))
 	}
@@ -199,7 +200,7 @@ func (b *Bot) place(ctx context.Context, thread *threadFiles, c candidate, lim s
 	}
 	if _, err := thread.put(entry, data, keep...); err != nil {
 		b.log.Error("storing a file in the thread's workspace failed", "file", entry.Name, "err", err)
-		return agent.InputFile{}, fmt.Sprintf("I could not store it (%s)", escape(userError(err)))
+		return agent.InputFile{}, fmt.Sprintf("I could not store it (%s)", render.Escape(userError(err)))
 	}
 	return agent.InputFile{File: sandbox.File{Name: entry.Name, Data: data}, Source: source}, ""
 }
@@ -211,7 +212,7 @@ func fileLabel(name string) string {
 	if name == "" {
 		name = "a file"
 	}
-	return "`" + escape(truncate(name, 100)) + "`"
+	return "`" + render.Escape(render.Truncate(name, 100)) + "`"
 }
 
 // refusedText is the notice for attachments the bot cannot use.

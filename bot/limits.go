@@ -79,7 +79,7 @@ const (
 	streamAppendInterval = 500 * time.Millisecond
 	// streamMessageChars bounds the text of one streamed message (Slack:
 	// 12,000 characters of markdown a message, 12,000 a call); a longer
-	// answer goes on in a new message, up to answerMaxParts.
+	// answer goes on in a new message, up to render.AnswerMaxParts.
 	streamMessageChars = 10000
 	// streamRateRetries bounds the 429s one streaming call takes before
 	// its text is given up on (and the answer posted the old way).

@@ -15,6 +15,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -69,7 +70,7 @@ func trimHistory(turns []Turn, budget int) []Turn {
 		t := turns[0]
 		runs := make([]Run, len(t.Runs))
 		for i, r := range t.Runs {
-			runs[i] = Run{Code: truncate(r.Code, budget/4), Output: truncate(r.Output, budget/8)}
+			runs[i] = Run{Code: render.Truncate(r.Code, budget/4), Output: render.Truncate(r.Output, budget/8)}
 		}
 		t.Runs = runs
 		turns = []Turn{t}
@@ -259,13 +260,13 @@ func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([
 			if !ok {
 				i = len(turns) - 1
 			}
-			if i < 0 || (meta.EventType != metaToolRun && meta.EventType != metaAnswer && meta.EventType != metaNotice) {
+			if i < 0 || (meta.EventType != render.MetaToolRun && meta.EventType != render.MetaAnswer && meta.EventType != render.MetaNotice) {
 				continue
 			}
 			t := &turns[i]
 			answered[i] = true
 			switch meta.EventType {
-			case metaToolRun:
+			case render.MetaToolRun:
 				t.Runs = append(t.Runs, Run{Code: metaString(meta, "code"), Output: metaString(meta, "output")})
 				files, _ := meta.EventPayload["files"].([]any)
 				for _, f := range files {
@@ -279,7 +280,7 @@ func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([
 					r.ID, r.Name = id, name
 					t.Outputs = append(t.Outputs, r)
 				}
-			case metaAnswer:
+			case render.MetaAnswer:
 				if a := metaString(meta, "answer"); a != "" {
 					t.Answer = a
 				} else {

@@ -6,6 +6,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/sandpiper-bot/sandpiper/agent/numcheck"
+	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -24,7 +25,7 @@ func (b *Bot) numberCheckFooter(_ context.Context, ans answerInfo) []slack.Block
 	}
 	b.metrics.unverified.Add(float64(len(nums)))
 	b.log.Info("numbers of the answer not found in the conversation", "channel", ans.Channel, "thread", ans.ThreadTS, "count", len(nums))
-	text := ":warning: " + escape(truncate(safetext.Line(numcheck.Warning(nums)), numberCheckChars))
+	text := ":warning: " + render.Escape(render.Truncate(safetext.Line(numcheck.Warning(nums)), numberCheckChars))
 	return []slack.Block{slack.NewContextBlock(numberCheckBlockID, slack.NewTextBlockObject(slack.MarkdownType, text, false, false))}
 }
 

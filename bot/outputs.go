@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
+	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
@@ -28,15 +29,15 @@ type outgoing struct {
 // the bot posted it before is not posted again. (The executeCode tool
 // kept the files in the workspace.) It returns what the card should say
 // about each file.
-func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) []producedFile {
+func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) []render.ProducedFile {
 	lim := p.b.cfg.Files
-	var out []producedFile
+	var out []render.ProducedFile
 	var ups []outgoing
 	for _, f := range res.Files {
 		if sandbox.HiddenPath(f.Name) {
 			continue
 		}
-		pf := producedFile{Name: f.Name, Size: int64(len(f.Data)), Image: isImage(f.Name)}
+		pf := render.ProducedFile{Name: f.Name, Size: int64(len(f.Data)), Image: render.IsImage(f.Name)}
 		switch {
 		case pf.Size > lim.FileSize:
 			pf.Note = fmt.Sprintf("not posted or kept: larger than the %s limit per file", sandbox.FormatSize(lim.FileSize))
@@ -50,14 +51,14 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 			p.uploads++
 			var alt string
 			if pf.Image {
-				alt = altText(f.Name, f.Data, run, p.m.Text)
+				alt = render.AltText(f.Name, f.Data, run, p.m.Text)
 			}
 			ups = append(ups, outgoing{name: f.Name, data: f.Data, alt: alt, i: len(out)})
 		}
 		out = append(out, pf)
 	}
 	for _, o := range res.FilesOmitted {
-		pf := producedFile{Name: o, Note: "not returned by the sandbox"}
+		pf := render.ProducedFile{Name: o, Note: "not returned by the sandbox"}
 		if name, why, ok := splitOmitted(o); ok {
 			pf.Name, pf.Note = name, "not returned by the sandbox: "+why
 		}
@@ -82,7 +83,7 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 		p.log.Error("posting a run's files failed", "run", run, "err", err)
 		p.b.metrics.errors.WithLabelValues("slack").Inc()
 		for _, u := range ups {
-			out[u.i].Note = "not posted: Slack refused the upload (" + truncate(userError(err), 120) + ")"
+			out[u.i].Note = "not posted: Slack refused the upload (" + render.Truncate(userError(err), 120) + ")"
 		}
 		return out
 	}
@@ -94,7 +95,7 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 		}
 	}
 	for _, u := range ups {
-		if isTableFile(u.name) && p.tables < answerTablesMax {
+		if render.IsTableFile(u.name) && p.tables < answerTablesMax {
 			p.postTable(ctx, run, u.name, u.data)
 		}
 	}
@@ -105,7 +106,7 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 // in its own message: a data_table and a line naming the file. A file
 // with no data row, or one Slack refuses, is left as the file.
 func (p *cardPoster) postTable(ctx context.Context, run int, name string, data []byte) {
-	t, ok := readCSVTable(name, data)
+	t, ok := render.ReadTable(name, data)
 	if !ok {
 		return
 	}
@@ -114,10 +115,10 @@ func (p *cardPoster) postTable(ctx context.Context, run int, name string, data [
 	defer cancel()
 	_, _, err := p.b.api.PostMessageContext(ctx, p.m.Channel,
 		slack.MsgOptionTS(p.m.ThreadTS),
-		slack.MsgOptionText(t.fallback(), false),
-		slack.MsgOptionBlocks(t.blocks()...),
-		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaTable, EventPayload: map[string]any{
-			"question_ts": p.m.TS, "run": run, "file": truncate(name, 200),
+		slack.MsgOptionText(t.Fallback(), false),
+		slack.MsgOptionBlocks(t.Blocks()...),
+		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaTable, EventPayload: map[string]any{
+			"question_ts": p.m.TS, "run": run, "file": render.Truncate(name, 200),
 		}}),
 	)
 	if err != nil {

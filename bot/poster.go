@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
+	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -43,7 +44,7 @@ type cardPoster struct {
 }
 
 type postedCard struct {
-	card
+	render.Card
 	ts string
 }
 
@@ -66,12 +67,12 @@ func (p *cardPoster) ToolCallStarted(ctx context.Context, e agent.ToolCallEvent)
 
 	ctx, cancel := slackapi.Context(ctx)
 	defer cancel()
-	blocks, _ := c.render()
+	blocks, _ := c.Blocks()
 	_, ts, err := p.b.api.PostMessageContext(ctx, p.m.Channel,
 		slack.MsgOptionTS(p.m.ThreadTS),
-		slack.MsgOptionText(c.fallback(), false),
+		slack.MsgOptionText(c.Fallback(), false),
 		slack.MsgOptionBlocks(blocks...),
-		slack.MsgOptionMetadata(c.metadata()),
+		slack.MsgOptionMetadata(c.Metadata()),
 	)
 	if err != nil {
 		p.log.Error("posting tool card failed", "err", slackapi.Explain(err))
@@ -93,11 +94,11 @@ func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEve
 	by := stoppedBy(ctx) // the run was killed because someone stopped the answer
 	p.mu.Lock()
 	c := p.card(e.Call.ID)
-	output := runOutput(res, runErr, c.Limits)
+	output := render.RunOutput(res, runErr, c.Limits)
 	if by != "" {
 		output = "[stopped by the user before it finished]"
 	}
-	p.runs = append(p.runs, Run{Code: c.Code, Output: truncate(output, runOutputHistoryChars)})
+	p.runs = append(p.runs, Run{Code: c.Code, Output: render.Truncate(output, render.RunOutputChars)})
 	shown := answerRun{Code: c.Code, Result: e.Result.Content, Err: runErr}
 	if res != nil {
 		shown.Stdout, shown.Stderr, shown.ExitCode = string(res.Stdout), string(res.Stderr), res.ExitCode
@@ -105,7 +106,7 @@ func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEve
 	p.shown = append(p.shown, shown)
 	p.mu.Unlock()
 
-	var files []producedFile
+	var files []render.ProducedFile
 	if res != nil && len(res.Files)+len(res.FilesOmitted) > 0 {
 		p.status.set("is posting files…")
 		files = p.deliver(ctx, c.N, res) // with its own timeout for the transfers
@@ -128,7 +129,7 @@ func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEve
 		p.log.Warn("caps fired during a run", "run", c.N, "caps", caps)
 	}
 	if p.debug {
-		p.log.Info("execution", "run", c.N, "code", c.Code, "output", runOutput(res, runErr, c.Limits), "duration", d)
+		p.log.Info("execution", "run", c.N, "code", c.Code, "output", render.RunOutput(res, runErr, c.Limits), "duration", d)
 	}
 	ctx, cancel := slackapi.Context(ctx)
 	defer cancel()
@@ -152,7 +153,7 @@ func (p *cardPoster) card(id string) *postedCard {
 		p.cards = map[string]*postedCard{}
 	}
 	p.n++
-	c := &postedCard{card: card{N: p.n, QuestionTS: p.m.TS, Debug: p.debug, Limits: p.b.cfg.SandboxLimits, Stop: p.stop}}
+	c := &postedCard{Card: render.Card{N: p.n, QuestionTS: p.m.TS, Debug: p.debug, Limits: p.b.cfg.SandboxLimits, Stop: p.stop}}
 	p.cards[id] = c
 	p.order = append(p.order, id)
 	return c
@@ -161,12 +162,12 @@ func (p *cardPoster) card(id string) *postedCard {
 // post posts or updates a card and attaches what did not fit.
 func (p *cardPoster) post(ctx context.Context, c *postedCard) {
 	b := p.b
-	blocks, files := c.render()
+	blocks, files := c.Blocks()
 	send := func(blocks []slack.Block) error {
 		opts := []slack.MsgOption{
-			slack.MsgOptionText(c.fallback(), false),
+			slack.MsgOptionText(c.Fallback(), false),
 			slack.MsgOptionBlocks(blocks...),
-			slack.MsgOptionMetadata(c.metadata()),
+			slack.MsgOptionMetadata(c.Metadata()),
 		}
 		var err error
 		if c.ts != "" {
@@ -181,7 +182,7 @@ func (p *cardPoster) post(ctx context.Context, c *postedCard) {
 		// Slack refused these blocks (invalid_blocks, msg_too_long …):
 		// show the run's state anyway, with its text in files.
 		p.log.Warn("slack refused a tool card; posting it plain", "err", slackapi.Explain(err))
-		blocks, files = c.plain(slackapi.Explain(err).Error())
+		blocks, files = c.Plain(slackapi.Explain(err).Error())
 		err = send(blocks)
 	}
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
+	"github.com/sandpiper-bot/sandpiper/bot/render"
 )
 
 // Replicas: with Config.RedisURL set, several bot processes share one
@@ -271,14 +272,14 @@ func (b *Bot) markLeftovers(ctx context.Context, m message) int {
 			continue
 		}
 		n++
-		if meta.EventType != metaToolRun || metaString(meta, "state") != "running" {
+		if meta.EventType != render.MetaToolRun || metaString(meta, "state") != "running" {
 			continue
 		}
 		run, _ := meta.EventPayload["run"].(float64)
-		c := card{N: int(run), QuestionTS: m.TS, Code: metaString(meta, "code"), Err: errInterrupted, Limits: b.cfg.SandboxLimits}
-		blocks, _ := c.render()
+		c := render.Card{N: int(run), QuestionTS: m.TS, Code: metaString(meta, "code"), Err: render.ErrInterrupted, Limits: b.cfg.SandboxLimits}
+		blocks, _ := c.Blocks()
 		if _, _, _, err := b.api.UpdateMessageContext(ctx, m.Channel, msg.Timestamp,
-			slack.MsgOptionText(c.fallback(), false), slack.MsgOptionBlocks(blocks...), slack.MsgOptionMetadata(c.metadata()),
+			slack.MsgOptionText(c.Fallback(), false), slack.MsgOptionBlocks(blocks...), slack.MsgOptionMetadata(c.Metadata()),
 		); err != nil {
 			b.log.Warn("could not mark an interrupted card", "channel", m.Channel, "ts", msg.Timestamp, "err", slackapi.Explain(err))
 		}

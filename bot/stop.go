@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
+	"github.com/sandpiper-bot/sandpiper/bot/render"
 )
 
 // stopKey names an answer to stop. An answer is its question's message
@@ -34,7 +35,7 @@ func (k stopKey) value(asker string) string {
 // parseStopValue is the inverse of [stopKey.value].
 func parseStopValue(v string) (k stopKey, asker string, ok bool) {
 	f := strings.Fields(v)
-	if len(f) != 4 || !isSlackID(f[0]) || !isSlackID(f[3]) {
+	if len(f) != 4 || !render.IsSlackID(f[0]) || !render.IsSlackID(f[3]) {
 		return stopKey{}, "", false
 	}
 	return stopKey{Channel: f[0], ThreadTS: f[1], QuestionTS: f[2]}, f[3], true
@@ -148,7 +149,7 @@ const (
 
 // stopNotice is the thread's word on a stopped answer.
 func stopNotice(by string) string {
-	return fmt.Sprintf(":octagonal_sign: %s stopped this answer. Nothing more was run or asked of the model; ask again when you are ready.", userMention(by))
+	return fmt.Sprintf(":octagonal_sign: %s stopped this answer. Nothing more was run or asked of the model; ask again when you are ready.", render.UserMention(by))
 }
 
 // onStopClick handles a click on a card's Stop button.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
+	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -120,7 +121,7 @@ type answerStream struct {
 
 	fallback bool            // the old way from now on
 	raw      strings.Builder // the current step's text, as the model wrote it
-	guard    *mdGuard
+	guard    *render.Guard
 	lead     string     // guarded blank text waiting for the first visible text
 	msg      *streamMsg // the current step's message; nil until text shows
 }
@@ -128,7 +129,7 @@ type answerStream struct {
 var _ agent.Observer = (*answerStream)(nil)
 
 func (b *Bot) newAnswerStream(m message, log *slog.Logger, next agent.Observer) *answerStream {
-	return &answerStream{b: b, st: b.stream, m: m, log: log, next: next, fallback: !b.stream.enabled(m.Channel), guard: newMDGuard()}
+	return &answerStream{b: b, st: b.stream, m: m, log: log, next: next, fallback: !b.stream.enabled(m.Channel), guard: render.NewGuard()}
 }
 
 // StepStarted begins a step's text. A step the agent tries again after
@@ -146,7 +147,7 @@ func (s *answerStream) StepStarted(ctx context.Context, e agent.StepEvent) {
 func (s *answerStream) AnswerDelta(ctx context.Context, e agent.DeltaEvent) {
 	s.raw.WriteString(e.Text)
 	if !s.fallback {
-		s.push(ctx, s.guard.write(e.Text))
+		s.push(ctx, s.guard.Write(e.Text))
 	}
 	s.next.AnswerDelta(ctx, e)
 }
@@ -183,7 +184,7 @@ func (s *answerStream) push(ctx context.Context, text string) {
 // resetStep forgets the step's text.
 func (s *answerStream) resetStep() {
 	s.raw.Reset()
-	s.guard, s.lead, s.msg = newMDGuard(), "", nil
+	s.guard, s.lead, s.msg = render.NewGuard(), "", nil
 }
 
 // endStep closes the step's text as commentary (text before a tool call).
@@ -193,7 +194,7 @@ func (s *answerStream) endStep(ctx context.Context) {
 		s.resetStep()
 		return
 	}
-	meta := slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}})
+	meta := slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}})
 	if s.deliverStep(ctx, []slack.MsgOption{meta}) {
 		s.resetStep()
 		return
@@ -211,7 +212,7 @@ func (s *answerStream) deliverStep(ctx context.Context, opts []slack.MsgOption) 
 	if s.msg == nil {
 		return strings.TrimSpace(s.raw.String()) == ""
 	}
-	s.msg.add(s.guard.flush())
+	s.msg.add(s.guard.Flush())
 	switch res := s.msg.close(ctx, opts); res {
 	case streamClosed, streamStoppedByUser:
 		return true
@@ -256,7 +257,7 @@ func (s *answerStream) remove(ctx context.Context, g *streamMsg) {
 		_, _, _, err = s.b.api.UpdateMessageContext(ctx, s.m.Channel, ts,
 			slack.MsgOptionText(note, false),
 			slack.MsgOptionBlocks(slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, note, false, false), nil, nil)),
-			slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}}))
+			slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}}))
 		if err != nil {
 			s.log.Error("could not remove a broken-off streamed message", "ts", ts, "err", slackapi.Explain(err))
 		}
@@ -267,20 +268,20 @@ func (s *answerStream) remove(ctx context.Context, g *streamMsg) {
 func (s *answerStream) postCommentary(ctx context.Context, text string) {
 	ctx, cancel := slackapi.Context(ctx)
 	defer cancel()
-	parts := splitMrkdwn(markdownToMrkdwn(safetext.Text(text)), answerMessageChars)
+	parts := render.SplitMrkdwn(render.Mrkdwn(safetext.Text(text)), render.AnswerMessageChars)
 	if len(parts) == 0 {
 		return
 	}
 	var blocks []slack.Block
-	for _, p := range splitMrkdwn(parts[0], slackSectionChars) {
+	for _, p := range render.SplitMrkdwn(parts[0], render.SectionChars) {
 		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, p, false, false), nil, nil))
 	}
 	_, _, err := s.b.api.PostMessageContext(ctx, s.m.Channel,
 		slack.MsgOptionTS(s.m.ThreadTS),
-		slack.MsgOptionText(truncate(parts[0], fallbackTextChars), false),
+		slack.MsgOptionText(render.Truncate(parts[0], render.FallbackTextChars), false),
 		slack.MsgOptionBlocks(blocks...),
 		slack.MsgOptionDisableLinkUnfurl(),
-		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}}),
+		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}}),
 	)
 	if err != nil {
 		s.log.Error("posting the model's commentary failed", "err", slackapi.Explain(err))
@@ -298,24 +299,24 @@ func (s *answerStream) deliver(ctx context.Context, text, footer string, info an
 	answer := safetext.Text(text)
 	if !s.fallback && s.msg != nil {
 		if rest, ok := strings.CutPrefix(text, s.raw.String()); ok && rest != "" {
-			s.msg.add(s.guard.write(rest))
+			s.msg.add(s.guard.Write(rest))
 		}
 		g := s.msg
 		g.footer = func(ts string) []slack.Block {
 			var blocks []slack.Block
 			if footer != "" {
-				blocks = append(blocks, contextBlock(footer))
+				blocks = append(blocks, render.ContextBlock(footer))
 			}
 			info.TS = ts
 			return append(blocks, s.b.answerFooter(ctx, info)...)
 		}
-		opts := []slack.MsgOption{slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaAnswer, EventPayload: map[string]any{
-			"answer":      truncate(answer, metadataTextChars),
+		opts := []slack.MsgOption{slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaAnswer, EventPayload: map[string]any{
+			"answer":      render.Truncate(answer, render.MetadataTextChars),
 			"question_ts": s.m.TS,
 		}})}
 		if s.deliverStep(ctx, opts) {
 			if g.cut {
-				s.b.upload(ctx, s.m, attachment{Name: "answer.md", Title: "Full answer", Content: answer})
+				s.b.upload(ctx, s.m, render.Attachment{Name: "answer.md", Title: "Full answer", Content: answer})
 			}
 			return
 		}
@@ -327,7 +328,7 @@ func (s *answerStream) deliver(ctx context.Context, text, footer string, info an
 // answer (an error, the time limit): what was shown stays, as commentary.
 func (s *answerStream) abandon(ctx context.Context) {
 	if s.msg != nil && !s.fallback {
-		s.deliverStep(ctx, []slack.MsgOption{slack.MsgOptionMetadata(slack.SlackMetadata{EventType: metaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}})})
+		s.deliverStep(ctx, []slack.MsgOption{slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}})})
 	}
 	s.resetStep()
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
+	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/slack-go/slack"
 )
 
@@ -52,7 +53,7 @@ type streamMsg struct {
 	shown   int    // characters in the open part
 	text    strings.Builder
 	parts   []string // every part's ts, the open one last
-	cut     bool     // past answerMaxParts: the rest is not shown
+	cut     bool     // past render.AnswerMaxParts: the rest is not shown
 	err     error
 	stopped bool // the user stopped the stream
 }
@@ -117,12 +118,12 @@ func (g *streamMsg) close(ctx context.Context, opts []slack.MsgOption) streamRes
 	}
 	var footer []slack.Block
 	if g.cut {
-		footer = append(footer, contextBlock(":scissors: The answer is too long for Slack; the whole answer is attached as `answer.md`."))
+		footer = append(footer, render.ContextBlock(":scissors: The answer is too long for Slack; the whole answer is attached as `answer.md`."))
 	}
 	if g.footer != nil {
 		footer = append(footer, g.footer(g.ts)...)
 	}
-	footer = footer[:min(len(footer), slackMaxBlocks)]
+	footer = footer[:min(len(footer), render.MaxBlocks)]
 	stop := opts
 	if len(footer) > 0 {
 		stop = append(slices.Clip(opts), slack.MsgOptionBlocks(footer...))
@@ -219,7 +220,7 @@ func (g *streamMsg) send(text string) error {
 		if fenceOpen(g.text.String()) {
 			closer, opener = "\n```", "```\n"
 		}
-		if len(g.parts) >= answerMaxParts {
+		if len(g.parts) >= render.AnswerMaxParts {
 			// The last part stays open for the footer; the rest of the
 			// text is attached when the answer ends.
 			g.cut = true
@@ -295,7 +296,7 @@ func (g *streamMsg) stopPart(opts []slack.MsgOption) error {
 // cutForPart cuts text to fit n characters, at a line break in the second
 // half of the room when there is one.
 func cutForPart(text string, n int) (string, string) {
-	head, rest := cutRunes(text, max(n, 0))
+	head, rest := render.CutRunes(text, max(n, 0))
 	if i := strings.LastIndexByte(head, '\n'); i >= len(head)/2 {
 		head, rest = head[:i+1], head[i+1:]+rest
 	}

@@ -1,4 +1,4 @@
-package bot
+package render
 
 import (
 	"strings"
@@ -7,9 +7,9 @@ import (
 )
 
 // Streamed text is standard Markdown (chat.*Stream's markdown_text), so
-// markdownToMrkdwn, which escapes for mrkdwn, does not apply to it; it
+// Mrkdwn, which escapes for mrkdwn, does not apply to it; it
 // still applies where the answer is posted the old way (the fallback).
-// mdGuard keeps mrkdwn's guarantees for streamed Markdown instead, by
+// Guard keeps mrkdwn's guarantees for streamed Markdown instead, by
 // putting a zero-width space (invisible, so the text reads the same)
 // where Slack or Markdown would otherwise act on what the model wrote:
 //
@@ -27,9 +27,9 @@ import (
 // Control characters are neutralised ([safetext.Text]). Because deltas cut
 // the text anywhere, the guard holds back the few bytes it cannot decide
 // on yet (a trailing "<", "@chan", "]", a backtick run, a CR, the start of
-// a line that may open a code fence) until more text or [mdGuard.flush]
+// a line that may open a code fence) until more text or [Guard.Flush]
 // comes; what it returns never changes afterwards.
-type mdGuard struct {
+type Guard struct {
 	pending   string
 	lineStart bool // the next byte starts a line
 	fence     bool // inside a fenced code block
@@ -38,28 +38,29 @@ type mdGuard struct {
 
 const zwsp = "\u200b"
 
-func newMDGuard() *mdGuard { return &mdGuard{lineStart: true} }
+// NewGuard returns a guard for a new piece of Markdown.
+func NewGuard() *Guard { return &Guard{lineStart: true} }
 
-// write adds a piece of the model's text and returns what is now safe to
+// Write adds a piece of the model's text and returns what is now safe to
 // send.
-func (g *mdGuard) write(s string) string {
+func (g *Guard) Write(s string) string {
 	g.pending += s
 	return g.take(false)
 }
 
-// flush returns the text held back: the model has finished.
-func (g *mdGuard) flush() string { return g.take(true) }
+// Flush returns the text held back: the model has finished.
+func (g *Guard) Flush() string { return g.take(true) }
 
 // guardMarkdown is the guard applied to a whole text.
 func guardMarkdown(s string) string {
-	g := newMDGuard()
-	return g.write(s) + g.flush()
+	g := NewGuard()
+	return g.Write(s) + g.Flush()
 }
 
 // broadcasts are the words after @ that notify a whole channel.
 var broadcasts = []string{"channel", "here", "everyone"}
 
-func (g *mdGuard) take(final bool) string {
+func (g *Guard) take(final bool) string {
 	p := g.pending
 	var b strings.Builder
 	i := 0

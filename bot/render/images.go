@@ -1,4 +1,4 @@
-package bot
+package render
 
 import (
 	"bytes"
@@ -14,8 +14,8 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
-// isImage reports whether Slack shows a file as an image.
-func isImage(name string) bool {
+// IsImage reports whether Slack shows a file as an image.
+func IsImage(name string) bool {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".png", ".jpg", ".jpeg", ".gif", ".webp", ".svg":
 		return true
@@ -23,12 +23,12 @@ func isImage(name string) bool {
 	return false
 }
 
-// altText describes an image for people who cannot see it: the title or
+// AltText describes an image for people who cannot see it: the title or
 // description the program saved in it (matplotlib's savefig metadata), or
 // what it is and what it was made for. It is one line of plain text,
 // neutralised ([safetext.Line]): the program chose the metadata and the
 // name.
-func altText(name string, data []byte, run int, question string) string {
+func AltText(name string, data []byte, run int, question string) string {
 	var t string
 	switch strings.ToLower(path.Ext(name)) {
 	case ".png":
@@ -41,7 +41,7 @@ func altText(name string, data []byte, run int, question string) string {
 		q := strings.Join(strings.Fields(question), " ")
 		t = fmt.Sprintf("Image %s, made by Python run %d for the question: %s", path.Base(name), run, q)
 	}
-	return truncate(safetext.Line(t), altTextChars)
+	return Truncate(safetext.Line(t), altTextChars)
 }
 
 // pngText returns the first of keys found in a PNG's tEXt or iTXt chunks.

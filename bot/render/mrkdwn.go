@@ -1,4 +1,4 @@
-package bot
+package render
 
 import (
 	"fmt"
@@ -7,10 +7,10 @@ import (
 	"unicode/utf8"
 )
 
-// escape makes text safe for Slack's mrkdwn: &, < and > become entities,
+// Escape makes text safe for Slack's mrkdwn: &, < and > become entities,
 // so <!channel>, <@U…> and <url|text> written by a model or a program are
 // shown as typed instead of pinging or linking.
-func escape(s string) string {
+func Escape(s string) string {
 	return mrkdwnEscaper.Replace(s)
 }
 
@@ -23,7 +23,7 @@ func codeBlock(s string) string {
 	if s == "" {
 		s = " "
 	}
-	s = escape(s)
+	s = Escape(s)
 	// One pass can leave a run of backticks across two replacements
 	// ("``````" becomes "``\u200b```\u200b`"); repeat until none is left.
 	for strings.Contains(s, "```") {
@@ -83,11 +83,11 @@ var (
 	reStrike   = regexp.MustCompile(`~~([^~\n]+?)~~`)
 )
 
-// markdownToMrkdwn converts a model's Markdown to Slack mrkdwn: bold,
+// Mrkdwn converts a model's Markdown to Slack mrkdwn: bold,
 // italics, strike-through, links, headings, lists, rules, code and tables.
 // Everything is escaped first, so nothing in it can ping or inject links
 // other than the Markdown links it contains.
-func markdownToMrkdwn(md string) string {
+func Mrkdwn(md string) string {
 	md = strings.ReplaceAll(md, "\r\n", "\n")
 	lines := strings.Split(md, "\n")
 	var out []string
@@ -155,7 +155,7 @@ func inline(s string) string {
 			break
 		}
 		b.WriteString(inlineText(s[:i]))
-		b.WriteString("`" + escape(s[i+1:i+1+j]) + "`")
+		b.WriteString("`" + Escape(s[i+1:i+1+j]) + "`")
 		s = s[i+2+j:]
 	}
 	return b.String()
@@ -171,10 +171,10 @@ func inlineText(s string) string {
 	s = reLink.ReplaceAllStringFunc(s, func(m string) string {
 		sub := reLink.FindStringSubmatch(m)
 		text := strings.NewReplacer("|", "¦", "*", "", "_", "").Replace(sub[1])
-		links = append(links, "<"+sub[2]+"|"+escape(text)+">")
+		links = append(links, "<"+sub[2]+"|"+Escape(text)+">")
 		return fmt.Sprintf("\x00%d\x00", len(links)-1)
 	})
-	s = escape(s)
+	s = Escape(s)
 	s = reAutoLink.ReplaceAllString(s, "<$1>")
 	s = reBold.ReplaceAllStringFunc(s, func(m string) string {
 		sub := reBold.FindStringSubmatch(m)
@@ -231,9 +231,9 @@ func alignTable(rows []string) string {
 	return b.String()
 }
 
-// splitMrkdwn cuts mrkdwn into parts of at most n characters, at line
+// SplitMrkdwn cuts mrkdwn into parts of at most n characters, at line
 // breaks where it can, closing and reopening code blocks that span a cut.
-func splitMrkdwn(s string, n int) []string {
+func SplitMrkdwn(s string, n int) []string {
 	var parts []string
 	var cur strings.Builder
 	inCode := false
@@ -252,7 +252,7 @@ func splitMrkdwn(s string, n int) []string {
 	}
 	for _, line := range strings.SplitAfter(s, "\n") {
 		for utf8.RuneCountInString(line) > n-8 { // a single line too long
-			head, rest := cutRunes(line, n-8)
+			head, rest := CutRunes(line, n-8)
 			// Never split an entity (&amp; &lt; &gt;) across two parts.
 			if i := strings.LastIndexByte(head, '&'); i >= 0 && i > len(head)-len("&amp;") && !strings.Contains(head[i:], ";") {
 				head, rest = head[:i], head[i:]+rest
@@ -277,8 +277,8 @@ func splitMrkdwn(s string, n int) []string {
 	return parts
 }
 
-// cutRunes splits s after n runes.
-func cutRunes(s string, n int) (string, string) {
+// CutRunes splits s after n runes.
+func CutRunes(s string, n int) (string, string) {
 	if n <= 0 {
 		return "", s
 	}
@@ -298,21 +298,21 @@ func lastRunes(s string, n int) string {
 	if c <= n {
 		return s
 	}
-	_, tail := cutRunes(s, c-n)
+	_, tail := CutRunes(s, c-n)
 	return tail
 }
 
-// truncate shortens s to n runes, adding an ellipsis when it cut.
-func truncate(s string, n int) string {
+// Truncate shortens s to n runes, adding an ellipsis when it cut.
+func Truncate(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	head, _ := cutRunes(s, max(n-1, 0))
+	head, _ := CutRunes(s, max(n-1, 0))
 	return head + "…"
 }
 
-// thousands formats n with thousands separators.
-func thousands(n int64) string {
+// Thousands formats n with thousands separators.
+func Thousands(n int64) string {
 	s := fmt.Sprint(n)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

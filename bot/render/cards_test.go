@@ -1,4 +1,4 @@
-package bot
+package render
 
 import (
 	"encoding/json"
@@ -20,55 +20,55 @@ func TestCardGolden(t *testing.T) {
 	longCode := strings.Repeat("x = 1  # a long program line\n", 200)
 	for _, tc := range []struct {
 		name string
-		card card
+		card Card
 	}{
-		{"running", card{N: 1, Code: "print(6*7)", Running: true}},
+		{"running", Card{N: 1, Code: "print(6*7)", Running: true}},
 		// A running card has a Stop button carrying the answer's key and
 		// asker; a stopped one says by whom, and has no button.
-		{"running_stop", card{N: 2, Code: "import time\ntime.sleep(60)", Running: true, Stop: "C0MATH 1700000000.000100 1700000000.000300 U0ALICE"}},
-		{"stopped", card{N: 2, Code: "import time\ntime.sleep(60)", Stop: "C0MATH 1700000000.000100 1700000000.000300 U0ALICE",
+		{"running_stop", Card{N: 2, Code: "import time\ntime.sleep(60)", Running: true, Stop: "C0MATH 1700000000.000100 1700000000.000300 U0ALICE"}},
+		{"stopped", Card{N: 2, Code: "import time\ntime.sleep(60)", Stop: "C0MATH 1700000000.000100 1700000000.000300 U0ALICE",
 			StoppedBy: "U0ADMIN", Err: errors.New("context canceled"), Duration: 1500 * time.Millisecond}},
-		{"ok", card{N: 1, Code: "print(6*7)", Result: &sandbox.Result{Stdout: []byte("42\n"), StdoutSize: 3, Duration: 1234 * time.Millisecond}}},
-		{"no_output", card{N: 2, Code: "x = 1", Result: &sandbox.Result{Duration: 80 * time.Millisecond}}},
-		{"failed", card{N: 1, Code: "print(1/0)", Result: &sandbox.Result{ExitCode: 1, Stderr: []byte("Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nZeroDivisionError: division by zero\n"), StderrSize: 95, Duration: 40 * time.Millisecond}}},
-		{"timeout", card{N: 3, Code: "while True: pass", Result: &sandbox.Result{ExitCode: 137, Limit: sandbox.LimitTimeout, Duration: 30 * time.Second}}},
-		{"oom", card{N: 1, Code: "x = ' ' * 10**10", Result: &sandbox.Result{ExitCode: 137, Limit: sandbox.LimitMemory, Stderr: []byte("Killed"), Duration: time.Second}}},
-		{"sandbox_error", card{N: 1, Code: "print(1)", Err: errors.New("the sandbox failed before running the code (clone: operation not permitted)"), Duration: 5 * time.Millisecond}},
-		{"escaped", card{N: 1, Code: "print('<!channel> & <@U1>')", Result: &sandbox.Result{Stdout: []byte("<!channel> & <@U1> <https://x.example|y> ```\n")}}},
-		{"long", card{N: 4, Code: longCode, Result: &sandbox.Result{Stdout: []byte(strings.Repeat("0123456789", 600)), StdoutSize: 5 << 20, StdoutTruncated: true, Duration: 2 * time.Second}}},
-		{"files", card{N: 2, Code: "plt.savefig('chart.png')", Result: &sandbox.Result{Stdout: []byte("saved\n"), StdoutSize: 6, Duration: 900 * time.Millisecond}, Files: []producedFile{
+		{"ok", Card{N: 1, Code: "print(6*7)", Result: &sandbox.Result{Stdout: []byte("42\n"), StdoutSize: 3, Duration: 1234 * time.Millisecond}}},
+		{"no_output", Card{N: 2, Code: "x = 1", Result: &sandbox.Result{Duration: 80 * time.Millisecond}}},
+		{"failed", Card{N: 1, Code: "print(1/0)", Result: &sandbox.Result{ExitCode: 1, Stderr: []byte("Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nZeroDivisionError: division by zero\n"), StderrSize: 95, Duration: 40 * time.Millisecond}}},
+		{"timeout", Card{N: 3, Code: "while True: pass", Result: &sandbox.Result{ExitCode: 137, Limit: sandbox.LimitTimeout, Duration: 30 * time.Second}}},
+		{"oom", Card{N: 1, Code: "x = ' ' * 10**10", Result: &sandbox.Result{ExitCode: 137, Limit: sandbox.LimitMemory, Stderr: []byte("Killed"), Duration: time.Second}}},
+		{"sandbox_error", Card{N: 1, Code: "print(1)", Err: errors.New("the sandbox failed before running the code (clone: operation not permitted)"), Duration: 5 * time.Millisecond}},
+		{"escaped", Card{N: 1, Code: "print('<!channel> & <@U1>')", Result: &sandbox.Result{Stdout: []byte("<!channel> & <@U1> <https://x.example|y> ```\n")}}},
+		{"long", Card{N: 4, Code: longCode, Result: &sandbox.Result{Stdout: []byte(strings.Repeat("0123456789", 600)), StdoutSize: 5 << 20, StdoutTruncated: true, Duration: 2 * time.Second}}},
+		{"files", Card{N: 2, Code: "plt.savefig('chart.png')", Result: &sandbox.Result{Stdout: []byte("saved\n"), StdoutSize: 6, Duration: 900 * time.Millisecond}, Files: []ProducedFile{
 			{Name: "chart.png", Size: 48213, Image: true, Posted: true, ID: "F1"},
 			{Name: "out/summary.csv", Size: 1200, Posted: true, ID: "F2"},
 			{Name: "same.csv", Size: 10, Note: "unchanged, posted before"},
 			{Name: "huge.parquet", Size: 40 << 20, Note: "not posted or kept: larger than the 25.0 MiB limit per file"},
 			{Name: "link", Note: "not returned by the sandbox: not a regular file"},
 		}}},
-		{"many_files", card{N: 1, Code: "for i in range(12): open(f'f{i}.txt','w').write('x')", Result: &sandbox.Result{Duration: 300 * time.Millisecond}, Files: manyFiles(12)}},
+		{"many_files", Card{N: 1, Code: "for i in range(12): open(f'f{i}.txt','w').write('x')", Result: &sandbox.Result{Duration: 300 * time.Millisecond}, Files: manyFiles(12)}},
 		// Escaping makes text longer ("<td>" is sent as 10 characters);
 		// the cuts must count what Slack receives.
-		{"escape_heavy", card{N: 1, Code: strings.Repeat("x = '<&>' if a < b and c > d else '&'\n", 120), Result: &sandbox.Result{Stdout: []byte(strings.Repeat("<td>", 500)), StdoutSize: 2000, Duration: time.Second}}},
-		{"escape_heavy_error", card{N: 1, Code: "f()", Result: &sandbox.Result{ExitCode: 1, Stderr: []byte("Traceback (most recent call last):\n" + strings.Repeat("  File \"<string>\", line 1, in <lambda>\n", 150) + "RecursionError: maximum recursion depth exceeded\n"), Duration: time.Second}}},
-		{"backticks", card{N: 1, Code: "print('`' * 3000)", Result: &sandbox.Result{Stdout: []byte(strings.Repeat("`", 3000)), StdoutSize: 3000, Duration: time.Second}}},
+		{"escape_heavy", Card{N: 1, Code: strings.Repeat("x = '<&>' if a < b and c > d else '&'\n", 120), Result: &sandbox.Result{Stdout: []byte(strings.Repeat("<td>", 500)), StdoutSize: 2000, Duration: time.Second}}},
+		{"escape_heavy_error", Card{N: 1, Code: "f()", Result: &sandbox.Result{ExitCode: 1, Stderr: []byte("Traceback (most recent call last):\n" + strings.Repeat("  File \"<string>\", line 1, in <lambda>\n", 150) + "RecursionError: maximum recursion depth exceeded\n"), Duration: time.Second}}},
+		{"backticks", Card{N: 1, Code: "print('`' * 3000)", Result: &sandbox.Result{Stdout: []byte(strings.Repeat("`", 3000)), StdoutSize: 3000, Duration: time.Second}}},
 		// Text from the sandbox is neutralised: escape sequences, BEL,
 		// C1 controls and bidi overrides in the code, the output, the
 		// error, file names and the sandbox's notes.
-		{"hostile", card{N: 1, Code: hostileCode, Result: &sandbox.Result{ExitCode: 1, Stdout: []byte(hostileStdout), StdoutSize: int64(len(hostileStdout)),
+		{"hostile", Card{N: 1, Code: hostileCode, Result: &sandbox.Result{ExitCode: 1, Stdout: []byte(hostileStdout), StdoutSize: int64(len(hostileStdout)),
 			Stderr: []byte(hostileStderr), StderrSize: int64(len(hostileStderr)), Duration: time.Second}, Files: hostileFiles}},
-		{"hostile_debug", card{N: 2, Debug: true, Code: "print('ok')", Result: &sandbox.Result{Stdout: []byte("ok\r\n"), StdoutSize: 4,
+		{"hostile_debug", Card{N: 2, Debug: true, Code: "print('ok')", Result: &sandbox.Result{Stdout: []byte("ok\r\n"), StdoutSize: 4,
 			Stderr: []byte("\x1b[1A\x1b[2Kwarning\x07\x9b\u2067\n"), StderrSize: 16, Duration: time.Second}}},
-		{"hostile_long", card{N: 3, Code: "print(...)", Result: &sandbox.Result{Stdout: []byte(strings.Repeat("\x1b[31m<td>\u202e", 400)),
+		{"hostile_long", Card{N: 3, Code: "print(...)", Result: &sandbox.Result{Stdout: []byte(strings.Repeat("\x1b[31m<td>\u202e", 400)),
 			StdoutSize: 1 << 20, StdoutTruncated: true, Duration: time.Second}}},
-		{"debug_ok", card{N: 1, Debug: true, Code: "import warnings\nwarnings.warn('careful')\nprint(2)", Result: &sandbox.Result{Stdout: []byte("2\n"), StdoutSize: 2, Stderr: []byte("<string>:2: UserWarning: careful\n"), StderrSize: 33, Duration: 300 * time.Millisecond}}},
+		{"debug_ok", Card{N: 1, Debug: true, Code: "import warnings\nwarnings.warn('careful')\nprint(2)", Result: &sandbox.Result{Stdout: []byte("2\n"), StdoutSize: 2, Stderr: []byte("<string>:2: UserWarning: careful\n"), StderrSize: 33, Duration: 300 * time.Millisecond}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			blocks, files := tc.card.render()
+			blocks, files := tc.card.Blocks()
 			golden := map[string]any{
-				"text":     tc.card.fallback(),
+				"text":     tc.card.Fallback(),
 				"blocks":   blocks,
 				"files":    fileNames(files),
-				"metadata": tc.card.metadata().EventType,
+				"metadata": tc.card.Metadata().EventType,
 			}
-			if posted, ok := tc.card.metadata().EventPayload["files"]; ok {
+			if posted, ok := tc.card.Metadata().EventPayload["files"]; ok {
 				golden["metadata_files"] = posted
 			}
 			checkLimits(t, blocks)
@@ -86,7 +86,7 @@ const (
 	hostileStderr = "Traceback (most recent call last):\nValueError: \x1b]0;pwned\x07 \x1b[8mhidden\n"
 )
 
-var hostileFiles = []producedFile{
+var hostileFiles = []ProducedFile{
 	{Name: "evil\u202egnp.exe", Size: 10, Posted: true, ID: "F1"},
 	{Name: "\x1b[31mred\x1b[0m.csv", Size: 3, Note: "unchanged, posted before"},
 	{Name: "bell\x07\x9b.txt", Size: 5 << 20, Note: "not posted: Slack refused the upload (<!channel> \x1b[2J\u202e)"},
@@ -100,7 +100,7 @@ var hostileFiles = []producedFile{
 // blocks, the fallback text, nor the attached files' names, titles and
 // text.
 func TestCardNeutralisesSandboxText(t *testing.T) {
-	for _, c := range []card{
+	for _, c := range []Card{
 		{N: 1, Code: hostileCode, Running: true},
 		{N: 1, Code: hostileCode, Result: &sandbox.Result{ExitCode: 1, Stdout: []byte(hostileStdout), Stderr: []byte(hostileStderr)}, Files: hostileFiles},
 		{N: 2, Code: strings.Repeat(hostileCode+"\n", 200), Debug: true, Result: &sandbox.Result{
@@ -109,12 +109,12 @@ func TestCardNeutralisesSandboxText(t *testing.T) {
 		{N: 3, Code: hostileCode, Err: errors.New("setup: \x1b]0;bad\x07 \u202efile")},
 		{N: 4, Code: hostileCode, Result: &sandbox.Result{ExitCode: 1, Stderr: []byte(strings.Repeat(hostileStderr, 200))}},
 	} {
-		blocks, files := c.render()
-		plainBlocks, plainFiles := c.plain("invalid_blocks \x1b[2J\u202e")
+		blocks, files := c.Blocks()
+		plainBlocks, plainFiles := c.Plain("invalid_blocks \x1b[2J\u202e")
 		raw, _ := json.Marshal([]any{blocks, plainBlocks})
 		var v any
 		json.Unmarshal(raw, &v)
-		texts := append(collect(v), c.fallback())
+		texts := append(collect(v), c.Fallback())
 		for _, f := range append(files, plainFiles...) {
 			texts = append(texts, f.Name, f.Title, f.Content)
 		}
@@ -143,15 +143,15 @@ func unsafeRune(s string) rune {
 	return -1
 }
 
-func manyFiles(n int) []producedFile {
-	var out []producedFile
+func manyFiles(n int) []ProducedFile {
+	var out []ProducedFile
 	for i := range n {
-		out = append(out, producedFile{Name: fmt.Sprintf("f%d.txt", i), Size: 1, Posted: i < 10, ID: fmt.Sprintf("F%d", i), Note: "not posted: an answer posts at most 10 files"})
+		out = append(out, ProducedFile{Name: fmt.Sprintf("f%d.txt", i), Size: 1, Posted: i < 10, ID: fmt.Sprintf("F%d", i), Note: "not posted: an answer posts at most 10 files"})
 	}
 	return out
 }
 
-func fileNames(fs []attachment) []string {
+func fileNames(fs []Attachment) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.Name)
@@ -162,7 +162,7 @@ func fileNames(fs []attachment) []string {
 // checkLimits fails the test when blocks break Slack's limits.
 func checkLimits(t *testing.T, blocks []slack.Block) {
 	t.Helper()
-	if len(blocks) > slackMaxBlocks {
+	if len(blocks) > MaxBlocks {
 		t.Errorf("%d blocks", len(blocks))
 	}
 	total := 0
@@ -171,7 +171,7 @@ func checkLimits(t *testing.T, blocks []slack.Block) {
 		case *slack.SectionBlock:
 			n := utf8.RuneCountInString(b.Text.Text)
 			total += n
-			if n > slackSectionChars {
+			if n > SectionChars {
 				t.Errorf("block %d: section of %d characters", i, n)
 			}
 		case *slack.ContextBlock:
@@ -188,8 +188,8 @@ func checkLimits(t *testing.T, blocks []slack.Block) {
 }
 
 func TestCardEscapesEverything(t *testing.T) {
-	c := card{N: 1, Code: "print('<!here>')", Result: &sandbox.Result{ExitCode: 1, Stdout: []byte("<@U123>"), Stderr: []byte("<!channel>")}}
-	blocks, _ := c.render()
+	c := Card{N: 1, Code: "print('<!here>')", Result: &sandbox.Result{ExitCode: 1, Stdout: []byte("<@U123>"), Stderr: []byte("<!channel>")}}
+	blocks, _ := c.Blocks()
 	raw, _ := json.Marshal(blocks)
 	var v any
 	json.Unmarshal(raw, &v)

@@ -1,4 +1,4 @@
-package bot
+package render
 
 import (
 	"regexp"
@@ -47,12 +47,12 @@ func TestGuardStreams(t *testing.T) {
 	} {
 		want := guardMarkdown(in)
 		for size := 1; size <= 4; size++ {
-			g := newMDGuard()
+			g := NewGuard()
 			var got strings.Builder
 			for i := 0; i < len(in); i += size {
-				got.WriteString(g.write(in[i:min(i+size, len(in))]))
+				got.WriteString(g.Write(in[i:min(i+size, len(in))]))
 			}
-			got.WriteString(g.flush())
+			got.WriteString(g.Flush())
 			if got.String() != want {
 				t.Errorf("%q in pieces of %d:\n got %q\nwant %q", in, size, got.String(), want)
 			}
@@ -65,12 +65,12 @@ func FuzzGuardStreams(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string, size int) {
 		size = max(1, size%16)
 		want := guardMarkdown(in)
-		g := newMDGuard()
+		g := NewGuard()
 		var got strings.Builder
 		for i := 0; i < len(in); i += size {
-			got.WriteString(g.write(in[i:min(i+size, len(in))]))
+			got.WriteString(g.Write(in[i:min(i+size, len(in))]))
 		}
-		got.WriteString(g.flush())
+		got.WriteString(g.Flush())
 		if got.String() != want {
 			t.Errorf("pieces of %d: %q, whole: %q", size, got.String(), want)
 		}

@@ -1,4 +1,4 @@
-package bot
+package render
 
 import (
 	"bytes"
@@ -17,10 +17,10 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
-// csvTable is the head of a CSV file a run wrote, as a data_table block
+// Table is the head of a CSV file a run wrote, as a data_table block
 // shows it: the header, and the data rows that fit Slack's limits. Cells
 // are plain text, neutralised ([safetext.Line]) and cut.
-type csvTable struct {
+type Table struct {
 	Name   string
 	Header []string
 	Rows   [][]string
@@ -31,8 +31,8 @@ type csvTable struct {
 	CellsCut bool
 }
 
-// isTableFile reports whether a file a run wrote is shown as a table.
-func isTableFile(name string) bool {
+// IsTableFile reports whether a file a run wrote is shown as a table.
+func IsTableFile(name string) bool {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".csv", ".tsv":
 		return true
@@ -40,13 +40,13 @@ func isTableFile(name string) bool {
 	return false
 }
 
-// readCSVTable reads the head of a CSV (or TSV) file for a table: the
+// ReadTable reads the head of a CSV (or TSV) file for a table: the
 // delimiter is sniffed (comma, semicolon or tab), a UTF-8 byte order
 // mark dropped, bytes that are not UTF-8 replaced. Only the records
 // shown are parsed, within tableReadBytes; the rest are counted. The
 // first record is the header. ok is false when there is no data row to
 // show.
-func readCSVTable(name string, data []byte) (t *csvTable, ok bool) {
+func ReadTable(name string, data []byte) (t *Table, ok bool) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	comma := sniffDelimiter(data, strings.EqualFold(path.Ext(name), ".tsv"))
 	ends, total := scanRecords(data, comma, slackTableRows+1)
@@ -77,7 +77,7 @@ func readCSVTable(name string, data []byte) (t *csvTable, ok bool) {
 	if len(records) < 2 {
 		return nil, false
 	}
-	t = &csvTable{Name: name, TotalRows: total - 1}
+	t = &Table{Name: name, TotalRows: total - 1}
 	for _, rec := range records {
 		t.TotalCols = max(t.TotalCols, len(rec))
 	}
@@ -85,7 +85,7 @@ func readCSVTable(name string, data []byte) (t *csvTable, ok bool) {
 	cell := func(s string) string {
 		s = strings.TrimSpace(safetext.Line(cellSpaces.Replace(strings.ToValidUTF8(s, "\uFFFD"))))
 		if utf8.RuneCountInString(s) > tableCellChars {
-			s, t.CellsCut = truncate(s, tableCellChars), true
+			s, t.CellsCut = Truncate(s, tableCellChars), true
 		}
 		return s
 	}
@@ -163,10 +163,10 @@ func tableCell(s string) slack.DataTableCell {
 	return slack.NewDataTableRawTextCell(s)
 }
 
-// blocks returns the table's message: the data_table, then a line naming
+// Blocks returns the table's message: the data_table, then a line naming
 // the file and saying what was left out.
-func (t *csvTable) blocks() []slack.Block {
-	name := truncate(safetext.Line(t.Name), 200)
+func (t *Table) Blocks() []slack.Block {
+	name := Truncate(safetext.Line(t.Name), 200)
 	tb := slack.NewDataTableBlock(name).WithPageSize(min(tablePageSize, len(t.Rows)))
 	header := make([]slack.DataTableCell, len(t.Header))
 	for i, h := range t.Header {
@@ -180,19 +180,19 @@ func (t *csvTable) blocks() []slack.Block {
 		}
 		tb.AddRow(cells...)
 	}
-	return []slack.Block{tb, contextBlock(t.caption())}
+	return []slack.Block{tb, ContextBlock(t.caption())}
 }
 
 // caption names the file and says how much of it the table shows:
 // "`sales.csv` · first 100 of 12,345 rows · first 20 of 31 columns".
-func (t *csvTable) caption() string {
-	parts := []string{":bar_chart: `" + escape(strings.ReplaceAll(truncate(safetext.Line(t.Name), 120), "`", "'")) + "`"}
-	rows := fmt.Sprintf("%s rows", thousands(int64(t.TotalRows)))
+func (t *Table) caption() string {
+	parts := []string{":bar_chart: `" + Escape(strings.ReplaceAll(Truncate(safetext.Line(t.Name), 120), "`", "'")) + "`"}
+	rows := fmt.Sprintf("%s rows", Thousands(int64(t.TotalRows)))
 	if t.TotalRows == 1 {
 		rows = "1 row"
 	}
 	if len(t.Rows) < t.TotalRows {
-		rows = fmt.Sprintf("first %s of %s rows", thousands(int64(len(t.Rows))), thousands(int64(t.TotalRows)))
+		rows = fmt.Sprintf("first %s of %s rows", Thousands(int64(len(t.Rows))), Thousands(int64(t.TotalRows)))
 	}
 	cols := fmt.Sprintf("%d columns", t.TotalCols)
 	if t.TotalCols == 1 {
@@ -211,9 +211,9 @@ func (t *csvTable) caption() string {
 	return strings.Join(parts, " · ")
 }
 
-// fallback is the table message's notification text.
-func (t *csvTable) fallback() string {
-	return "Table: " + truncate(safetext.Line(t.Name), 200)
+// Fallback is the table message's notification text.
+func (t *Table) Fallback() string {
+	return "Table: " + Truncate(safetext.Line(t.Name), 200)
 }
 
 // sniffDelimiter picks the delimiter of a CSV from its first line (up to

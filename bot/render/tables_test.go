@@ -1,4 +1,4 @@
-package bot
+package render
 
 import (
 	"encoding/json"
@@ -74,7 +74,7 @@ func TestReadCSVTable(t *testing.T) {
 		{name: "header past the budget", file: "big.csv", data: strings.Repeat("x", tableReadBytes+1) + "\n1\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tb, ok := readCSVTable(tc.file, []byte(tc.data))
+			tb, ok := ReadTable(tc.file, []byte(tc.data))
 			if ok != tc.ok {
 				t.Fatalf("ok = %v, want %v", ok, tc.ok)
 			}
@@ -175,13 +175,13 @@ func TestTableGolden(t *testing.T) {
 		{"table_cut", "out/`big`<table>.csv", many},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tb, ok := readCSVTable(tc.file, []byte(tc.data))
+			tb, ok := ReadTable(tc.file, []byte(tc.data))
 			if !ok {
 				t.Fatal("no table")
 			}
-			blocks := tb.blocks()
+			blocks := tb.Blocks()
 			checkLimits(t, []slack.Block{blocks[1]})
-			slacktest.GoldenJSON(t, filepath.Join("testdata", "tables", tc.name+".json"), map[string]any{"text": tb.fallback(), "blocks": blocks})
+			slacktest.GoldenJSON(t, filepath.Join("testdata", "tables", tc.name+".json"), map[string]any{"text": tb.Fallback(), "blocks": blocks})
 		})
 	}
 }

@@ -1,16 +1,15 @@
-package bot
+package render
 
-// Slack's limits (docs.slack.dev) and the bot's own budgets, in one place.
 const (
-	// slackSectionChars is the most text a section block may hold.
-	slackSectionChars = 3000
-	// slackMaxBlocks is the most blocks in one message.
-	slackMaxBlocks = 50
+	// SectionChars is the most text a section block may hold.
+	SectionChars = 3000
+	// MaxBlocks is the most blocks in one message.
+	MaxBlocks = 50
 	// messageTextBudget bounds the text of all blocks of one message;
 	// Slack rejects payloads near 12,000 characters (msg_blocks_too_long).
 	messageTextBudget = 10000
-	// fallbackTextChars bounds a message's top-level (notification) text.
-	fallbackTextChars = 3000
+	// FallbackTextChars bounds a message's top-level (notification) text.
+	FallbackTextChars = 3000
 
 	// cardCodeChars and cardOutputChars bound the code and the output
 	// shown in a tool card; the rest goes to an attached file.
@@ -18,18 +17,18 @@ const (
 	cardOutputChars = 2600
 	// cardStderrChars bounds the extra stderr a debug card shows.
 	cardStderrChars = 1200
-	// answerMessageChars bounds the answer text per message; a longer
+	// AnswerMessageChars bounds the answer text per message; a longer
 	// answer is posted in parts.
-	answerMessageChars = 9000
-	// answerMaxParts bounds the parts of one answer; past it the rest
+	AnswerMessageChars = 9000
+	// AnswerMaxParts bounds the parts of one answer; past it the rest
 	// is attached as a file.
-	answerMaxParts = 4
+	AnswerMaxParts = 4
 
-	// metadataTextChars bounds the code and output kept in a tool card's
+	// MetadataTextChars bounds the code and output kept in a tool card's
 	// message metadata for rebuilding a thread's memory.
-	metadataTextChars = 3000
-	// runOutputHistoryChars bounds one run's output kept in history.
-	runOutputHistoryChars = 4000
+	MetadataTextChars = 3000
+	// RunOutputChars bounds one run's output kept in history.
+	RunOutputChars = 4000
 )
 
 // Tables: a CSV a run writes is also shown as a data_table block. Slack's

@@ -1,4 +1,4 @@
-package bot
+package render
 
 import (
 	"errors"
@@ -13,8 +13,8 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
-// card is one executeCode run as shown in a thread.
-type card struct {
+// Card is one executeCode run as shown in a thread.
+type Card struct {
 	N          int    // run number within the answer, from 1
 	QuestionTS string // the ts of the question the run answers
 	Code       string // the Python the model wrote
@@ -24,37 +24,37 @@ type card struct {
 	Duration   time.Duration
 	Debug      bool // the channel has debug on
 	Limits     sandbox.Limits
-	Files      []producedFile // what the run wrote, and what became of it
+	Files      []ProducedFile // what the run wrote, and what became of it
 	// Stop is the value of the Stop button a running card shows
-	// ([stopKey.value]); "" shows none.
+	// (the answer's key and asker); "" shows none.
 	Stop string
 	// StoppedBy is the user who stopped the answer during this run.
 	StoppedBy string
 }
 
-// attachment is a file posted in the thread after a card or an answer.
-type attachment struct {
+// Attachment is a file posted in the thread after a card or an answer.
+type Attachment struct {
 	Name    string
 	Title   string
 	Content string
 }
 
 // failed reports whether the run did not end normally.
-func (c *card) failed() bool {
+func (c *Card) failed() bool {
 	return c.Err != nil || c.Result != nil && c.Result.Failed()
 }
 
-func (c *card) codeFile() string   { return fmt.Sprintf("code-%d.py", c.N) }
-func (c *card) outputFile() string { return fmt.Sprintf("output-%d.txt", c.N) }
-func (c *card) stderrFile() string { return fmt.Sprintf("stderr-%d.txt", c.N) }
+func (c *Card) codeFile() string   { return fmt.Sprintf("code-%d.py", c.N) }
+func (c *Card) outputFile() string { return fmt.Sprintf("output-%d.txt", c.N) }
+func (c *Card) stderrFile() string { return fmt.Sprintf("stderr-%d.txt", c.N) }
 
 // verdict is how the run went, in the card's first line and its
 // notification: an emoji and a few words.
-func (c *card) verdict() (emoji, words string) {
+func (c *Card) verdict() (emoji, words string) {
 	switch r := c.Result; {
 	case c.Running:
 		return ":hourglass_flowing_sand:", "Running Python"
-	case errors.Is(c.Err, errInterrupted):
+	case errors.Is(c.Err, ErrInterrupted):
 		return ":leftwards_arrow_with_hook:", "Interrupted"
 	case c.StoppedBy != "":
 		return ":octagonal_sign:", "Stopped"
@@ -71,24 +71,24 @@ func (c *card) verdict() (emoji, words string) {
 }
 
 // status is the card's first line.
-func (c *card) status() string {
+func (c *Card) status() string {
 	emoji, words := c.verdict()
 	s := fmt.Sprintf("%s *%s* (run %d)", emoji, words, c.N)
 	switch {
 	case c.Running:
 		return s + "…"
-	case errors.Is(c.Err, errInterrupted):
+	case errors.Is(c.Err, ErrInterrupted):
 		return s + ": the bot running it stopped, and the question was picked up again."
 	case c.StoppedBy != "":
-		return fmt.Sprintf("%s by %s after %s. Nothing more was run or asked of the model.", s, userMention(c.StoppedBy), formatDuration(c.duration()))
+		return fmt.Sprintf("%s by %s after %s. Nothing more was run or asked of the model.", s, UserMention(c.StoppedBy), Duration(c.duration()))
 	case c.Err != nil:
 		return s + ". The model was told why."
 	}
-	return fmt.Sprintf("%s · exit %d · %s", s, c.Result.ExitCode, formatDuration(c.duration()))
+	return fmt.Sprintf("%s · exit %d · %s", s, c.Result.ExitCode, Duration(c.duration()))
 }
 
-// fallback is the card's notification text.
-func (c *card) fallback() string {
+// Fallback is the card's notification text.
+func (c *Card) Fallback() string {
 	_, words := c.verdict()
 	s := fmt.Sprintf("%s (run %d)", words, c.N)
 	switch {
@@ -100,20 +100,20 @@ func (c *card) fallback() string {
 	return fmt.Sprintf("%s, exit %d", s, c.Result.ExitCode)
 }
 
-func (c *card) duration() time.Duration {
+func (c *Card) duration() time.Duration {
 	if c.Result != nil && c.Result.Duration > 0 {
 		return c.Result.Duration
 	}
 	return c.Duration
 }
 
-// render returns the card's blocks and the files to attach for what did
+// Blocks returns the card's blocks and the files to attach for what did
 // not fit. Everything the model or the program wrote (the code, its
 // output, file names, the sandbox's notes) is neutralised with
 // [safetext] before it is cut, so the cuts count what Slack receives.
-func (c *card) render() ([]slack.Block, []attachment) {
+func (c *Card) Blocks() ([]slack.Block, []Attachment) {
 	var blocks []slack.Block
-	var files []attachment
+	var files []Attachment
 	var notes []string
 	mrkdwn := func(s string) *slack.TextBlockObject {
 		return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
@@ -127,15 +127,15 @@ func (c *card) render() ([]slack.Block, []attachment) {
 	code, cut := headShown(fullCode, cardCodeChars)
 	if cut {
 		notes = append(notes, fmt.Sprintf(":scissors: Showing the first %s of %s characters of code; the full code is attached as `%s`.",
-			thousands(int64(utf8.RuneCountInString(code))), thousands(int64(utf8.RuneCountInString(fullCode))), c.codeFile()))
+			Thousands(int64(utf8.RuneCountInString(code))), Thousands(int64(utf8.RuneCountInString(fullCode))), c.codeFile()))
 		if !c.Running {
-			files = append(files, attachment{Name: c.codeFile(), Title: fmt.Sprintf("Code of run %d", c.N), Content: fullCode})
+			files = append(files, Attachment{Name: c.codeFile(), Title: fmt.Sprintf("Code of run %d", c.N), Content: fullCode})
 		}
 	}
 	section(codeBlock(code))
 
 	if c.Err != nil && c.StoppedBy == "" {
-		section("*Why*\n" + codeBlock(truncate(safetext.Text(c.Err.Error()), 500)))
+		section("*Why*\n" + codeBlock(Truncate(safetext.Text(c.Err.Error()), 500)))
 	}
 	if r := c.Result; r != nil {
 		stdout, stderr := safetext.Text(string(r.Stdout)), safetext.Text(string(r.Stderr))
@@ -189,31 +189,31 @@ func (c *card) render() ([]slack.Block, []attachment) {
 }
 
 // stopButton is the Stop button of a running card, or nil.
-func (c *card) stopButton() slack.Block {
+func (c *Card) stopButton() slack.Block {
 	if !c.Running || c.Stop == "" {
 		return nil
 	}
-	btn := slack.NewButtonBlockElement(actionStop, c.Stop, slack.NewTextBlockObject(slack.PlainTextType, "Stop", false, false))
+	btn := slack.NewButtonBlockElement(StopActionID, c.Stop, slack.NewTextBlockObject(slack.PlainTextType, "Stop", false, false))
 	btn.Style = slack.StyleDanger
 	return slack.NewActionBlock("sandpiper_stop", btn)
 }
 
-// plain is the card reduced to its status line, for when Slack refused
+// Plain is the card reduced to its status line, for when Slack refused
 // the full one: it says why, and everything else goes into files.
-func (c *card) plain(why string) ([]slack.Block, []attachment) {
+func (c *Card) Plain(why string) ([]slack.Block, []Attachment) {
 	mrkdwn := func(s string) *slack.TextBlockObject {
 		return slack.NewTextBlockObject(slack.MarkdownType, s, false, false)
 	}
-	files := []attachment{{Name: c.codeFile(), Title: fmt.Sprintf("Code of run %d", c.N), Content: safetext.Text(c.Code)}}
+	files := []Attachment{{Name: c.codeFile(), Title: fmt.Sprintf("Code of run %d", c.N), Content: safetext.Text(c.Code)}}
 	if r := c.Result; r != nil && !c.Running {
 		if len(r.Stdout) > 0 {
-			files = append(files, attachment{Name: c.outputFile(), Title: fmt.Sprintf("Output of run %d", c.N), Content: safetext.Text(string(r.Stdout))})
+			files = append(files, Attachment{Name: c.outputFile(), Title: fmt.Sprintf("Output of run %d", c.N), Content: safetext.Text(string(r.Stdout))})
 		}
 		if len(r.Stderr) > 0 {
-			files = append(files, attachment{Name: c.stderrFile(), Title: fmt.Sprintf("Error output of run %d", c.N), Content: safetext.Text(string(r.Stderr))})
+			files = append(files, Attachment{Name: c.stderrFile(), Title: fmt.Sprintf("Error output of run %d", c.N), Content: safetext.Text(string(r.Stderr))})
 		}
 	}
-	note := fmt.Sprintf(":warning: Slack refused to show this card (%s); the code and what it printed are attached.", escape(truncate(safetext.Line(why), 200)))
+	note := fmt.Sprintf(":warning: Slack refused to show this card (%s); the code and what it printed are attached.", Escape(Truncate(safetext.Line(why), 200)))
 	blocks := []slack.Block{
 		slack.NewContextBlock("", mrkdwn(c.status())),
 		slack.NewSectionBlock(mrkdwn(note), nil, nil),
@@ -229,9 +229,9 @@ func (c *card) plain(why string) ([]slack.Block, []attachment) {
 // line is). size is how many bytes the program wrote and kept how many
 // the sandbox kept. It returns the notes that say what was left out, and
 // the file to attach when it cut.
-func (c *card) clip(what, s string, limit int, tail, sandboxCut bool, size int64, kept int, name string) (string, []string, *attachment) {
+func (c *Card) clip(what, s string, limit int, tail, sandboxCut bool, size int64, kept int, name string) (string, []string, *Attachment) {
 	var notes []string
-	var file *attachment
+	var file *Attachment
 	n := utf8.RuneCountInString(s)
 	shown, cut := s, false
 	if tail {
@@ -240,17 +240,17 @@ func (c *card) clip(what, s string, limit int, tail, sandboxCut bool, size int64
 		shown, cut = headShown(s, limit)
 	}
 	if cut {
-		count := thousands(int64(utf8.RuneCountInString(shown)))
+		count := Thousands(int64(utf8.RuneCountInString(shown)))
 		if tail {
 			shown = "…\n" + shown
 			notes = append(notes, fmt.Sprintf(":scissors: Showing the last %s of %s characters of %s; the full text is attached as `%s`.",
-				count, thousands(int64(n)), strings.ToLower(what), name))
+				count, Thousands(int64(n)), strings.ToLower(what), name))
 		} else {
 			shown += "\n…"
 			notes = append(notes, fmt.Sprintf(":scissors: Showing the first %s of %s characters of %s; the full text is attached as `%s`.",
-				count, thousands(int64(n)), strings.ToLower(what), name))
+				count, Thousands(int64(n)), strings.ToLower(what), name))
 		}
-		file = &attachment{Name: name, Title: fmt.Sprintf("%s of run %d", what, c.N), Content: s}
+		file = &Attachment{Name: name, Title: fmt.Sprintf("%s of run %d", what, c.N), Content: s}
 	}
 	if sandboxCut && size > int64(kept) {
 		notes = append(notes, fmt.Sprintf(":scissors: The program wrote %s of %s; the sandbox kept the first %s.",
@@ -259,11 +259,11 @@ func (c *card) clip(what, s string, limit int, tail, sandboxCut bool, size int64
 	return shown, notes, file
 }
 
-func (c *card) debugLine() string {
+func (c *Card) debugLine() string {
 	r := c.Result
 	parts := []string{
 		fmt.Sprintf("exit %d", r.ExitCode),
-		formatDuration(c.duration()),
+		Duration(c.duration()),
 		"stdout " + sandbox.FormatSize(r.StdoutSize),
 		"stderr " + sandbox.FormatSize(r.StderrSize),
 	}
@@ -277,14 +277,14 @@ func (c *card) debugLine() string {
 		parts = append(parts, fmt.Sprintf("%d files written", len(r.Files)+len(r.FilesOmitted)))
 	}
 	l := c.Limits.WithDefaults()
-	parts = append(parts, fmt.Sprintf("limits: %s, %s, %d processes", formatDuration(l.Timeout), sandbox.FormatSize(l.Memory), l.Processes))
+	parts = append(parts, fmt.Sprintf("limits: %s, %s, %d processes", Duration(l.Timeout), sandbox.FormatSize(l.Memory), l.Processes))
 	return ":lady_beetle: " + strings.Join(parts, " · ")
 }
 
 // filesLine lists the files the run wrote: posted below the card, or
 // why not. Names and notes are shown on one line each, neutralised and
 // escaped here: a name may hold anything a program chose.
-func (c *card) filesLine() string {
+func (c *Card) filesLine() string {
 	if len(c.Files) == 0 {
 		return ""
 	}
@@ -294,8 +294,8 @@ func (c *card) filesLine() string {
 			lines = append(lines, moreFiles(c.Files[i:]))
 			break
 		}
-		name := "`" + escape(strings.ReplaceAll(truncate(safetext.Line(f.Name), 120), "`", "'")) + "`"
-		note := escape(safetext.Line(f.Note))
+		name := "`" + Escape(strings.ReplaceAll(Truncate(safetext.Line(f.Name), 120), "`", "'")) + "`"
+		note := Escape(safetext.Line(f.Note))
 		switch {
 		case f.Posted && f.Image:
 			lines = append(lines, fmt.Sprintf("%s (%s) · image posted below", name, sandbox.FormatSize(f.Size)))
@@ -316,11 +316,11 @@ func (c *card) filesLine() string {
 
 // moreFiles sums up the files a card has no room to list, by what became
 // of them: "… and 46 more: 2 posted below; 44 not posted: …".
-func moreFiles(fs []producedFile) string {
+func moreFiles(fs []ProducedFile) string {
 	counts := map[string]int{}
 	var order []string
 	for _, f := range fs {
-		what := escape(safetext.Line(f.Note))
+		what := Escape(safetext.Line(f.Note))
 		if f.Posted {
 			what = "posted below"
 		}
@@ -336,9 +336,9 @@ func moreFiles(fs []producedFile) string {
 	return fmt.Sprintf("… and %d more: %s", len(fs), strings.Join(parts, "; "))
 }
 
-// metadata is what a restarted bot needs to remember the run.
-func (c *card) metadata() slack.SlackMetadata {
-	p := map[string]any{"run": c.N, "code": truncate(c.Code, metadataTextChars)}
+// Metadata is what a restarted bot needs to remember the run.
+func (c *Card) Metadata() slack.SlackMetadata {
+	p := map[string]any{"run": c.N, "code": Truncate(c.Code, MetadataTextChars)}
 	if c.QuestionTS != "" {
 		p["question_ts"] = c.QuestionTS
 	}
@@ -346,7 +346,7 @@ func (c *card) metadata() slack.SlackMetadata {
 		p["state"] = "running"
 	} else {
 		p["state"] = "done"
-		p["output"] = truncate(runOutput(c.Result, c.Err, c.Limits), metadataTextChars)
+		p["output"] = Truncate(RunOutput(c.Result, c.Err, c.Limits), MetadataTextChars)
 		if c.Result != nil {
 			p["exit_code"] = c.Result.ExitCode
 		}
@@ -360,11 +360,11 @@ func (c *card) metadata() slack.SlackMetadata {
 			p["files"] = files
 		}
 	}
-	return slack.SlackMetadata{EventType: metaToolRun, EventPayload: p}
+	return slack.SlackMetadata{EventType: MetaToolRun, EventPayload: p}
 }
 
-// runOutput is what a run produced, as remembered for follow-ups.
-func runOutput(r *sandbox.Result, err error, lim sandbox.Limits) string {
+// RunOutput is what a run produced, as remembered for follow-ups.
+func RunOutput(r *sandbox.Result, err error, lim sandbox.Limits) string {
 	if err != nil {
 		return "sandbox error: " + err.Error()
 	}
@@ -375,7 +375,7 @@ func runOutput(r *sandbox.Result, err error, lim sandbox.Limits) string {
 	if r.Failed() {
 		out = strings.TrimRight(out, "\n")
 		if len(r.Stderr) > 0 {
-			out += "\n[stderr]\n" + lastRunes(string(r.Stderr), runOutputHistoryChars/2)
+			out += "\n[stderr]\n" + lastRunes(string(r.Stderr), RunOutputChars/2)
 		}
 		if note := r.LimitNote(lim); note != "" {
 			out += "\n[" + note + "]"
@@ -385,7 +385,8 @@ func runOutput(r *sandbox.Result, err error, lim sandbox.Limits) string {
 	return strings.TrimLeft(out, "\n")
 }
 
-func formatDuration(d time.Duration) string {
+// Duration shows a run's or an answer's duration: "850 ms", "2.5 s", "1m30s".
+func Duration(d time.Duration) string {
 	switch {
 	case d < time.Second:
 		return fmt.Sprintf("%d ms", d.Milliseconds())

@@ -1,4 +1,4 @@
-package bot
+package render
 
 import (
 	"strings"
@@ -35,7 +35,7 @@ func TestMarkdownToMrkdwn(t *testing.T) {
 		{"table", "| x | x² |\n|---|---|\n| 2 | 4 |\n| 10 | 100 |", "```\nx   x²\n───────\n2   4\n10  100\n```"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := markdownToMrkdwn(tc.in); got != tc.want {
+			if got := Mrkdwn(tc.in); got != tc.want {
 				t.Errorf("markdownToMrkdwn(%q)\n got %q\nwant %q", tc.in, got, tc.want)
 			}
 		})
@@ -45,7 +45,7 @@ func TestMarkdownToMrkdwn(t *testing.T) {
 func TestSplitMrkdwn(t *testing.T) {
 	code := "```\n" + strings.Repeat("line of code\n", 400) + "```"
 	text := strings.Repeat("A paragraph of words. ", 200) + "\n" + code + "\nend"
-	parts := splitMrkdwn(text, 3000)
+	parts := SplitMrkdwn(text, 3000)
 	if len(parts) < 3 {
 		t.Fatalf("%d parts", len(parts))
 	}
@@ -69,7 +69,7 @@ func TestSplitMrkdwn(t *testing.T) {
 
 func TestThousands(t *testing.T) {
 	for in, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 5242880: "5,242,880", -1234: "-1,234"} {
-		if got := thousands(in); got != want {
+		if got := Thousands(in); got != want {
 			t.Errorf("thousands(%d) = %q, want %q", in, got, want)
 		}
 	}
@@ -80,7 +80,7 @@ func TestThousands(t *testing.T) {
 func TestSplitMrkdwnKeepsEntities(t *testing.T) {
 	for shift := range 5 {
 		text := strings.Repeat("x", shift) + strings.Repeat("&lt;td&gt;&amp;", 700)
-		for i, p := range splitMrkdwn(text, 3000) {
+		for i, p := range SplitMrkdwn(text, 3000) {
 			if utf8.RuneCountInString(p) > 3000 {
 				t.Errorf("shift %d: part %d has %d characters", shift, i, utf8.RuneCountInString(p))
 			}

@@ -1,0 +1,13 @@
+// Package render turns what the bot shows into Slack's formats: the
+// model's Markdown into mrkdwn ([Mrkdwn], [SplitMrkdwn], [Escape]) or,
+// for a streamed answer, into Markdown Slack cannot act on ([Guard]); an
+// executeCode run into a tool card ([Card]); a CSV a run wrote into a
+// data_table ([ReadTable]); an image into its alt text ([AltText]). It
+// also names Slack's limits ([SectionChars], [MaxBlocks], …) and the
+// message metadata types ([MetaToolRun], …) that let a restarted bot
+// recognise its own messages.
+//
+// Everything here is pure: no Slack calls, no state. Everything a model
+// or a program wrote is neutralised ([safetext]) before it is cut, so
+// the limits count what Slack receives.
+package render
