@@ -158,7 +158,7 @@ func classify(in incoming, botUser string) route {
 	case mentioned:
 		return kind // the channel copy of an app_mention; deduplicated by ts
 	case in.ThreadTS != "" && in.ThreadTS != in.TS:
-		if reMention.MatchString(in.Text) {
+		if hasMention(in.Text) {
 			return ignore // a reply addressed to someone else
 		}
 		return followUp

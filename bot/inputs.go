@@ -16,10 +16,6 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
-// filesOnlyQuestion stands for the question of a message that shares
-// files without saying anything.
-const filesOnlyQuestion = "Look at the attached files and tell me briefly what is in them."
-
 // runInputs are the files an answer's runs start with.
 type runInputs struct {
 	files   []agent.InputFile
@@ -117,7 +113,7 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 		total += int64(len(f.Data))
 		placed[f.Name] = true
 		in.files = append(in.files, f)
-		thread.run = append(thread.run, f.Name)
+		thread.addRun(f.Name)
 	}
 	return in
 }

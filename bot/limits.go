@@ -6,17 +6,6 @@ import (
 	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 )
 
-// A thread's memory.
-const (
-	// historyChars is the thread history budget given to the model;
-	// older turns are dropped first.
-	historyChars = 40000
-	// threadRepliesMax bounds the messages kept to rebuild a thread (the
-	// newest), threadRepliesPages the pages of 200 read to find them.
-	threadRepliesMax   = 1000
-	threadRepliesPages = 25
-)
-
 // answerTablesMax bounds the tables one answer shows (one message each);
 // the files are posted anyway.
 const answerTablesMax = 5
@@ -54,7 +43,6 @@ const (
 	defaultQueueLimit     = 1000             // questions waiting for a worker
 	defaultDedupeTTL      = time.Hour        // remembered event ids
 	defaultAdminTTL       = 10 * time.Minute // cached users.info answers
-	defaultForeignTTL     = 10 * time.Minute // threads known not to be ours
 	defaultStatusInterval = 90 * time.Second // Slack clears a status after 2 min
 	defaultSweepInterval  = 10 * time.Minute // how often expired workspaces are deleted
 )

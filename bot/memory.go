@@ -19,6 +19,24 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
+// filesOnlyQuestion stands for the question of a message that shares
+// files without saying anything.
+const filesOnlyQuestion = "Look at the attached files and tell me briefly what is in them."
+
+// A thread's memory.
+const (
+	// historyChars is the thread history budget given to the model;
+	// older turns are dropped first.
+	historyChars = 40000
+	// threadRepliesMax bounds the messages kept to rebuild a thread (the
+	// newest), threadRepliesPages the pages of 200 read to find them.
+	threadRepliesMax   = 1000
+	threadRepliesPages = 25
+	// defaultForeignTTL is how long a thread is known not to be the
+	// bot's.
+	defaultForeignTTL = 10 * time.Minute
+)
+
 // Turn is one question in a thread and what the bot did about it.
 type Turn struct {
 	User     string // who asked
@@ -195,6 +213,9 @@ func (m *threadMemory) noteFiles(channel, threadTS string, t Turn) {
 
 var reMention = regexp.MustCompile(`<@([UW][A-Z0-9]+)(\|[^>]*)?>`)
 
+// hasMention reports whether text mentions someone.
+func hasMention(text string) bool { return reMention.MatchString(text) }
+
 // cleanQuestion removes the bot's mention and turns other mentions and
 // Slack's entities into plain text for the model.
 func cleanQuestion(text, botUser string) string {
@@ -256,7 +277,7 @@ func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([
 			}
 			// The bot's messages name the question they answer; older
 			// ones (and other bots') belong to the latest question.
-			i, ok := byTS[metaString(meta, "question_ts")]
+			i, ok := byTS[render.MetaString(meta, "question_ts")]
 			if !ok {
 				i = len(turns) - 1
 			}
@@ -267,7 +288,7 @@ func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([
 			answered[i] = true
 			switch meta.EventType {
 			case render.MetaToolRun:
-				t.Runs = append(t.Runs, Run{Code: metaString(meta, "code"), Output: metaString(meta, "output")})
+				t.Runs = append(t.Runs, Run{Code: render.MetaString(meta, "code"), Output: render.MetaString(meta, "output")})
 				files, _ := meta.EventPayload["files"].([]any)
 				for _, f := range files {
 					f, _ := f.(map[string]any)
@@ -281,7 +302,7 @@ func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([
 					t.Outputs = append(t.Outputs, r)
 				}
 			case render.MetaAnswer:
-				if a := metaString(meta, "answer"); a != "" {
+				if a := render.MetaString(meta, "answer"); a != "" {
 					t.Answer = a
 				} else {
 					t.Answer = msg.Text
@@ -304,12 +325,6 @@ func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([
 		turns[i].Ignored = !answered[i]
 	}
 	return turns, ours, nil
-}
-
-// metaString returns a string field of a message's metadata, or "".
-func metaString(meta slack.SlackMetadata, key string) string {
-	s, _ := meta.EventPayload[key].(string)
-	return s
 }
 
 // historyBudgeted returns turns trimmed to the model's history budget.
@@ -354,4 +369,16 @@ func historyMessages(ctx context.Context, turns []Turn, question string, files [
 		question += "\n\n" + desc
 	}
 	return append(msgs, agent.UserMessage(question)), desc, caps
+}
+
+// knows reports whether the thread is one the bot answers in, as far as
+// this replica remembers.
+func (m *threadMemory) knows(channel, threadTS string) bool {
+	_, ok := m.cache.Get(threadKey(channel, threadTS))
+	return ok
+}
+
+// forget drops the thread from memory: it is read again from Slack.
+func (m *threadMemory) forget(channel, threadTS string) {
+	m.cache.Delete(threadKey(channel, threadTS))
 }

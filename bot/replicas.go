@@ -148,18 +148,6 @@ func (s *sharedIntake) submit(t task) {
 	})
 }
 
-// knows reports whether the thread is one the bot answers in, as far as
-// this replica remembers.
-func (m *threadMemory) knows(channel, threadTS string) bool {
-	_, ok := m.cache.Get(threadKey(channel, threadTS))
-	return ok
-}
-
-// forget drops the thread from memory: it is read again from Slack.
-func (m *threadMemory) forget(channel, threadTS string) {
-	m.cache.Delete(threadKey(channel, threadTS))
-}
-
 // unavailableText is the notice for a question the queue refused.
 const unavailableText = ":warning: I couldn't take your question: my queue is unavailable. Please ask again in a minute."
 
@@ -268,15 +256,15 @@ func (b *Bot) markLeftovers(ctx context.Context, m message) int {
 	n := 0
 	for _, msg := range msgs {
 		meta := msg.Metadata
-		if msg.User != b.userID || metaString(meta, "question_ts") != m.TS {
+		if msg.User != b.userID || render.MetaString(meta, "question_ts") != m.TS {
 			continue
 		}
 		n++
-		if meta.EventType != render.MetaToolRun || metaString(meta, "state") != "running" {
+		if meta.EventType != render.MetaToolRun || render.MetaString(meta, "state") != "running" {
 			continue
 		}
 		run, _ := meta.EventPayload["run"].(float64)
-		c := render.Card{N: int(run), QuestionTS: m.TS, Code: metaString(meta, "code"), Err: render.ErrInterrupted, Limits: b.cfg.SandboxLimits}
+		c := render.Card{N: int(run), QuestionTS: m.TS, Code: render.MetaString(meta, "code"), Err: render.ErrInterrupted, Limits: b.cfg.SandboxLimits}
 		blocks, _ := c.Blocks()
 		if _, _, _, err := b.api.UpdateMessageContext(ctx, m.Channel, msg.Timestamp,
 			slack.MsgOptionText(c.Fallback(), false), slack.MsgOptionBlocks(blocks...), slack.MsgOptionMetadata(c.Metadata()),

@@ -426,3 +426,7 @@ func (w *workspaces) sweep() {
 		}
 	}
 }
+
+// addRun adds a stored file, placed for the answer, to those its runs
+// start with.
+func (t *threadFiles) addRun(name string) { t.run = append(t.run, name) }

@@ -58,3 +58,9 @@ type ProducedFile struct {
 	ID     string // the upload's Slack file id
 	Note   string // what happened to it when it was not posted
 }
+
+// MetaString returns a string field of a message's metadata, or "".
+func MetaString(meta slack.SlackMetadata, key string) string {
+	s, _ := meta.EventPayload[key].(string)
+	return s
+}
