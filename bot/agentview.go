@@ -13,6 +13,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
+	"github.com/sandpiper-bot/sandpiper/bot/thread"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -151,7 +152,7 @@ func (b *Bot) suggestPrompts(ctx context.Context, channel, threadTS string) {
 // titleThread names an agent thread after its first question, in the
 // background. Only DMs have agent threads; earlier are the thread's turns
 // before m.
-func (b *Bot) titleThread(m message, earlier []Turn) {
+func (b *Bot) titleThread(m message, earlier []thread.Turn) {
 	if !m.IM || b.agentView.off.Load() {
 		return
 	}
@@ -182,7 +183,7 @@ func (b *Bot) titleThread(m message, earlier []Turn) {
 // question that is only files.
 func threadTitle(m message) string {
 	text := m.Text
-	if text == filesOnlyQuestion || strings.TrimSpace(text) == "" {
+	if text == thread.FilesOnlyQuestion || strings.TrimSpace(text) == "" {
 		if len(m.Files) == 0 {
 			return ""
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
+	"github.com/sandpiper-bot/sandpiper/bot/thread"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -33,7 +34,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	start := time.Now()
 	log := b.log.With("channel", m.Channel, "thread", m.ThreadTS, "user", m.User)
 
-	history, foreign, ours, err := b.memory.history(ctx, m.Channel, m.ThreadTS, m.TS, !isFollowUp)
+	history, foreign, ours, err := b.memory.History(ctx, m.Channel, m.ThreadTS, m.TS, !isFollowUp)
 	if err != nil {
 		if isFollowUp {
 			log.Warn("could not read thread; follow-up ignored", "err", err)
@@ -50,7 +51,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 			b.notice(ctx, m, "I didn't find a question in your message. Ask me something like _what is the 20th Fibonacci number?_")
 			return
 		}
-		m.Text = filesOnlyQuestion
+		m.Text = thread.FilesOnlyQuestion
 	}
 	b.titleThread(m, history)
 
@@ -66,13 +67,13 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	if len(m.Files) > 0 {
 		status.set("is reading your files…")
 	}
-	files := b.workspaces.forAnswer(m.Channel, m.ThreadTS, m.TS, log)
-	defer files.close()
+	files := b.workspaces.ForAnswer(m.Channel, m.ThreadTS, m.TS, log)
+	defer files.Close()
 	inputs := b.gatherFiles(actx, m, history, foreign, files, log)
 	if len(inputs.refused) > 0 {
 		b.notice(ctx, m, refusedText(inputs.refused, inputs.refusedEarlier))
 	}
-	msgs, filesDesc, caps := historyMessages(actx, historyBudgeted(history), m.Text, inputs.files, inputs.notes)
+	msgs, filesDesc, caps := thread.Messages(actx, thread.Trim(history), m.Text, inputs.files, inputs.notes)
 	for _, c := range caps {
 		b.metrics.caps.WithLabelValues(string(c)).Inc()
 		log.Warn("a cap fired while preparing the question", "cap", c)
@@ -97,7 +98,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	if err := b.api.RemoveReactionContext(pctx, workingReaction, ref); err != nil {
 		log.Debug("reactions.remove failed", "err", err)
 	}
-	turn := Turn{User: m.User, TS: m.TS, Question: m.Text, Runs: p.runs, Files: m.Files, Outputs: p.outputs}
+	turn := thread.Turn{User: m.User, TS: m.TS, Question: m.Text, Runs: p.runs, Files: m.Files, Outputs: p.outputs}
 	text := answerText(out)
 	answered := err == nil && by == "" && strings.TrimSpace(text) != ""
 	if answered {
@@ -105,7 +106,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	}
 	// Remember the turn before posting: a follow-up can come as soon as
 	// the answer shows.
-	b.memory.record(m.Channel, m.ThreadTS, turn)
+	b.memory.Record(m.Channel, m.ThreadTS, turn)
 	switch {
 	case answered:
 		var footer string

@@ -36,6 +36,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
+	"github.com/sandpiper-bot/sandpiper/bot/thread"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -160,8 +161,8 @@ type Bot struct {
 	feedback              FeedbackStore // the clicks on answers' feedback buttons
 
 	seen       *cache.Cache // event ids and message keys already handled
-	memory     *threadMemory
-	workspaces *workspaces
+	memory     *thread.Memory
+	workspaces *thread.Workspaces
 	settings   settingsStore
 	admins     *admins
 	intake     intake // runs what the event loop accepts: on the pool, or shared in Redis
@@ -238,7 +239,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	}
 	// An answer's runs start with the files placed for it, and keep those
 	// they write within the disk the sandbox promises a program.
-	ws, err := newWorkspaces(cfg.DataDir, cfg.ThreadTTL, cfg.Files, cfg.Files.RunSize+cfg.SandboxLimits.WithDefaults().DiskSize, log)
+	ws, err := thread.NewWorkspaces(cfg.DataDir, cfg.ThreadTTL, cfg.Files, cfg.Files.RunSize+cfg.SandboxLimits.WithDefaults().DiskSize, log)
 	if err != nil {
 		return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
 	}
@@ -263,7 +264,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		botID:      auth.BotID,
 		teamID:     auth.TeamID,
 		seen:       cache.New(defaultDedupeTTL, 10*time.Minute),
-		memory:     newThreadMemory(api, auth.UserID, cfg.ThreadTTL),
+		memory:     thread.NewMemory(api, auth.UserID, cfg.ThreadTTL),
 		settings:   settings,
 		admins:     newAdmins(cfg.Admins, api),
 		pool:       newDispatcher(cfg.Workers, defaultQueueLimit),
@@ -391,7 +392,7 @@ func (b *Bot) sweepWorkspaces(ctx context.Context) {
 	t := time.NewTicker(min(defaultSweepInterval, b.cfg.ThreadTTL/4))
 	defer t.Stop()
 	for {
-		b.workspaces.sweep()
+		b.workspaces.Sweep()
 		select {
 		case <-ctx.Done():
 			return

@@ -8,6 +8,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
+	"github.com/sandpiper-bot/sandpiper/bot/thread"
 )
 
 // handleEvent takes one event from the socket, which has already acked
@@ -147,7 +148,7 @@ func classify(in incoming, botUser string) route {
 		return ignore // message_changed, message_deleted, joins …
 	}
 	mentioned := strings.Contains(in.Text, "<@"+botUser+">") || strings.Contains(in.Text, "<@"+botUser+"|")
-	text := cleanQuestion(in.Text, botUser)
+	text := thread.CleanQuestion(in.Text, botUser)
 	kind := answer
 	if isCommand(text) && (text != "" || len(in.Files) == 0) {
 		kind = command // a bare mention with files is a question about them
@@ -158,7 +159,7 @@ func classify(in incoming, botUser string) route {
 	case mentioned:
 		return kind // the channel copy of an app_mention; deduplicated by ts
 	case in.ThreadTS != "" && in.ThreadTS != in.TS:
-		if hasMention(in.Text) {
+		if thread.HasMention(in.Text) {
 			return ignore // a reply addressed to someone else
 		}
 		return followUp
@@ -200,7 +201,7 @@ func (b *Bot) onEventsAPI(frame []byte) {
 		// Files posted in the bot's thread in a reply to someone else are
 		// still the thread's: the next question can use them.
 		if len(in.Files) > 0 && in.ThreadTS != "" && in.ThreadTS != in.TS && in.User != "" && in.User != b.userID && in.BotID == "" && !in.Edited {
-			b.memory.noteFiles(in.Channel, in.ThreadTS, Turn{User: in.User, TS: in.TS, Files: refsOf(in.Files)})
+			b.memory.NoteFiles(in.Channel, in.ThreadTS, thread.Turn{User: in.User, TS: in.TS, Files: thread.RefsOf(in.Files)})
 			b.intake.changed(in.Channel, in.ThreadTS)
 		}
 		return
@@ -215,7 +216,7 @@ func (b *Bot) onEventsAPI(frame []byte) {
 	if threadTS == "" {
 		threadTS = in.TS
 	}
-	m := message{Channel: in.Channel, User: in.User, TS: in.TS, ThreadTS: threadTS, Text: cleanQuestion(in.Text, b.userID), IM: in.ChannelType == "im", Files: refsOf(in.Files)}
+	m := message{Channel: in.Channel, User: in.User, TS: in.TS, ThreadTS: threadTS, Text: thread.CleanQuestion(in.Text, b.userID), IM: in.ChannelType == "im", Files: thread.RefsOf(in.Files)}
 	b.intake.submit(task{Route: r, Message: m, EventID: env.Payload.EventID})
 }
 
@@ -227,5 +228,5 @@ type message struct {
 	ThreadTS string // the thread to answer in
 	Text     string // cleaned: no bot mention
 	IM       bool
-	Files    []fileRef // attached to the message
+	Files    []thread.FileRef // attached to the message
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
+	"github.com/sandpiper-bot/sandpiper/bot/thread"
 )
 
 // refusedTypes are kinds Python in the sandbox has no use for.
@@ -25,7 +26,7 @@ var refusedTypes = map[string]string{
 const supportedKinds = "CSV, TSV, Excel, JSON, text, Parquet, SQLite, zip and image files"
 
 // unusable says why the bot cannot use a file, or "" when it can.
-func unusable(r fileRef) string {
+func unusable(r thread.FileRef) string {
 	ext := strings.ToLower(path.Ext(r.Name))
 	switch {
 	case r.External:
@@ -62,13 +63,13 @@ func (w *limitWriter) Write(p []byte) (int, error) {
 
 // download fetches a file's bytes with the bot token, at most max bytes.
 // A ref without a download URL is looked up with files.info first.
-func (b *Bot) download(ctx context.Context, r fileRef, max int64) ([]byte, error) {
+func (b *Bot) download(ctx context.Context, r thread.FileRef, max int64) ([]byte, error) {
 	if r.URL == "" {
 		f, _, _, err := b.fileAPI.GetFileInfoContext(ctx, r.ID, 0, 0)
 		if err != nil {
 			return nil, fmt.Errorf("files.info %s: %w", r.ID, slackapi.Explain(err))
 		}
-		r = refOf(*f)
+		r = thread.RefOf(*f)
 		if r.URL == "" {
 			return nil, fmt.Errorf("files.info %s: no download URL", r.ID)
 		}

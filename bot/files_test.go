@@ -1,26 +1,27 @@
 package bot
 
 import (
+	"github.com/sandpiper-bot/sandpiper/bot/thread"
 	"strings"
 	"testing"
 )
 
 func TestUnusable(t *testing.T) {
 	for _, tt := range []struct {
-		ref  fileRef
+		ref  thread.FileRef
 		want string // substring; "" means usable
 	}{
-		{fileRef{Name: "a.csv", Mode: "hosted"}, ""},
-		{fileRef{Name: "weird.h5", Mode: "hosted", Mimetype: "application/octet-stream"}, ""},
-		{fileRef{Name: "snippet", Mode: "snippet", Filetype: "python"}, ""},
-		{fileRef{Name: "clip.mp4", Mode: "hosted"}, "a video"},
-		{fileRef{Name: "voice", Mode: "hosted", Mimetype: "audio/webm"}, "audio/webm"},
-		{fileRef{Name: "sheet", External: true}, "stored outside Slack"},
-		{fileRef{Name: "gone.csv", Mode: "tombstone"}, "deleted"},
-		{fileRef{Name: "Plan", Mode: "hosted", Filetype: "canvas"}, "Slack canvas"},
-		{fileRef{Name: "Notes", Mode: "hosted", Filetype: "quip"}, "Slack canvas"},
-		{fileRef{Name: "Post", Mode: "post", Filetype: "post"}, "Slack post"},
-		{fileRef{Name: "memo.docx", Mode: "hosted"}, "a Word document"},
+		{thread.FileRef{Name: "a.csv", Mode: "hosted"}, ""},
+		{thread.FileRef{Name: "weird.h5", Mode: "hosted", Mimetype: "application/octet-stream"}, ""},
+		{thread.FileRef{Name: "snippet", Mode: "snippet", Filetype: "python"}, ""},
+		{thread.FileRef{Name: "clip.mp4", Mode: "hosted"}, "a video"},
+		{thread.FileRef{Name: "voice", Mode: "hosted", Mimetype: "audio/webm"}, "audio/webm"},
+		{thread.FileRef{Name: "sheet", External: true}, "stored outside Slack"},
+		{thread.FileRef{Name: "gone.csv", Mode: "tombstone"}, "deleted"},
+		{thread.FileRef{Name: "Plan", Mode: "hosted", Filetype: "canvas"}, "Slack canvas"},
+		{thread.FileRef{Name: "Notes", Mode: "hosted", Filetype: "quip"}, "Slack canvas"},
+		{thread.FileRef{Name: "Post", Mode: "post", Filetype: "post"}, "Slack post"},
+		{thread.FileRef{Name: "memo.docx", Mode: "hosted"}, "a Word document"},
 	} {
 		got := unusable(tt.ref)
 		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {

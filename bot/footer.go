@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/sandpiper-bot/sandpiper/bot/thread"
 	"github.com/slack-go/slack"
 )
 
@@ -42,7 +43,7 @@ type answerInfo struct {
 	Notes []string
 	// Earlier are the thread's turns before this one (questions, runs
 	// and answers), oldest first.
-	Earlier []Turn
+	Earlier []thread.Turn
 }
 
 // answerRun is one executeCode run of an answer.

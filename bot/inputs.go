@@ -12,6 +12,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
+	"github.com/sandpiper-bot/sandpiper/bot/thread"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
@@ -27,27 +28,27 @@ type runInputs struct {
 
 // candidate is a file the answer's runs could get.
 type candidate struct {
-	ref     fileRef // a Slack file, when entry is not set
-	entry   *wsEntry
+	ref     thread.FileRef // a Slack file, when entry is not set
+	entry   *thread.Entry
 	current bool // attached to the question being answered
 	output  bool // written by a run
 	turnTS  string
 }
 
-// gatherFiles collects the files for an answer's runs in thread, the
+// gatherFiles collects the files for an answer's runs in ws, the
 // thread's workspace: those attached to the question first, then the files
 // earlier runs in the thread wrote and earlier attachments, newest first,
 // within the per-run limits. Slack files are downloaded (with the bot
 // token, on this host) once into the workspace.
-func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreign []fileRef, thread *threadFiles, log *slog.Logger) *runInputs {
+func (b *Bot) gatherFiles(ctx context.Context, m message, history []thread.Turn, foreign []thread.FileRef, ws *thread.Workspace, log *slog.Logger) *runInputs {
 	in := &runInputs{}
 	lim := b.cfg.Files
-	if len(m.Files) == 0 && len(foreign) == 0 && !b.workspaces.exists(m.Channel, m.ThreadTS) && !slices.ContainsFunc(history, func(t Turn) bool {
+	if len(m.Files) == 0 && len(foreign) == 0 && !b.workspaces.Exists(m.Channel, m.ThreadTS) && !slices.ContainsFunc(history, func(t thread.Turn) bool {
 		return len(t.Files)+len(t.Outputs) > 0
 	}) {
 		return in // a thread without files: no workspace until a run writes one
 	}
-	if err := thread.open(); err != nil {
+	if err := ws.Open(); err != nil {
 		log.Error("opening the thread's workspace failed", "err", err)
 		for _, r := range m.Files {
 			in.refused = append(in.refused, fmt.Sprintf("%s: I could not store it (%s)", fileLabel(r.Name), render.Escape(userError(err))))
@@ -61,7 +62,7 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 		seen[r.ID] = true
 		cands = append(cands, candidate{ref: r, current: true, turnTS: m.TS})
 	}
-	for _, e := range thread.entries() {
+	for _, e := range ws.Entries() {
 		if seen[e.SlackID] && e.SlackID != "" || sandbox.HiddenPath(e.Name) {
 			continue // attached again with this question, or a run's cache
 		}
@@ -93,7 +94,7 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 	var total int64
 	placed := map[string]bool{}
 	for _, c := range cands {
-		f, problem := b.place(ctx, thread, c, lim, total, len(in.files), placed)
+		f, problem := b.place(ctx, ws, c, lim, total, len(in.files), placed)
 		if problem != "" {
 			name := c.ref.Name
 			if c.entry != nil {
@@ -113,20 +114,20 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []Turn, foreig
 		total += int64(len(f.Data))
 		placed[f.Name] = true
 		in.files = append(in.files, f)
-		thread.addRun(f.Name)
+		ws.AddRun(f.Name)
 	}
 	return in
 }
 
 // place reads one candidate, downloading it into the workspace when
 // needed, or says why it cannot be placed.
-func (b *Bot) place(ctx context.Context, thread *threadFiles, c candidate, lim sandbox.FileLimits, total int64, count int, placed map[string]bool) (agent.InputFile, string) {
-	if c.entry == nil && !c.ref.complete() {
+func (b *Bot) place(ctx context.Context, ws *thread.Workspace, c candidate, lim sandbox.FileLimits, total int64, count int, placed map[string]bool) (agent.InputFile, string) {
+	if c.entry == nil && !c.ref.Complete() {
 		f, _, _, err := b.fileAPI.GetFileInfoContext(ctx, c.ref.ID, 0, 0)
 		if err != nil {
 			return agent.InputFile{}, fmt.Sprintf("I could not look it up in Slack (%s)", render.Escape(slackapi.Explain(err).Error()))
 		}
-		r := refOf(*f)
+		r := thread.RefOf(*f)
 		if c.output {
 			r.Name = c.ref.Name // the path the run wrote
 		}
@@ -156,12 +157,12 @@ func (b *Bot) place(ctx context.Context, thread *threadFiles, c candidate, lim s
 	}
 	e := c.entry
 	if e == nil {
-		if have, ok := thread.bySlackID(c.ref.ID); ok {
+		if have, ok := ws.BySlackID(c.ref.ID); ok {
 			e = &have
 		}
 	}
 	if e != nil {
-		data, err := thread.read(e.Name)
+		data, err := ws.Read(e.Name)
 		if err == nil {
 			if placed[e.Name] {
 				return agent.InputFile{}, "another file of the same name came first"
@@ -183,18 +184,18 @@ func (b *Bot) place(ctx context.Context, thread *threadFiles, c candidate, lim s
 		return agent.InputFile{}, fmt.Sprintf("a run gets at most %s of files, and newer ones came first", sandbox.FormatSize(lim.RunSize))
 	}
 	b.metrics.files.WithLabelValues("downloaded").Inc()
-	entry := wsEntry{TurnTS: c.turnTS}
+	entry := thread.Entry{TurnTS: c.turnTS}
 	if c.output && filepath.IsLocal(c.ref.Name) && !placed[c.ref.Name] {
 		entry.Name, entry.Output, entry.Posted = c.ref.Name, true, c.ref.ID
 	} else {
-		entry.Name = sandbox.UniqueName(sandbox.SafeName(c.ref.Name, c.ref.Filetype), func(n string) bool { return placed[n] || thread.taken(n) })
+		entry.Name = sandbox.UniqueName(sandbox.SafeName(c.ref.Name, c.ref.Filetype), func(n string) bool { return placed[n] || ws.Taken(n) })
 		entry.SlackID = c.ref.ID
 	}
 	keep := make([]string, 0, len(placed))
 	for n := range placed {
 		keep = append(keep, n)
 	}
-	if _, err := thread.put(entry, data, keep...); err != nil {
+	if _, err := ws.Store(entry, data, keep...); err != nil {
 		b.log.Error("storing a file in the thread's workspace failed", "file", entry.Name, "err", err)
 		return agent.InputFile{}, fmt.Sprintf("I could not store it (%s)", render.Escape(userError(err)))
 	}

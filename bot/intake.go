@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
+	"github.com/sandpiper-bot/sandpiper/bot/thread"
 )
 
 // task is a message the bot acts on: a question, a follow-up or a
@@ -16,7 +17,7 @@ type task struct {
 }
 
 // thread is the key that orders a task among its thread's.
-func (t task) thread() string { return threadKey(t.Message.Channel, t.Message.ThreadTS) }
+func (t task) thread() string { return thread.Key(t.Message.Channel, t.Message.ThreadTS) }
 
 // perform runs t. It returns when t is finished with, or ctx ends.
 func (b *Bot) perform(ctx context.Context, t task) {

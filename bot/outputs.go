@@ -11,6 +11,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
+	"github.com/sandpiper-bot/sandpiper/bot/thread"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
@@ -43,7 +44,7 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 			pf.Note = fmt.Sprintf("not posted or kept: larger than the %s limit per file", sandbox.FormatSize(lim.FileSize))
 		case pf.Size == 0:
 			pf.Note = "empty, not posted"
-		case p.files.posted(f) != "":
+		case p.files.Posted(f) != "":
 			pf.Note = "unchanged, posted before"
 		case p.uploads >= lim.Uploads:
 			pf.Note = fmt.Sprintf("not posted: an answer posts at most %d files", lim.Uploads)
@@ -89,8 +90,8 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 	}
 	for k, u := range ups {
 		out[u.i].Posted, out[u.i].ID = true, ids[k]
-		p.outputs = append(p.outputs, fileRef{ID: ids[k], Name: u.name, Size: int64(len(u.data))})
-		if err := p.files.setPosted(sandbox.File{Name: u.name, Data: u.data}, ids[k]); err != nil {
+		p.outputs = append(p.outputs, thread.FileRef{ID: ids[k], Name: u.name, Size: int64(len(u.data))})
+		if err := p.files.SetPosted(sandbox.File{Name: u.name, Data: u.data}, ids[k]); err != nil {
 			p.log.Error("recording a posted file in the thread's workspace failed", "file", u.name, "err", err)
 		}
 	}

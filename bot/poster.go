@@ -12,6 +12,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
+	"github.com/sandpiper-bot/sandpiper/bot/thread"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -27,19 +28,19 @@ type cardPoster struct {
 	status *statusKeeper
 	// files is the thread's workspace, where the tool kept the files
 	// the runs wrote.
-	files *threadFiles
+	files *thread.Workspace
 	// stop is the value of the Stop button on running cards.
 	stop string
 
-	uploads int       // files posted so far
-	tables  int       // tables shown so far
-	outputs []fileRef // the files posted, for the thread's memory
+	uploads int              // files posted so far
+	tables  int              // tables shown so far
+	outputs []thread.FileRef // the files posted, for the thread's memory
 
 	mu    sync.Mutex
 	n     int
 	cards map[string]*postedCard
 	order []string
-	runs  []Run
+	runs  []thread.Run
 	shown []answerRun // the runs for the answer's footer
 }
 
@@ -98,7 +99,7 @@ func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEve
 	if by != "" {
 		output = "[stopped by the user before it finished]"
 	}
-	p.runs = append(p.runs, Run{Code: c.Code, Output: render.Truncate(output, render.RunOutputChars)})
+	p.runs = append(p.runs, thread.Run{Code: c.Code, Output: render.Truncate(output, render.RunOutputChars)})
 	shown := answerRun{Code: c.Code, Result: e.Result.Content, Err: runErr}
 	if res != nil {
 		shown.Stdout, shown.Stderr, shown.ExitCode = string(res.Stdout), string(res.Stderr), res.ExitCode

@@ -13,6 +13,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
+	"github.com/sandpiper-bot/sandpiper/bot/thread"
 )
 
 // Replicas: with Config.RedisURL set, several bot processes share one
@@ -75,7 +76,7 @@ func (s *sharedIntake) start(ctx context.Context) {
 }
 
 // queuedTask is a task as it waits in Redis: the message with its files
-// whole (fileRef keeps only some fields in JSON).
+// whole (thread.FileRef keeps only some fields in JSON).
 type queuedTask struct {
 	Route   route       `json:"route"`
 	Message message     `json:"message"`
@@ -104,7 +105,7 @@ func decodeTask(payload []byte) (task, error) {
 	}
 	t := task{Route: q.Route, Message: q.Message}
 	for _, f := range q.Files {
-		t.Message.Files = append(t.Message.Files, fileRef{ID: f.ID, Name: f.Name, Size: f.Size, Mimetype: f.Mimetype, Filetype: f.Filetype, Mode: f.Mode, External: f.External, URL: f.URL, User: f.User})
+		t.Message.Files = append(t.Message.Files, thread.FileRef{ID: f.ID, Name: f.Name, Size: f.Size, Mimetype: f.Mimetype, Filetype: f.Filetype, Mode: f.Mode, External: f.External, URL: f.URL, User: f.User})
 	}
 	return t, nil
 }
@@ -134,7 +135,7 @@ func (s *sharedIntake) submit(t task) {
 			return
 		}
 		b.log.Warn("message not queued", "channel", m.Channel, "ts", m.TS, "err", err)
-		if t.Route == followUp && !b.memory.knows(m.Channel, m.ThreadTS) {
+		if t.Route == followUp && !b.memory.Knows(m.Channel, m.ThreadTS) {
 			return // maybe people talking among themselves: say nothing
 		}
 		switch {
@@ -219,13 +220,13 @@ func (s *sharedIntake) handle(ctx context.Context, d *replica.Delivery) error {
 // starts (a thread's answers run one at a time, in order, so the next
 // answer elsewhere starts after this one's messages are in Slack).
 func (s *sharedIntake) freshen(ctx context.Context, channel, threadTS string) {
-	thread := threadKey(channel, threadTS)
+	thread := thread.Key(channel, threadTS)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settingsTimeout)
 	defer cancel()
 	mark, prev, err := s.store.MarkThread(ctx, thread, s.b.cfg.ThreadTTL)
 	ours, _ := s.marks.Get(thread)
 	if err != nil || ours == nil || prev != ours.(string) {
-		s.b.memory.forget(channel, threadTS)
+		s.b.memory.Forget(channel, threadTS)
 	}
 	if err != nil {
 		s.marks.Delete(thread)
@@ -306,7 +307,7 @@ func (b *Bot) stopShared(ctx context.Context, channel, threadTS, questionTS, by 
 	if !ok {
 		return false, nil
 	}
-	st := replica.Stop{Thread: threadKey(channel, threadTS), By: by}
+	st := replica.Stop{Thread: thread.Key(channel, threadTS), By: by}
 	if questionTS != "" {
 		st.Question = questionID(message{Channel: channel, TS: questionTS})
 	}
@@ -330,7 +331,7 @@ func (b *Bot) stopElsewhere(ctx context.Context, k stopKey, asker, user, threadT
 		return true
 	}
 	if k.QuestionTS == "" || asker == "" {
-		id, payload, err := s.store.Current(ctx, threadKey(k.Channel, k.ThreadTS))
+		id, payload, err := s.store.Current(ctx, thread.Key(k.Channel, k.ThreadTS))
 		if err != nil {
 			return unreachable(err)
 		}

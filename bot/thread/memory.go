@@ -1,4 +1,4 @@
-package bot
+package thread
 
 import (
 	"context"
@@ -19,9 +19,9 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
-// filesOnlyQuestion stands for the question of a message that shares
+// FilesOnlyQuestion stands for the question of a message that shares
 // files without saying anything.
-const filesOnlyQuestion = "Look at the attached files and tell me briefly what is in them."
+const FilesOnlyQuestion = "Look at the attached files and tell me briefly what is in them."
 
 // A thread's memory.
 const (
@@ -47,8 +47,8 @@ type Turn struct {
 	// Files are the files attached to the question; Outputs the files
 	// its runs wrote that the bot posted in the thread. Later runs in the
 	// thread can read both.
-	Files   []fileRef
-	Outputs []fileRef
+	Files   []FileRef
+	Outputs []FileRef
 	// Ignored marks a message rebuilt from Slack that the bot did not
 	// respond to (people talking among themselves, a reply addressed to
 	// someone else). It is not shown to the model as a question; its
@@ -96,10 +96,10 @@ func trimHistory(turns []Turn, budget int) []Turn {
 	return turns
 }
 
-// threadMemory keeps each thread's turns in memory for a TTL; a thread
+// Memory keeps each thread's turns in memory for a TTL; a thread
 // that is not there (after a restart or an eviction) is rebuilt from
 // conversations.replies.
-type threadMemory struct {
+type Memory struct {
 	api     *slack.Client
 	botUser string
 	cache   *cache.Cache
@@ -108,8 +108,10 @@ type threadMemory struct {
 	mu sync.Mutex // serialises rebuilds of a thread with its updates
 }
 
-func newThreadMemory(api *slack.Client, botUser string, ttl time.Duration) *threadMemory {
-	return &threadMemory{
+// NewMemory remembers threads for ttl; api reads a thread from Slack
+// when it is not remembered, and botUser is the bot's own user ID.
+func NewMemory(api *slack.Client, botUser string, ttl time.Duration) *Memory {
+	return &Memory{
 		api:     api,
 		botUser: botUser,
 		cache:   cache.New(ttl, ttl/4+time.Minute),
@@ -117,15 +119,16 @@ func newThreadMemory(api *slack.Client, botUser string, ttl time.Duration) *thre
 	}
 }
 
-func threadKey(channel, threadTS string) string { return channel + "/" + threadTS }
+// Key names a thread: its channel and the ts of its first message.
+func Key(channel, threadTS string) string { return channel + "/" + threadTS }
 
-// history returns the thread's turns before the message at beforeTS, and
+// History returns the thread's turns before the message at beforeTS, and
 // whether the bot has taken part in the thread. In a thread the bot has
 // not taken part in, it returns no turns but the files people attached
 // before beforeTS; fresh reads such a thread again instead of trusting
 // what was cached about it.
-func (m *threadMemory) history(ctx context.Context, channel, threadTS, beforeTS string, fresh bool) (turns []Turn, files []fileRef, ours bool, err error) {
-	key := threadKey(channel, threadTS)
+func (m *Memory) History(ctx context.Context, channel, threadTS, beforeTS string, fresh bool) (turns []Turn, files []FileRef, ours bool, err error) {
+	key := Key(channel, threadTS)
 	if v, ok := m.cache.Get(key); ok {
 		return before(v.([]Turn), beforeTS), nil, true, nil
 	}
@@ -145,8 +148,8 @@ func (m *threadMemory) history(ctx context.Context, channel, threadTS, beforeTS 
 }
 
 // attachments returns the files attached to turns' questions.
-func attachments(turns []Turn) []fileRef {
-	var out []fileRef
+func attachments(turns []Turn) []FileRef {
+	var out []FileRef
 	for _, t := range turns {
 		out = append(out, t.Files...)
 	}
@@ -164,11 +167,11 @@ func before(turns []Turn, ts string) []Turn {
 	return out
 }
 
-// record stores a finished turn in the thread's history.
-func (m *threadMemory) record(channel, threadTS string, t Turn) {
+// Record stores a finished turn in the thread's history.
+func (m *Memory) Record(channel, threadTS string, t Turn) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	key := threadKey(channel, threadTS)
+	key := Key(channel, threadTS)
 	var turns []Turn
 	if v, ok := m.cache.Get(key); ok {
 		turns = v.([]Turn)
@@ -196,12 +199,12 @@ func withTurn(turns []Turn, t Turn) []Turn {
 	return slices.Insert(out, i, t)
 }
 
-// noteFiles keeps the files of a message the bot did not answer (a reply
+// NoteFiles keeps the files of a message the bot did not answer (a reply
 // addressed to someone else) in a thread it is in, for later questions.
-func (m *threadMemory) noteFiles(channel, threadTS string, t Turn) {
+func (m *Memory) NoteFiles(channel, threadTS string, t Turn) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	key := threadKey(channel, threadTS)
+	key := Key(channel, threadTS)
 	t.Ignored = true
 	if v, ok := m.cache.Get(key); ok {
 		m.cache.SetDefault(key, withTurn(v.([]Turn), t))
@@ -213,12 +216,12 @@ func (m *threadMemory) noteFiles(channel, threadTS string, t Turn) {
 
 var reMention = regexp.MustCompile(`<@([UW][A-Z0-9]+)(\|[^>]*)?>`)
 
-// hasMention reports whether text mentions someone.
-func hasMention(text string) bool { return reMention.MatchString(text) }
+// HasMention reports whether text mentions someone.
+func HasMention(text string) bool { return reMention.MatchString(text) }
 
-// cleanQuestion removes the bot's mention and turns other mentions and
+// CleanQuestion removes the bot's mention and turns other mentions and
 // Slack's entities into plain text for the model.
-func cleanQuestion(text, botUser string) string {
+func CleanQuestion(text, botUser string) string {
 	text = reMention.ReplaceAllStringFunc(text, func(s string) string {
 		sub := reMention.FindStringSubmatch(s)
 		if sub[1] == botUser {
@@ -234,7 +237,7 @@ var entityDecoder = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
 // rebuild reads the thread from Slack and reconstructs its turns from
 // the humans' messages and the bot's tool cards and answers (recognised
 // by their message metadata).
-func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([]Turn, bool, error) {
+func (m *Memory) rebuild(ctx context.Context, channel, threadTS string) ([]Turn, bool, error) {
 	var msgs []slack.Message
 	cursor := ""
 	for pages := 0; pages < threadRepliesPages; pages++ {
@@ -242,7 +245,7 @@ func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([
 			ChannelID: channel, Timestamp: threadTS, Cursor: cursor, Limit: 200, IncludeAllMetadata: true,
 		})
 		if err != nil {
-			return nil, false, fmt.Errorf("conversations.replies %s: %w", threadKey(channel, threadTS), err)
+			return nil, false, fmt.Errorf("conversations.replies %s: %w", Key(channel, threadTS), err)
 		}
 		msgs = append(msgs, page...)
 		if next == "" {
@@ -260,10 +263,10 @@ func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([
 	answered := map[int]bool{}
 	ours := false
 	// The bot's uploads, by id: their download links for Turn.Outputs.
-	uploads := map[string]fileRef{}
+	uploads := map[string]FileRef{}
 	for _, msg := range msgs {
 		if msg.User == m.botUser || msg.BotID != "" {
-			for _, r := range refsOf(msg.Files) {
+			for _, r := range RefsOf(msg.Files) {
 				uploads[r.ID] = r
 			}
 		}
@@ -309,10 +312,10 @@ func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([
 				}
 			}
 		case msg.SubType == "" || msg.SubType == slack.MsgSubTypeThreadBroadcast || msg.SubType == "file_share":
-			q := cleanQuestion(msg.Text, m.botUser)
-			files := refsOf(msg.Files)
+			q := CleanQuestion(msg.Text, m.botUser)
+			files := RefsOf(msg.Files)
 			if q == "" && len(files) > 0 {
-				q = filesOnlyQuestion
+				q = FilesOnlyQuestion
 			}
 			if q == "" {
 				continue
@@ -327,21 +330,21 @@ func (m *threadMemory) rebuild(ctx context.Context, channel, threadTS string) ([
 	return turns, ours, nil
 }
 
-// historyBudgeted returns turns trimmed to the model's history budget.
-func historyBudgeted(turns []Turn) []Turn {
+// Trim returns turns trimmed to the model's history budget.
+func Trim(turns []Turn) []Turn {
 	return trimHistory(turns, historyChars)
 }
 
 // runeLen is utf8.RuneCountInString, short.
 func runeLen(s string) int { return utf8.RuneCountInString(s) }
 
-// historyMessages turns the thread's turns and the new question into the
+// Messages turns the thread's turns and the new question into the
 // agent's conversation. Earlier runs become executeCode calls and results,
 // so the model knows what it computed before. The question ends with a
 // description of the files its runs start with and notes on those left
 // out ([agent.DescribeFiles]), also returned as filesDesc; caps are those
 // that fired describing them.
-func historyMessages(ctx context.Context, turns []Turn, question string, files []agent.InputFile, notes []string) (msgs []agent.Message, filesDesc string, caps []sandbox.Cap) {
+func Messages(ctx context.Context, turns []Turn, question string, files []agent.InputFile, notes []string) (msgs []agent.Message, filesDesc string, caps []sandbox.Cap) {
 	for i, t := range turns {
 		if t.Ignored {
 			continue // a message the bot did not respond to
@@ -371,14 +374,14 @@ func historyMessages(ctx context.Context, turns []Turn, question string, files [
 	return append(msgs, agent.UserMessage(question)), desc, caps
 }
 
-// knows reports whether the thread is one the bot answers in, as far as
+// Knows reports whether the thread is one the bot answers in, as far as
 // this replica remembers.
-func (m *threadMemory) knows(channel, threadTS string) bool {
-	_, ok := m.cache.Get(threadKey(channel, threadTS))
+func (m *Memory) Knows(channel, threadTS string) bool {
+	_, ok := m.cache.Get(Key(channel, threadTS))
 	return ok
 }
 
-// forget drops the thread from memory: it is read again from Slack.
-func (m *threadMemory) forget(channel, threadTS string) {
-	m.cache.Delete(threadKey(channel, threadTS))
+// Forget drops the thread from memory: it is read again from Slack.
+func (m *Memory) Forget(channel, threadTS string) {
+	m.cache.Delete(Key(channel, threadTS))
 }

@@ -1,4 +1,4 @@
-package bot
+package thread
 
 import (
 	"context"
@@ -28,13 +28,13 @@ const workspacesDir = "threads"
 // workspaceIndex is the file in a thread's workspace that lists its files.
 const workspaceIndex = "index.json"
 
-// workspaces keeps, per thread, the files its runs may read: the humans'
+// Workspaces keeps, per thread, the files its runs may read: the humans'
 // attachments (downloaded once) and the files earlier runs wrote. Each
 // thread has a directory under dataDir/threads holding the files and an
 // index; a thread unused for the TTL is deleted. The files live on disk,
 // not in memory, and survive a restart when the data directory does. Every
 // path goes through an [os.Root], so no name can leave the directory.
-type workspaces struct {
+type Workspaces struct {
 	dir     string
 	ttl     time.Duration
 	maxSize int64 // a thread's files, in all
@@ -48,8 +48,8 @@ type workspaces struct {
 	mu sync.Mutex // index reads and writes, and the sweeper
 }
 
-// wsEntry is one file of a thread's workspace.
-type wsEntry struct {
+// Entry is one file of a thread's workspace.
+type Entry struct {
 	Name    string    `json:"name"` // path relative to /mnt/data
 	Size    int64     `json:"size"`
 	SHA256  string    `json:"sha256"`
@@ -60,19 +60,19 @@ type wsEntry struct {
 	AddedAt time.Time `json:"added_at"`
 }
 
-type wsIndexFile struct {
+type indexFile struct {
 	UsedAt time.Time `json:"used_at"`
-	Files  []wsEntry `json:"files"`
+	Files  []Entry `json:"files"`
 }
 
-// newWorkspaces keeps the threads' workspaces in dataDir, each within
+// NewWorkspaces keeps the threads' workspaces in dataDir, each within
 // lim.ThreadSize; an answer's runs start with at most runSize bytes.
-func newWorkspaces(dataDir string, ttl time.Duration, lim sandbox.FileLimits, runSize int64, log *slog.Logger) (*workspaces, error) {
+func NewWorkspaces(dataDir string, ttl time.Duration, lim sandbox.FileLimits, runSize int64, log *slog.Logger) (*Workspaces, error) {
 	dir := filepath.Join(dataDir, workspacesDir)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("workspaces: %w", err)
 	}
-	return &workspaces{dir: dir, ttl: ttl, maxSize: lim.ThreadSize, fileSize: lim.FileSize, runSize: runSize, log: log, now: time.Now}, nil
+	return &Workspaces{dir: dir, ttl: ttl, maxSize: lim.ThreadSize, fileSize: lim.FileSize, runSize: runSize, log: log, now: time.Now}, nil
 }
 
 var reSafeKey = regexp.MustCompile(`^[A-Z0-9]{1,32}$`)
@@ -88,7 +88,7 @@ func threadDir(channel, threadTS string) string {
 	return "h_" + hex.EncodeToString(h[:16])
 }
 
-// threadFiles is one thread's workspace as an answer uses it. It is the
+// Workspace is one thread's workspace as an answer uses it. It is the
 // answer's [agent.Workspace]: the answer's runs start with the files
 // placed for it and those its earlier runs wrote, and what they write is
 // kept in the thread's directory for later answers (a run's files are
@@ -97,34 +97,34 @@ func threadDir(channel, threadTS string) string {
 // one. The bot answers a thread's questions one at a time, so only the
 // sweeper can act on the directory at the same time; it leaves threads
 // used within the TTL alone.
-type threadFiles struct {
-	ws                *workspaces
+type Workspace struct {
+	ws                *Workspaces
 	channel, threadTS string
 	turnTS            string // the question the answer is for
 	log               *slog.Logger
 
 	root    *os.Root // nil until opened
 	openErr error    // why it could not be opened
-	idx     wsIndexFile
+	idx     indexFile
 	run     []string // the files runs start with, in order
 }
 
-var _ agent.Workspace = (*threadFiles)(nil)
+var _ agent.Workspace = (*Workspace)(nil)
 
-// forAnswer returns the thread's workspace for answering the question at
+// ForAnswer returns the thread's workspace for answering the question at
 // turnTS; nothing is opened yet.
-func (w *workspaces) forAnswer(channel, threadTS, turnTS string, log *slog.Logger) *threadFiles {
-	return &threadFiles{ws: w, channel: channel, threadTS: threadTS, turnTS: turnTS, log: log}
+func (w *Workspaces) ForAnswer(channel, threadTS, turnTS string, log *slog.Logger) *Workspace {
+	return &Workspace{ws: w, channel: channel, threadTS: threadTS, turnTS: turnTS, log: log}
 }
 
-// exists reports whether the thread has a workspace.
-func (w *workspaces) exists(channel, threadTS string) bool {
+// Exists reports whether the thread has a workspace.
+func (w *Workspaces) Exists(channel, threadTS string) bool {
 	_, err := os.Stat(filepath.Join(w.dir, threadDir(channel, threadTS), workspaceIndex))
 	return err == nil
 }
 
-// open opens (creating) the thread's directory, once, and marks it used.
-func (t *threadFiles) open() error {
+// Open opens (creating) the thread's directory, once, and marks it used.
+func (t *Workspace) Open() error {
 	if t.root != nil || t.openErr != nil {
 		return t.openErr
 	}
@@ -147,7 +147,7 @@ func (t *threadFiles) open() error {
 	default:
 		if err := json.Unmarshal(data, &t.idx); err != nil {
 			w.log.Warn("workspace index unreadable; starting the thread's workspace afresh", "dir", dir, "err", err)
-			t.idx = wsIndexFile{}
+			t.idx = indexFile{}
 		}
 	}
 	t.root = root
@@ -166,18 +166,18 @@ func openRoot(dir string) (*os.Root, error) {
 	return os.OpenRoot(dir)
 }
 
-// close closes the directory, if it was opened.
-func (t *threadFiles) close() {
+// Close closes the directory, if it was opened.
+func (t *Workspace) Close() {
 	if t.root != nil {
 		t.root.Close()
 	}
 }
 
 // Files returns the files the answer's next run starts with.
-func (t *threadFiles) Files(context.Context) ([]sandbox.File, error) {
+func (t *Workspace) Files(context.Context) ([]sandbox.File, error) {
 	files := make([]sandbox.File, 0, len(t.run))
 	for _, name := range t.run {
-		data, err := t.read(name)
+		data, err := t.Read(name)
 		if err != nil {
 			return nil, err
 		}
@@ -190,11 +190,11 @@ func (t *threadFiles) Files(context.Context) ([]sandbox.File, error) {
 // runs and for later answers. A file larger than the per-file limit is
 // not kept; one that would take the answer's runs past their size or
 // count is kept for later answers only. Both are dropped.
-func (t *threadFiles) Put(_ context.Context, files []sandbox.File) (dropped []string, err error) {
+func (t *Workspace) Put(_ context.Context, files []sandbox.File) (dropped []string, err error) {
 	if len(files) == 0 {
 		return nil, nil
 	}
-	if err := t.open(); err != nil {
+	if err := t.Open(); err != nil {
 		t.log.Error("opening the thread's workspace failed; the run's files are not kept", "err", err)
 		for _, f := range files {
 			dropped = append(dropped, f.Name)
@@ -206,7 +206,7 @@ func (t *threadFiles) Put(_ context.Context, files []sandbox.File) (dropped []st
 			dropped = append(dropped, f.Name)
 			continue
 		}
-		if _, perr := t.put(wsEntry{Name: f.Name, Output: true, TurnTS: t.turnTS}, f.Data, t.run...); perr != nil {
+		if _, perr := t.Store(Entry{Name: f.Name, Output: true, TurnTS: t.turnTS}, f.Data, t.run...); perr != nil {
 			t.log.Error("keeping a run's file in the thread's workspace failed", "file", f.Name, "err", perr)
 			err = errors.Join(err, perr)
 			t.run = slices.DeleteFunc(t.run, func(n string) bool { return n == f.Name })
@@ -222,7 +222,7 @@ func (t *threadFiles) Put(_ context.Context, files []sandbox.File) (dropped []st
 
 // use adds a stored file to those the answer's runs start with, unless
 // that takes them past their count or size: then it reports false.
-func (t *threadFiles) use(name string) bool {
+func (t *Workspace) use(name string) bool {
 	t.ws.mu.Lock()
 	defer t.ws.mu.Unlock()
 	t.run = slices.DeleteFunc(t.run, func(n string) bool { return n == name })
@@ -239,13 +239,13 @@ func (t *threadFiles) use(name string) bool {
 	return true
 }
 
-// posted returns the id of the bot's upload of f into the thread, when
+// Posted returns the id of the bot's upload of f into the thread, when
 // the thread keeps f as it is and the bot posted this version before.
-func (t *threadFiles) posted(f sandbox.File) string {
+func (t *Workspace) Posted(f sandbox.File) string {
 	if t.root == nil {
 		return ""
 	}
-	e, ok := t.byName(f.Name)
+	e, ok := t.ByName(f.Name)
 	if !ok || e.SHA256 != sha(f.Data) {
 		return ""
 	}
@@ -253,7 +253,7 @@ func (t *threadFiles) posted(f sandbox.File) string {
 }
 
 // saveLocked writes the index atomically; ws.mu is held.
-func (t *threadFiles) saveLocked() error {
+func (t *Workspace) saveLocked() error {
 	data, err := json.MarshalIndent(t.idx, "", "  ")
 	if err != nil {
 		return fmt.Errorf("workspace index: %w", err)
@@ -268,56 +268,56 @@ func (t *threadFiles) saveLocked() error {
 	return nil
 }
 
-// entries returns the files, newest first.
-func (t *threadFiles) entries() []wsEntry {
+// Entries returns the files, newest first.
+func (t *Workspace) Entries() []Entry {
 	t.ws.mu.Lock()
 	defer t.ws.mu.Unlock()
 	out := slices.Clone(t.idx.Files)
-	slices.SortStableFunc(out, func(a, b wsEntry) int { return b.AddedAt.Compare(a.AddedAt) })
+	slices.SortStableFunc(out, func(a, b Entry) int { return b.AddedAt.Compare(a.AddedAt) })
 	return out
 }
 
-// byName returns the entry with the name.
-func (t *threadFiles) byName(name string) (wsEntry, bool) {
+// ByName returns the entry with the name.
+func (t *Workspace) ByName(name string) (Entry, bool) {
 	t.ws.mu.Lock()
 	defer t.ws.mu.Unlock()
-	i := slices.IndexFunc(t.idx.Files, func(e wsEntry) bool { return e.Name == name })
+	i := slices.IndexFunc(t.idx.Files, func(e Entry) bool { return e.Name == name })
 	if i < 0 {
-		return wsEntry{}, false
+		return Entry{}, false
 	}
 	return t.idx.Files[i], true
 }
 
-// bySlackID returns the entry holding the Slack file: an attachment, or
+// BySlackID returns the entry holding the Slack file: an attachment, or
 // an output the bot posted.
-func (t *threadFiles) bySlackID(id string) (wsEntry, bool) {
+func (t *Workspace) BySlackID(id string) (Entry, bool) {
 	t.ws.mu.Lock()
 	defer t.ws.mu.Unlock()
-	i := slices.IndexFunc(t.idx.Files, func(e wsEntry) bool { return e.SlackID == id || e.Posted == id })
+	i := slices.IndexFunc(t.idx.Files, func(e Entry) bool { return e.SlackID == id || e.Posted == id })
 	if i < 0 {
-		return wsEntry{}, false
+		return Entry{}, false
 	}
 	return t.idx.Files[i], true
 }
 
-// taken reports whether a name is used.
-func (t *threadFiles) taken(name string) bool {
-	_, ok := t.byName(name)
+// Taken reports whether a name is used.
+func (t *Workspace) Taken(name string) bool {
+	_, ok := t.ByName(name)
 	return ok
 }
 
-// read returns a file's bytes.
-func (t *threadFiles) read(name string) ([]byte, error) {
+// Read returns a file's bytes.
+func (t *Workspace) Read(name string) ([]byte, error) {
 	if !filepath.IsLocal(name) {
 		return nil, fmt.Errorf("workspace: bad name %q", name)
 	}
 	return t.root.ReadFile(path.Join("files", name))
 }
 
-// put stores a file, replacing the entry of the same name, then deletes
+// Store stores a file, replacing the entry of the same name, then deletes
 // the oldest other files while the workspace is over its size bound
 // (never those named in keep). It returns the names it deleted.
-func (t *threadFiles) put(e wsEntry, data []byte, keep ...string) (evicted []string, err error) {
+func (t *Workspace) Store(e Entry, data []byte, keep ...string) (evicted []string, err error) {
 	if !filepath.IsLocal(e.Name) {
 		return nil, fmt.Errorf("workspace: bad name %q", e.Name)
 	}
@@ -336,10 +336,10 @@ func (t *threadFiles) put(e wsEntry, data []byte, keep ...string) (evicted []str
 	}
 	t.ws.mu.Lock()
 	defer t.ws.mu.Unlock()
-	if i := slices.IndexFunc(t.idx.Files, func(x wsEntry) bool { return x.Name == e.Name }); i >= 0 && t.idx.Files[i].SHA256 == e.SHA256 && e.Posted == "" {
+	if i := slices.IndexFunc(t.idx.Files, func(x Entry) bool { return x.Name == e.Name }); i >= 0 && t.idx.Files[i].SHA256 == e.SHA256 && e.Posted == "" {
 		e.Posted = t.idx.Files[i].Posted // the bot's upload shows this version still
 	}
-	t.idx.Files = slices.DeleteFunc(t.idx.Files, func(x wsEntry) bool { return x.Name == e.Name })
+	t.idx.Files = slices.DeleteFunc(t.idx.Files, func(x Entry) bool { return x.Name == e.Name })
 	t.idx.Files = append(t.idx.Files, e)
 	keep = append(slices.Clip(keep), e.Name)
 	for t.sizeLocked() > t.ws.maxSize {
@@ -360,9 +360,9 @@ func (t *threadFiles) put(e wsEntry, data []byte, keep ...string) (evicted []str
 	return evicted, t.saveLocked()
 }
 
-// setPosted records the bot's upload of f, when the thread keeps f as it
+// SetPosted records the bot's upload of f, when the thread keeps f as it
 // is.
-func (t *threadFiles) setPosted(f sandbox.File, fileID string) error {
+func (t *Workspace) SetPosted(f sandbox.File, fileID string) error {
 	if t.root == nil {
 		return nil
 	}
@@ -383,7 +383,7 @@ func sha(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func (t *threadFiles) sizeLocked() int64 {
+func (t *Workspace) sizeLocked() int64 {
 	var n int64
 	for _, e := range t.idx.Files {
 		n += e.Size
@@ -391,8 +391,8 @@ func (t *threadFiles) sizeLocked() int64 {
 	return n
 }
 
-// sweep deletes the workspaces of threads not used for the TTL.
-func (w *workspaces) sweep() {
+// Sweep deletes the workspaces of threads not used for the TTL.
+func (w *Workspaces) Sweep() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	entries, err := os.ReadDir(w.dir)
@@ -406,7 +406,7 @@ func (w *workspaces) sweep() {
 			continue
 		}
 		dir := filepath.Join(w.dir, e.Name())
-		var idx wsIndexFile
+		var idx indexFile
 		data, err := os.ReadFile(filepath.Join(dir, workspaceIndex))
 		if err == nil {
 			err = json.Unmarshal(data, &idx)
@@ -427,6 +427,6 @@ func (w *workspaces) sweep() {
 	}
 }
 
-// addRun adds a stored file, placed for the answer, to those its runs
+// AddRun adds a stored file, placed for the answer, to those its runs
 // start with.
-func (t *threadFiles) addRun(name string) { t.run = append(t.run, name) }
+func (t *Workspace) AddRun(name string) { t.run = append(t.run, name) }

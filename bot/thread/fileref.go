@@ -1,10 +1,10 @@
-package bot
+package thread
 
 import "github.com/slack-go/slack"
 
-// fileRef is a file in Slack that the bot may read into a run: a human's
+// FileRef is a file in Slack that the bot may read into a run: a human's
 // attachment, or one of the bot's uploads of a file a run wrote.
-type fileRef struct {
+type FileRef struct {
 	ID       string `json:"id"`
 	Name     string `json:"name"` // as Slack has it (attachments), or the path the run wrote (outputs)
 	Size     int64  `json:"size,omitempty"`
@@ -16,30 +16,31 @@ type fileRef struct {
 	User     string `json:"-"` // who shared it
 }
 
-// refOf reduces Slack's file object to what the bot needs.
-func refOf(f slack.File) fileRef {
+// RefOf reduces Slack's file object to what the bot needs.
+func RefOf(f slack.File) FileRef {
 	u := f.URLPrivateDownload
 	if u == "" {
 		u = f.URLPrivate
 	}
-	return fileRef{
+	return FileRef{
 		ID: f.ID, Name: f.Name, Size: int64(f.Size), Mimetype: f.Mimetype, Filetype: f.Filetype,
 		Mode: f.Mode, External: f.IsExternal, URL: u, User: f.User,
 	}
 }
 
-func refsOf(files []slack.File) []fileRef {
-	var out []fileRef
+// RefsOf is [RefOf] of each file Slack sent whole enough to have an ID.
+func RefsOf(files []slack.File) []FileRef {
+	var out []FileRef
 	for _, f := range files {
 		if f.ID != "" {
-			out = append(out, refOf(f))
+			out = append(out, RefOf(f))
 		}
 	}
 	return out
 }
 
-// complete reports whether Slack sent the whole file object; some events
+// Complete reports whether Slack sent the whole file object; some events
 // carry only the id (file_access "check_file_info").
-func (r fileRef) complete() bool {
+func (r FileRef) Complete() bool {
 	return r.Name != "" && (r.URL != "" || r.External || r.Mode != "hosted" && r.Mode != "")
 }

@@ -1,4 +1,4 @@
-package bot
+package thread
 
 import (
 	"log/slog"
@@ -15,19 +15,19 @@ import (
 func TestWorkspaceStore(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	ws, err := newWorkspaces(dir, time.Hour, sandbox.FileLimits{ThreadSize: 10}, 10, slog.New(slog.DiscardHandler))
+	ws, err := NewWorkspaces(dir, time.Hour, sandbox.FileLimits{ThreadSize: 10}, 10, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ws.now = func() time.Time { return now }
-	thread := ws.forAnswer("C0A", "1700000000.000100", "", slog.New(slog.DiscardHandler))
-	if err := thread.open(); err != nil {
+	thread := ws.ForAnswer("C0A", "1700000000.000100", "", slog.New(slog.DiscardHandler))
+	if err := thread.Open(); err != nil {
 		t.Fatal(err)
 	}
 	put := func(name, data string, keep ...string) []string {
 		t.Helper()
 		now = now.Add(time.Second)
-		ev, err := thread.put(wsEntry{Name: name}, []byte(data), keep...)
+		ev, err := thread.Store(Entry{Name: name}, []byte(data), keep...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,33 +38,33 @@ func TestWorkspaceStore(t *testing.T) {
 	if ev := put("c.txt", "12345", "a.csv"); len(ev) != 1 || ev[0] != "sub/b.txt" {
 		t.Errorf("evicted %v, want the oldest file not kept (sub/b.txt)", ev)
 	}
-	if data, err := thread.read("c.txt"); err != nil || string(data) != "12345" {
+	if data, err := thread.Read("c.txt"); err != nil || string(data) != "12345" {
 		t.Errorf("read = %q, %v", data, err)
 	}
 	for _, bad := range []string{"../x", "/etc/passwd", "a/../../x"} {
-		if _, err := thread.put(wsEntry{Name: bad}, []byte("x")); err == nil {
+		if _, err := thread.Store(Entry{Name: bad}, []byte("x")); err == nil {
 			t.Errorf("put(%q) succeeded", bad)
 		}
-		if _, err := thread.read(bad); err == nil {
+		if _, err := thread.Read(bad); err == nil {
 			t.Errorf("read(%q) succeeded", bad)
 		}
 	}
-	thread.close()
+	thread.Close()
 
 	// The index survives reopening; the thread expires after the TTL.
-	thread = ws.forAnswer("C0A", "1700000000.000100", "", slog.New(slog.DiscardHandler))
-	thread.open()
-	if _, ok := thread.byName("a.csv"); !ok {
+	thread = ws.ForAnswer("C0A", "1700000000.000100", "", slog.New(slog.DiscardHandler))
+	thread.Open()
+	if _, ok := thread.ByName("a.csv"); !ok {
 		t.Error("a.csv forgotten after reopening")
 	}
-	thread.close()
+	thread.Close()
 	now = now.Add(59 * time.Minute)
-	ws.sweep()
+	ws.Sweep()
 	if _, err := os.Stat(filepath.Join(dir, workspacesDir, "C0A_1700000000.000100")); err != nil {
 		t.Errorf("swept a workspace used within the TTL: %v", err)
 	}
 	now = now.Add(2 * time.Minute)
-	ws.sweep()
+	ws.Sweep()
 	if _, err := os.Stat(filepath.Join(dir, workspacesDir, "C0A_1700000000.000100")); !os.IsNotExist(err) {
 		t.Errorf("workspace not swept after the TTL: %v", err)
 	}
@@ -79,13 +79,13 @@ func TestWorkspaceStore(t *testing.T) {
 // as posted while it is unchanged.
 func TestThreadFilesAsWorkspace(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
-	ws, err := newWorkspaces(t.TempDir(), time.Hour, sandbox.FileLimits{ThreadSize: 1 << 20, FileSize: 8}, 11, log)
+	ws, err := NewWorkspaces(t.TempDir(), time.Hour, sandbox.FileLimits{ThreadSize: 1 << 20, FileSize: 8}, 11, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var w agent.Workspace = ws.forAnswer("C0A", "1700000000.000100", "1700000000.000100", log)
-	thread := w.(*threadFiles)
-	defer thread.close()
+	var w agent.Workspace = ws.ForAnswer("C0A", "1700000000.000100", "1700000000.000100", log)
+	thread := w.(*Workspace)
+	defer thread.Close()
 	if files, err := w.Files(t.Context()); err != nil || len(files) != 0 {
 		t.Fatalf("a thread without files: %v, %v", files, err)
 	}
@@ -104,22 +104,22 @@ func TestThreadFilesAsWorkspace(t *testing.T) {
 	if err != nil || len(files) != 1 || files[0].Name != "a.csv" || string(files[0].Data) != "1,2\n" {
 		t.Errorf("Files = %v, %v; want a.csv", files, err)
 	}
-	if e, ok := thread.byName("b.txt"); !ok || !e.Output || e.TurnTS != "1700000000.000100" {
+	if e, ok := thread.ByName("b.txt"); !ok || !e.Output || e.TurnTS != "1700000000.000100" {
 		t.Errorf("b.txt in the thread = %+v, %v; want kept as a run's output", e, ok)
 	}
-	if _, ok := thread.byName("big.bin"); ok {
+	if _, ok := thread.ByName("big.bin"); ok {
 		t.Error("big.bin kept")
 	}
 
 	a := sandbox.File{Name: "a.csv", Data: []byte("1,2\n")}
-	thread.setPosted(a, "F1")
+	thread.SetPosted(a, "F1")
 	w.Put(t.Context(), []sandbox.File{a})
-	if id := thread.posted(a); id != "F1" {
+	if id := thread.Posted(a); id != "F1" {
 		t.Errorf("unchanged a.csv posted as %q, want F1", id)
 	}
 	changed := sandbox.File{Name: "a.csv", Data: []byte("3,4\n")}
 	w.Put(t.Context(), []sandbox.File{changed})
-	if id := thread.posted(changed); id != "" {
+	if id := thread.Posted(changed); id != "" {
 		t.Errorf("changed a.csv posted as %q, want not posted", id)
 	}
 }
