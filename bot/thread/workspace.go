@@ -62,7 +62,7 @@ type Entry struct {
 
 type indexFile struct {
 	UsedAt time.Time `json:"used_at"`
-	Files  []Entry `json:"files"`
+	Files  []Entry   `json:"files"`
 }
 
 // NewWorkspaces keeps the threads' workspaces in dataDir, each within
