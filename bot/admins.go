@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/patrickmn/go-cache"
 	"github.com/slack-go/slack"
 )
+
+// defaultAdminTTL is how long a users.info answer is kept.
+const defaultAdminTTL = 10 * time.Minute
 
 // admins decides who may change a channel's settings: the configured user
 // IDs, and the workspace's admins and owners (users.info, cached).

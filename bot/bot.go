@@ -60,9 +60,6 @@ type Config struct {
 	// answer listing its numbers found in no run's output
 	// (SANDPIPER_NUMBER_CHECK=off).
 	NumberCheckOff bool
-	// FeedbackStore keeps the clicks on answers' feedback buttons; nil
-	// keeps them in DataDir/feedback.jsonl.
-	FeedbackStore FeedbackStore
 
 	Agent Agent
 	// SandboxLimits are the limits runs get, shown in debug cards.
@@ -218,24 +215,24 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
 	}
 	var settings settingsStore = file
-	var store *replica.Store
+	var rs *replica.Store
 	if cfg.RedisURL != "" {
-		if store, err = openShared(ctx, cfg); err != nil {
+		if rs, err = openShared(ctx, cfg); err != nil {
 			return nil, err
 		}
 		defer func() {
-			if store != nil { // New failed after opening it
-				store.Close()
+			if rs != nil { // New failed after opening it
+				rs.Close()
 			}
 		}()
-		n, err := importSettings(ctx, file, store)
+		n, err := importSettings(ctx, file, rs)
 		if err != nil {
 			return nil, &ConfigError{replica.EnvURL, fmt.Errorf("importing %s into redis: %w", settingsFile, err)}
 		}
 		if n > 0 {
 			log.Info("channel settings copied into redis", "from", file.path, "channels", n)
 		}
-		settings = newSharedSettings(store, log)
+		settings = newSharedSettings(rs, log)
 	}
 	// An answer's runs start with the files placed for it, and keep those
 	// they write within the disk the sandbox promises a program.
@@ -243,9 +240,9 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if err != nil {
 		return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
 	}
-	fb := cfg.FeedbackStore
-	if fb == nil && store != nil {
-		fb = sharedFeedback{store} // shared by the replicas
+	var fb FeedbackStore
+	if rs != nil {
+		fb = sharedFeedback{rs} // shared by the replicas
 	}
 	if fb == nil {
 		if fb, err = openFeedbackFile(cfg.DataDir, feedbackFileBytes); err != nil {
@@ -274,9 +271,9 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		now:        time.Now,
 	}
 	b.intake = localIntake{b}
-	if store != nil {
-		b.intake = newSharedIntake(b, store)
-		m.reg.MustRegister(newQueueCollector(store))
+	if rs != nil {
+		b.intake = newSharedIntake(b, rs)
+		m.reg.MustRegister(newQueueCollector(rs))
 	}
 	m.gauges(b.connected.Load, b.intake.busy)
 	b.actions.handle(render.StopActionID, b.onStopClick)
@@ -295,10 +292,10 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	b.addFooter(b.feedbackFooter) // last: the buttons end the answer
 	b.actions.handle(feedbackActionID, b.onFeedback)
 	log.Info("slack credentials ok", "team", auth.Team, "team_id", auth.TeamID, "bot_user", auth.UserID)
-	if store != nil {
-		log.Info("sharing questions, settings and stops with other replicas through redis", "replica", store.Replica(), "claim_after", cfg.RedisClaimAfter)
+	if rs != nil {
+		log.Info("sharing questions, settings and stops with other replicas through redis", "replica", rs.Replica(), "claim_after", cfg.RedisClaimAfter)
 	}
-	store = nil // the bot's now
+	rs = nil // the bot's now
 	return b, nil
 }
 

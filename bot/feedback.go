@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/slack-go/slack"
 
@@ -13,19 +12,6 @@ import (
 	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
-
-// Feedback is one click on an answer's feedback buttons. It has the shape
-// of the records bot/internal/replica keeps for replicas, and MessageTS
-// besides (a thread may hold several answers).
-type Feedback struct {
-	Channel   string    `json:"channel"`
-	ThreadTS  string    `json:"thread_ts"`
-	MessageTS string    `json:"message_ts,omitempty"` // the answer's message
-	User      string    `json:"user"`
-	Rating    string    `json:"rating"` // ratingPositive or ratingNegative
-	Model     string    `json:"model,omitempty"`
-	Time      time.Time `json:"time"`
-}
 
 // FeedbackStore keeps the clicks on answers' feedback buttons. The bot's
 // own writes SANDPIPER_DATA_DIR/feedback.jsonl; a store shared by

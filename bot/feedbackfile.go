@@ -11,6 +11,31 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
+)
+
+// Feedback is one click on an answer's feedback buttons. It has the shape
+// of the records bot/internal/replica keeps for replicas, and MessageTS
+// besides (a thread may hold several answers).
+type Feedback struct {
+	Channel   string    `json:"channel"`
+	ThreadTS  string    `json:"thread_ts"`
+	MessageTS string    `json:"message_ts,omitempty"` // the answer's message
+	User      string    `json:"user"`
+	Rating    string    `json:"rating"` // ratingPositive or ratingNegative
+	Model     string    `json:"model,omitempty"`
+	Time      time.Time `json:"time"`
+}
+
+// Feedback: the clicks on answers' feedback buttons.
+const (
+	// feedbackFileName is the file in the data directory that keeps
+	// them, one JSON line a click.
+	feedbackFileName = "feedback.jsonl"
+	// feedbackFileBytes is the size past which the file is rotated to
+	// feedbackFileName+".1", replacing the one before: about 50,000
+	// clicks a file.
+	feedbackFileBytes = 10 << 20
 )
 
 // feedbackFile is the bot's own [FeedbackStore]: one JSON line per click
@@ -32,8 +57,6 @@ type feedbackFile struct {
 	// by channel and rating.
 	cur, prev map[string]map[string]int64
 }
-
-var _ FeedbackStore = (*feedbackFile)(nil)
 
 // openFeedbackFile opens the feedback records in dir, counting the
 // clicks they hold. Lines that are not records are skipped.

@@ -1,9 +1,10 @@
 package bot
 
 import (
-	"github.com/sandpiper-bot/sandpiper/bot/thread"
 	"strings"
 	"testing"
+
+	"github.com/sandpiper-bot/sandpiper/bot/thread"
 )
 
 func TestUnusable(t *testing.T) {

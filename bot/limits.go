@@ -10,21 +10,12 @@ import (
 // the files are posted anyway.
 const answerTablesMax = 5
 
+// feedbackModelChars bounds the model ID a feedback button's value
+// carries.
+const feedbackModelChars = 200
+
 // numberCheckChars bounds the number check's line under an answer.
 const numberCheckChars = 600
-
-// Feedback: the clicks on answers' feedback buttons.
-const (
-	// feedbackFileName is the file in the data directory that keeps
-	// them, one JSON line a click.
-	feedbackFileName = "feedback.jsonl"
-	// feedbackFileBytes is the size past which the file is rotated to
-	// feedbackFileName+".1", replacing the one before: about 50,000
-	// clicks a file.
-	feedbackFileBytes = 10 << 20
-	// feedbackModelChars bounds the model ID a button's value carries.
-	feedbackModelChars = 200
-)
 
 // Defaults for the configuration; zero fields of [Config] take them.
 const (
@@ -42,7 +33,6 @@ const (
 
 	defaultQueueLimit     = 1000             // questions waiting for a worker
 	defaultDedupeTTL      = time.Hour        // remembered event ids
-	defaultAdminTTL       = 10 * time.Minute // cached users.info answers
 	defaultStatusInterval = 90 * time.Second // Slack clears a status after 2 min
 	defaultSweepInterval  = 10 * time.Minute // how often expired workspaces are deleted
 )

@@ -221,7 +221,7 @@ func (s *sharedIntake) handle(ctx context.Context, d *replica.Delivery) error {
 // answer elsewhere starts after this one's messages are in Slack).
 func (s *sharedIntake) freshen(ctx context.Context, channel, threadTS string) {
 	thread := thread.Key(channel, threadTS)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settingsTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), redisCallTimeout)
 	defer cancel()
 	mark, prev, err := s.store.MarkThread(ctx, thread, s.b.cfg.ThreadTTL)
 	ours, _ := s.marks.Get(thread)

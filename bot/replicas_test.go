@@ -1,9 +1,10 @@
 package bot
 
 import (
-	"github.com/sandpiper-bot/sandpiper/bot/thread"
 	"reflect"
 	"testing"
+
+	"github.com/sandpiper-bot/sandpiper/bot/thread"
 )
 
 // TestTaskRoundTrip: a task comes out of the queue as it went in, its
