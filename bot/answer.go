@@ -55,7 +55,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	}
 	b.titleThread(m, history)
 
-	debug := b.settings.get(m.Channel).Debug
+	debug := b.settings.Get(m.Channel).Debug
 	ref := slack.NewRefToMessage(m.Channel, m.TS)
 	if err := b.api.AddReactionContext(ctx, workingReaction, ref); err != nil {
 		log.Debug("reactions.add failed", "err", err)

@@ -36,6 +36,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
+	"github.com/sandpiper-bot/sandpiper/bot/store"
 	"github.com/sandpiper-bot/sandpiper/bot/thread"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
@@ -144,6 +145,16 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// settingsStore keeps per-channel settings: in a file of the data
+// directory ([fileSettings]), or in Redis, shared by the replicas
+// ([sharedSettings]).
+type settingsStore interface {
+	Get(channel string) store.ChannelSettings
+	// setDebug changes a channel's debug setting; on an error nothing
+	// changed.
+	SetDebug(channel string, on bool, by string, now time.Time) error
+}
+
 // Bot is a running Slack bot. Create it with [New] and start it with
 // [Bot.Run].
 type Bot struct {
@@ -161,7 +172,7 @@ type Bot struct {
 	memory     *thread.Memory
 	workspaces *thread.Workspaces
 	settings   settingsStore
-	admins     *admins
+	admins     *store.Admins
 	intake     intake // runs what the event loop accepts: on the pool, or shared in Redis
 	pool       *dispatcher
 	metrics    *metrics
@@ -210,7 +221,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if err := sock.Open(ctx); err != nil {
 		return nil, &ConfigError{"SLACK_APP_TOKEN", fmt.Errorf("apps.connections.open failed: %w (is Socket Mode enabled, and does the token have connections:write?)", slackapi.Explain(err))}
 	}
-	file, err := openSettings(cfg.DataDir)
+	file, err := store.OpenSettings(cfg.DataDir)
 	if err != nil {
 		return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
 	}
@@ -225,14 +236,14 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 				rs.Close()
 			}
 		}()
-		n, err := importSettings(ctx, file, rs)
+		n, err := store.ImportSettings(ctx, file, rs)
 		if err != nil {
-			return nil, &ConfigError{replica.EnvURL, fmt.Errorf("importing %s into redis: %w", settingsFile, err)}
+			return nil, &ConfigError{replica.EnvURL, fmt.Errorf("importing %s into redis: %w", store.SettingsFile, err)}
 		}
 		if n > 0 {
-			log.Info("channel settings copied into redis", "from", file.path, "channels", n)
+			log.Info("channel settings copied into redis", "from", file.Path, "channels", n)
 		}
-		settings = newSharedSettings(rs, log)
+		settings = store.NewRedisSettings(rs, log)
 	}
 	// An answer's runs start with the files placed for it, and keep those
 	// they write within the disk the sandbox promises a program.
@@ -242,10 +253,10 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	}
 	var fb FeedbackStore
 	if rs != nil {
-		fb = sharedFeedback{rs} // shared by the replicas
+		fb = store.NewRedisFeedback(rs) // shared by the replicas
 	}
 	if fb == nil {
-		if fb, err = openFeedbackFile(cfg.DataDir, feedbackFileBytes); err != nil {
+		if fb, err = store.OpenFeedbackFile(cfg.DataDir, store.FeedbackFileBytes); err != nil {
 			return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
 		}
 	}
@@ -263,7 +274,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		seen:       cache.New(defaultDedupeTTL, 10*time.Minute),
 		memory:     thread.NewMemory(api, auth.UserID, cfg.ThreadTTL),
 		settings:   settings,
-		admins:     newAdmins(cfg.Admins, api),
+		admins:     store.NewAdmins(cfg.Admins, api),
 		pool:       newDispatcher(cfg.Workers, defaultQueueLimit),
 		metrics:    m,
 		stream:     newStreaming(cfg, auth.TeamID),

@@ -91,7 +91,7 @@ func (b *Bot) onSlashCommand(cmd slack.SlashCommand) {
 // debugCommand runs "debug on|off|status" for user in channel and returns
 // the reply and whether it should be private.
 func (b *Bot) debugCommand(ctx context.Context, channel, user string, args []string) (reply string, private bool) {
-	cur := b.settings.get(channel)
+	cur := b.settings.Get(channel)
 	state := func(on bool) string {
 		if on {
 			return "*on*"
@@ -113,7 +113,7 @@ func (b *Bot) debugCommand(ctx context.Context, channel, user string, args []str
 	default:
 		return "Usage: `debug on`, `debug off` or `debug status`.", true
 	}
-	ok, err := b.admins.isAdmin(ctx, user)
+	ok, err := b.admins.IsAdmin(ctx, user)
 	if err != nil {
 		b.log.Warn("admin check failed", "user", user, "err", err)
 		return ":warning: I couldn't check whether you are an admin (Slack said: " + render.Escape(slackapi.Explain(err).Error()) + "). Nothing was changed.", true
@@ -121,7 +121,7 @@ func (b *Bot) debugCommand(ctx context.Context, channel, user string, args []str
 	if !ok {
 		return "Sorry, only workspace admins and the admins listed in sandpiper's configuration can change debug settings. Debug is " + state(cur.Debug) + " in this channel; nothing was changed.", true
 	}
-	if err := b.settings.setDebug(channel, on, user, b.now()); err != nil {
+	if err := b.settings.SetDebug(channel, on, user, b.now()); err != nil {
 		b.log.Error("saving settings failed", "err", err)
 		return ":warning: I couldn't save the setting, so nothing was changed. The operator should check the data directory.", true
 	}

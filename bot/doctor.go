@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
+	"github.com/sandpiper-bot/sandpiper/bot/store"
 )
 
 // RequiredScopes are the bot token scopes sandpiper uses; manifest.yaml
@@ -113,7 +114,7 @@ func Doctor(ctx context.Context, cfg Config) []Check {
 			os.Remove(probe)
 			add("SANDPIPER_DATA_DIR", nil, cfg.DataDir+" does not exist yet; the bot will create it")
 		}
-	} else if _, err := openSettings(cfg.DataDir); err != nil {
+	} else if _, err := store.OpenSettings(cfg.DataDir); err != nil {
 		add("SANDPIPER_DATA_DIR", err, "")
 	} else {
 		add("SANDPIPER_DATA_DIR", nil, cfg.DataDir+" is writable")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
+	"github.com/sandpiper-bot/sandpiper/bot/store"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -19,7 +20,7 @@ import (
 // this shape) can replace it.
 type FeedbackStore interface {
 	// AddFeedback records one click.
-	AddFeedback(ctx context.Context, f Feedback) error
+	AddFeedback(ctx context.Context, f store.Feedback) error
 	// FeedbackTally counts a channel's clicks by rating, over the
 	// records the store keeps.
 	FeedbackTally(ctx context.Context, channel string) (map[string]int64, error)
@@ -69,7 +70,7 @@ func (b *Bot) onFeedback(ctx context.Context, a action) {
 		b.ephemeral(ctx, a.Channel, a.User, cmp.Or(a.ThreadTS, a.MessageTS), "Sorry, I couldn't read that click, so it was not recorded.")
 		return
 	}
-	f := Feedback{
+	f := store.Feedback{
 		Channel: a.Channel, ThreadTS: cmp.Or(a.ThreadTS, a.MessageTS), MessageTS: a.MessageTS,
 		User: a.User, Rating: rating, Model: render.Truncate(safetext.Line(model), feedbackModelChars), Time: b.now().UTC(),
 	}
@@ -90,7 +91,7 @@ func (b *Bot) onFeedback(ctx context.Context, a action) {
 // feedbackCommand answers "feedback" (/sandpiper feedback) for user in
 // channel: the channel's tally, for admins.
 func (b *Bot) feedbackCommand(ctx context.Context, channel, user string) string {
-	ok, err := b.admins.isAdmin(ctx, user)
+	ok, err := b.admins.IsAdmin(ctx, user)
 	if err != nil {
 		b.log.Warn("admin check failed", "user", user, "err", err)
 		return ":warning: I couldn't check whether you are an admin (Slack said: " + render.Escape(slackapi.Explain(err).Error()) + ")."

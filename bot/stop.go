@@ -134,7 +134,7 @@ func (b *Bot) mayStop(ctx context.Context, user, asker string) bool {
 	if user == asker {
 		return true
 	}
-	ok, err := b.admins.isAdmin(ctx, user)
+	ok, err := b.admins.IsAdmin(ctx, user)
 	if err != nil {
 		b.log.Warn("could not tell whether a user is an admin; not stopping", "user", user, "err", slackapi.Explain(err))
 	}

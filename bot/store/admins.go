@@ -1,4 +1,4 @@
-package bot
+package store
 
 import (
 	"context"
@@ -13,19 +13,22 @@ import (
 // defaultAdminTTL is how long a users.info answer is kept.
 const defaultAdminTTL = 10 * time.Minute
 
-// admins decides who may change a channel's settings: the configured user
+// Admins decides who may change a channel's settings: the configured user
 // IDs, and the workspace's admins and owners (users.info, cached).
-type admins struct {
+type Admins struct {
 	ids   []string
 	api   *slack.Client
 	cache *cache.Cache
 }
 
-func newAdmins(ids []string, api *slack.Client) *admins {
-	return &admins{ids: ids, api: api, cache: cache.New(defaultAdminTTL, defaultAdminTTL)}
+// NewAdmins trusts the user IDs ids, and asks api about anyone else.
+func NewAdmins(ids []string, api *slack.Client) *Admins {
+	return &Admins{ids: ids, api: api, cache: cache.New(defaultAdminTTL, defaultAdminTTL)}
 }
 
-func (a *admins) isAdmin(ctx context.Context, user string) (bool, error) {
+// IsAdmin reports whether user may change settings and stop anyone's
+// answer.
+func (a *Admins) IsAdmin(ctx context.Context, user string) (bool, error) {
 	if slices.Contains(a.ids, user) {
 		return true, nil
 	}

@@ -1,4 +1,4 @@
-package bot
+package store
 
 import (
 	"context"
@@ -13,22 +13,25 @@ import (
 // settingsTimeout bounds reading or saving a channel's settings in Redis.
 const settingsTimeout = 2 * time.Second
 
-// sharedSettings keeps per-channel settings in Redis: a change through
+// RedisSettings keeps per-channel settings in Redis: a change through
 // one replica holds on all of them at once. While Redis cannot be read,
 // a channel keeps the settings last read on this replica.
-type sharedSettings struct {
+type RedisSettings struct {
 	store *replica.Store
 	log   *slog.Logger
 
 	mu   sync.Mutex
-	last map[string]channelSettings
+	last map[string]ChannelSettings
 }
 
-func newSharedSettings(st *replica.Store, log *slog.Logger) *sharedSettings {
-	return &sharedSettings{store: st, log: log, last: map[string]channelSettings{}}
+// NewRedisSettings keeps the settings in st.
+func NewRedisSettings(st *replica.Store, log *slog.Logger) *RedisSettings {
+	return &RedisSettings{store: st, log: log, last: map[string]ChannelSettings{}}
 }
 
-func (s *sharedSettings) get(channel string) channelSettings {
+// Get returns a channel's settings, or the last known while Redis cannot
+// be read.
+func (s *RedisSettings) Get(channel string) ChannelSettings {
 	if s.store.Ready() != nil { // known to be away: do not wait for it
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -39,7 +42,7 @@ func (s *sharedSettings) get(channel string) channelSettings {
 	raw, err := s.store.Settings(ctx, channel)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var cs channelSettings
+	var cs ChannelSettings
 	if err == nil && raw != nil {
 		err = json.Unmarshal(raw, &cs)
 	}
@@ -51,8 +54,10 @@ func (s *sharedSettings) get(channel string) channelSettings {
 	return cs
 }
 
-func (s *sharedSettings) setDebug(channel string, on bool, by string, now time.Time) error {
-	cs := channelSettings{Debug: on, UpdatedBy: by, UpdatedAt: now.UTC()}
+// SetDebug changes a channel's debug setting for every replica; on an
+// error nothing changed.
+func (s *RedisSettings) SetDebug(channel string, on bool, by string, now time.Time) error {
+	cs := ChannelSettings{Debug: on, UpdatedBy: by, UpdatedAt: now.UTC()}
 	raw, err := json.Marshal(cs)
 	if err != nil {
 		return err
@@ -68,10 +73,10 @@ func (s *sharedSettings) setDebug(channel string, on bool, by string, now time.T
 	return nil
 }
 
-// importSettings copies the channels of channels.json that Redis does not
+// ImportSettings copies the channels of channels.json that Redis does not
 // have yet into Redis (HSETNX: a setting made since, through any replica,
 // wins) and returns how many it copied.
-func importSettings(ctx context.Context, file *fileSettings, st *replica.Store) (int, error) {
+func ImportSettings(ctx context.Context, file *FileSettings, st *replica.Store) (int, error) {
 	file.mu.Lock()
 	channels := make(map[string][]byte, len(file.channels))
 	for ch, cs := range file.channels {
@@ -89,18 +94,23 @@ func importSettings(ctx context.Context, file *fileSettings, st *replica.Store) 
 	return st.ImportSettings(ctx, channels)
 }
 
-// sharedFeedback keeps the clicks on answers' feedback buttons in Redis,
+// RedisFeedback keeps the clicks on answers' feedback buttons in Redis,
 // shared by the replicas: a stream of records (the latest 100,000) and a
 // tally per channel that is never trimmed.
-type sharedFeedback struct{ store *replica.Store }
+type RedisFeedback struct{ store *replica.Store }
 
-func (s sharedFeedback) AddFeedback(ctx context.Context, f Feedback) error {
+// NewRedisFeedback keeps the clicks in st.
+func NewRedisFeedback(st *replica.Store) RedisFeedback { return RedisFeedback{st} }
+
+// AddFeedback records one click.
+func (s RedisFeedback) AddFeedback(ctx context.Context, f Feedback) error {
 	return s.store.AddFeedback(ctx, replica.Feedback{
 		Channel: f.Channel, ThreadTS: f.ThreadTS, MessageTS: f.MessageTS, User: f.User,
 		Rating: f.Rating, Model: f.Model, Time: f.Time,
 	})
 }
 
-func (s sharedFeedback) FeedbackTally(ctx context.Context, channel string) (map[string]int64, error) {
+// FeedbackTally counts a channel's clicks by rating.
+func (s RedisFeedback) FeedbackTally(ctx context.Context, channel string) (map[string]int64, error) {
 	return s.store.FeedbackTally(ctx, channel)
 }

@@ -1,4 +1,4 @@
-package bot
+package store
 
 import (
 	"encoding/json"
@@ -11,54 +11,44 @@ import (
 	"time"
 )
 
-// settingsFile is the name of the per-channel settings file in the data
+// SettingsFile is the name of the per-channel settings file in the data
 // directory.
-const settingsFile = "channels.json"
+const SettingsFile = "channels.json"
 
-// channelSettings is what admins set for one channel.
-type channelSettings struct {
+// ChannelSettings is what admins set for one channel.
+type ChannelSettings struct {
 	Debug     bool      `json:"debug"`
 	UpdatedBy string    `json:"updated_by,omitempty"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
 
-// settingsStore keeps per-channel settings: in a file of the data
-// directory ([fileSettings]), or in Redis, shared by the replicas
-// ([sharedSettings]).
-type settingsStore interface {
-	get(channel string) channelSettings
-	// setDebug changes a channel's debug setting; on an error nothing
-	// changed.
-	setDebug(channel string, on bool, by string, now time.Time) error
-}
-
-// fileSettings keeps per-channel settings in a JSON file, written
+// FileSettings keeps per-channel settings in a JSON file, written
 // atomically (temporary file, fsync, rename) on every change.
-type fileSettings struct {
-	path string
+type FileSettings struct {
+	Path string
 
 	mu       sync.Mutex
-	channels map[string]channelSettings
+	channels map[string]ChannelSettings
 }
 
-// openSettings loads the store from dir, creating dir when missing. A file
+// OpenSettings loads the store from dir, creating dir when missing. A file
 // that cannot be read or parsed is an error naming it.
-func openSettings(dir string) (*fileSettings, error) {
+func OpenSettings(dir string) (*FileSettings, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
-	s := &fileSettings{path: filepath.Join(dir, settingsFile), channels: map[string]channelSettings{}}
-	data, err := os.ReadFile(s.path)
+	s := &FileSettings{Path: filepath.Join(dir, SettingsFile), channels: map[string]ChannelSettings{}}
+	data, err := os.ReadFile(s.Path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return nil, fmt.Errorf("reading settings: %w", err)
 	default:
 		var file struct {
-			Channels map[string]channelSettings `json:"channels"`
+			Channels map[string]ChannelSettings `json:"channels"`
 		}
 		if err := json.Unmarshal(data, &file); err != nil {
-			return nil, fmt.Errorf("settings file %s is corrupt (fix or delete it): %w", s.path, err)
+			return nil, fmt.Errorf("settings file %s is corrupt (fix or delete it): %w", s.Path, err)
 		}
 		if file.Channels != nil {
 			s.channels = file.Channels
@@ -74,19 +64,21 @@ func openSettings(dir string) (*fileSettings, error) {
 	return s, nil
 }
 
-func (s *fileSettings) get(channel string) channelSettings {
+// Get returns a channel's settings; a channel never set has the zero
+// settings.
+func (s *FileSettings) Get(channel string) ChannelSettings {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.channels[channel]
 }
 
-// setDebug changes a channel's debug setting and saves the store. On a
+// SetDebug changes a channel's debug setting and saves the store. On a
 // failed save the change is undone.
-func (s *fileSettings) setDebug(channel string, on bool, by string, now time.Time) error {
+func (s *FileSettings) SetDebug(channel string, on bool, by string, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, had := s.channels[channel]
-	s.channels[channel] = channelSettings{Debug: on, UpdatedBy: by, UpdatedAt: now.UTC()}
+	s.channels[channel] = ChannelSettings{Debug: on, UpdatedBy: by, UpdatedAt: now.UTC()}
 	if err := s.saveLocked(); err != nil {
 		if had {
 			s.channels[channel] = old
@@ -98,14 +90,14 @@ func (s *fileSettings) setDebug(channel string, on bool, by string, now time.Tim
 	return nil
 }
 
-func (s *fileSettings) saveLocked() error {
+func (s *FileSettings) saveLocked() error {
 	data, err := json.MarshalIndent(struct {
-		Channels map[string]channelSettings `json:"channels"`
+		Channels map[string]ChannelSettings `json:"channels"`
 	}{s.channels}, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.path, append(data, '\n'))
+	return writeFileAtomic(s.Path, append(data, '\n'))
 }
 
 // writeFileAtomic replaces path with data so that readers (and a crash)

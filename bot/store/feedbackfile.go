@@ -1,4 +1,4 @@
-package bot
+package store
 
 import (
 	"bytes"
@@ -31,20 +31,20 @@ type Feedback struct {
 const (
 	// feedbackFileName is the file in the data directory that keeps
 	// them, one JSON line a click.
-	feedbackFileName = "feedback.jsonl"
+	FeedbackFileName = "feedback.jsonl"
 	// feedbackFileBytes is the size past which the file is rotated to
 	// feedbackFileName+".1", replacing the one before: about 50,000
 	// clicks a file.
-	feedbackFileBytes = 10 << 20
+	FeedbackFileBytes = 10 << 20
 )
 
-// feedbackFile is the bot's own [FeedbackStore]: one JSON line per click
+// FeedbackFile keeps feedback in the data directory: one JSON line per click
 // appended to feedback.jsonl in the data directory. When the file would
 // pass maxBytes it becomes feedback.jsonl.1, replacing the one before:
 // the two files keep the latest clicks, between maxBytes and twice that.
 // Tallies count what the two files hold; they are kept in memory, read
 // from the files when the store is opened. One process writes the files.
-type feedbackFile struct {
+type FeedbackFile struct {
 	path     string
 	maxBytes int64
 
@@ -58,10 +58,10 @@ type feedbackFile struct {
 	cur, prev map[string]map[string]int64
 }
 
-// openFeedbackFile opens the feedback records in dir, counting the
+// OpenFeedbackFile opens the feedback records in dir, counting the
 // clicks they hold. Lines that are not records are skipped.
-func openFeedbackFile(dir string, maxBytes int64) (*feedbackFile, error) {
-	f := &feedbackFile{path: filepath.Join(dir, feedbackFileName), maxBytes: maxBytes}
+func OpenFeedbackFile(dir string, maxBytes int64) (*FeedbackFile, error) {
+	f := &FeedbackFile{path: filepath.Join(dir, FeedbackFileName), maxBytes: maxBytes}
 	var err error
 	if f.prev, _, _, err = tallyFile(f.path + ".1"); err != nil {
 		return nil, err
@@ -102,7 +102,7 @@ func count(t map[string]map[string]int64, f Feedback) {
 
 // AddFeedback appends a click to the file, first rotating it when the
 // line would take it past maxBytes.
-func (s *feedbackFile) AddFeedback(_ context.Context, f Feedback) error {
+func (s *FeedbackFile) AddFeedback(_ context.Context, f Feedback) error {
 	if f.Channel == "" || f.Rating == "" {
 		return errors.New("feedback needs a channel and a rating")
 	}
@@ -142,7 +142,7 @@ func (s *feedbackFile) AddFeedback(_ context.Context, f Feedback) error {
 }
 
 // FeedbackTally counts a channel's clicks in the two files by rating.
-func (s *feedbackFile) FeedbackTally(_ context.Context, channel string) (map[string]int64, error) {
+func (s *FeedbackFile) FeedbackTally(_ context.Context, channel string) (map[string]int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := maps.Clone(s.prev[channel])
