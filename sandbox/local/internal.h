@@ -124,6 +124,24 @@ extern struct run {
 
 void init_main(void) __attribute__((noreturn));
 
+// ---------- watcher.c: init's memory watcher ----------
+
+// Without a memory cgroup, init bounds the sandbox's memory itself; init.c
+// starts the watcher, lets it look as it supervises, and reports it.
+
+// watch_init prepares the watcher before the program starts; it does
+// nothing when the run has a memory cgroup (setup.ncgroups).
+void watch_init(void);
+
+// watch_memory looks at the sandbox's memory when a look is due, killing
+// every process but init past run.lim.memory, and returns how long
+// supervise may sleep: left, or less to the next look.
+uint64_t watch_memory(uint64_t now, uint64_t left);
+
+// watch_report puts in sm what the watcher counted when it ended the run
+// (mem_killed) and the CPU time its looks took (mem_watch_ns).
+void watch_report(struct status_msg *sm);
+
 // ---------- lockdown.c: the program's process ----------
 
 // child runs in the forked program process: it drops every privilege,
