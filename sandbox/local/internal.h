@@ -124,6 +124,12 @@ extern struct run {
 
 void init_main(void) __attribute__((noreturn));
 
+// ---------- collect.c: the output files ----------
+
+// collect reports the files the program left in /mnt/data (R_FILE, R_OMIT,
+// R_CUT), once every process of the run is gone, within run.lim.
+void collect(void);
+
 // ---------- watcher.c: init's memory watcher ----------
 
 // Without a memory cgroup, init bounds the sandbox's memory itself; init.c
