@@ -124,6 +124,15 @@ extern struct run {
 
 void init_main(void) __attribute__((noreturn));
 
+// ---------- root.c: building the root ----------
+
+// WORK is the writable tmpfs (setup.disk, resized to run.lim.disk for the
+// run), after the pivot: /mnt/data, /tmp and /dev/shm live there.
+#define WORK "/mnt"
+
+// build_root builds the sandbox's root from setup and pivots into it.
+void build_root(void);
+
 // ---------- collect.c: the output files ----------
 
 // collect reports the files the program left in /mnt/data (R_FILE, R_OMIT,
