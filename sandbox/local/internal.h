@@ -1,5 +1,6 @@
 // Declarations shared by the C files of the sandbox's helpers (zygote.c, prestart.c,
-// init.c, lockdown.c, common.c). The Go side sees only sandbox.h.
+// init.c, root.c, collect.c, watcher.c, warm.c, lockdown.c, common.c). The Go
+// side sees only sandbox.h.
 #ifndef SANDPIPER_INTERNAL_H
 #define SANDPIPER_INTERNAL_H
 
@@ -84,7 +85,7 @@ void *grow(void *p, size_t n, size_t size);
 // returns the init's pidfd, or -1 with err saying why.
 int spawn_init(uint32_t host_id, int *fds, int nfds, char *err, size_t errsize);
 
-// ---------- init.c: the request, the root, the run ----------
+// ---------- init.c: the request, the run ----------
 
 struct mount_spec {
 	uint32_t kind, is_file;
@@ -123,6 +124,83 @@ extern struct run {
 } run;
 
 void init_main(void) __attribute__((noreturn));
+
+// What init.c does for the program's process that warm.c does for the
+// warm interpreter too (see their definitions):
+
+// answer_refusals answers the socket calls the seccomp listener *lfd
+// holds, counting them in *count; it sets *lfd to -1 once no process is
+// left under the filter.
+void answer_refusals(int *lfd, uint64_t *count);
+
+// supervise waits for pid to end, answering the seccomp listener and
+// killing the sandbox at the deadline, and returns its wait status; with
+// wake >= 0 it returns early, setting *woke, once wake turns readable.
+int supervise(pid_t pid, int sigfd, int *lfd, uint64_t *refused, uint64_t deadline, int *timed_out, int wake,
+              int *woke);
+
+// await_start waits for the forked process pid to exec, and returns the
+// seccomp listener it passed on fd, or -1 with err saying what failed.
+int await_start(int fd, pid_t pid, char *err, size_t errsize);
+
+// ---------- root.c: building the root ----------
+
+// WORK is the writable tmpfs (setup.disk, resized to run.lim.disk for the
+// run), after the pivot: /mnt/data, /tmp and /dev/shm live there.
+#define WORK "/mnt"
+
+// build_root builds the sandbox's root from setup and pivots into it.
+void build_root(void);
+
+// ---------- collect.c: the output files ----------
+
+// collect reports the files the program left in /mnt/data (R_FILE, R_OMIT,
+// R_CUT), once every process of the run is gone, within run.lim.
+void collect(void);
+
+// ---------- watcher.c: init's memory watcher ----------
+
+// Without a memory cgroup, init bounds the sandbox's memory itself; init.c
+// starts the watcher, lets it look as it supervises, and reports it.
+
+// watch_init prepares the watcher before the program starts; it does
+// nothing when the run has a memory cgroup (setup.ncgroups).
+void watch_init(void);
+
+// watch_memory looks at the sandbox's memory when a look is due, killing
+// every process but init past run.lim.memory, and returns how long
+// supervise may sleep: left, or less to the next look.
+uint64_t watch_memory(uint64_t now, uint64_t left);
+
+// watch_report puts in sm what the watcher counted when it ended the run
+// (mem_killed) and the CPU time its looks took (mem_watch_ns).
+void watch_report(struct status_msg *sm);
+
+// ---------- warm.c: the warm interpreter ----------
+
+// The warm interpreter is the program's process started ahead of the run;
+// its state stays in warm.c, and init.c drives it through these.
+
+// await_run waits for the run, starting, pausing and resuming the warm
+// interpreter as the host asks meanwhile; it returns the run's first
+// message in first.
+void await_run(int sigfd, sigset_t *unblock, struct msg *first);
+
+// warm_take readies the warm interpreter for the run; it returns whether
+// the run may use it.
+int warm_take(void);
+
+// warm_wait waits, within the deadline, for a warm interpreter still
+// importing, and returns whether the program runs in it.
+int warm_wait(int sigfd, uint64_t deadline, int *timed_out, int *status);
+
+// warm_hand_over sends it the code and returns its pid, and its seccomp
+// listener in *listener.
+pid_t warm_hand_over(int *listener);
+
+// close_events closes EVENTS_FD once the program starts: the events tell
+// how warming went.
+void close_events(void);
 
 // ---------- lockdown.c: the program's process ----------
 

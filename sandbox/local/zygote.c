@@ -15,8 +15,10 @@
 // error naming the call. Messages on the pipes are framed as a 32-bit type
 // and a 64-bit length, in host byte order (same machine).
 //
-// The files: zygote.c (this one), init.c (the sandbox's PID 1), lockdown.c
-// (the program's process before exec), common.c (helpers), internal.h.
+// The files: zygote.c (this one), init.c (the sandbox's PID 1) with
+// root.c (its root), warm.c (its warm interpreter), watcher.c (its memory
+// watcher) and collect.c (the output files), lockdown.c (the program's
+// process before exec), common.c (helpers), internal.h.
 
 #include "internal.h"
 
