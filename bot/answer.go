@@ -80,7 +80,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	}
 	p := &cardPoster{b: b, m: m, debug: debug, log: log, status: status, files: files,
 		stop: stopKey{Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS}.value(m.User)}
-	stream := b.newAnswerStream(m, log, p) // the model's text, then p's cards
+	stream := b.stream.answer(streamTarget{Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS, User: m.User, IM: m.IM}, log, p) // the model's text, then p's cards
 	out, err := b.cfg.Agent.Run(actx, msgs, agent.RunOptions{Workspace: files, Observer: stream})
 	by := stopped()
 	if out == nil {
@@ -119,7 +119,17 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 			Question: m.Text, Answer: text, Model: out.Model, Debug: debug,
 			Runs: p.shown, Files: filesDesc, Notes: inputs.notes, Earlier: history,
 		}
-		stream.deliver(pctx, text, footer, info)
+		shown, cut := stream.deliver(pctx, text, footer, func(ts string) []slack.Block {
+			info := info
+			info.TS = ts
+			return b.answerFooter(pctx, info)
+		})
+		switch {
+		case !shown:
+			b.postAnswer(pctx, m, text, footer, info)
+		case cut:
+			b.upload(pctx, m, render.Attachment{Name: "answer.md", Title: "Full answer", Content: text})
+		}
 		b.metrics.answerSeconds.Observe(time.Since(start).Seconds())
 	case by != "":
 		stream.abandon(pctx)

@@ -277,9 +277,10 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		admins:     store.NewAdmins(cfg.Admins, api),
 		pool:       newDispatcher(cfg.Workers, defaultQueueLimit),
 		metrics:    m,
-		stream:     newStreaming(cfg, auth.TeamID),
-		actions:    newActionRegistry(),
-		now:        time.Now,
+		stream: newStreaming(streamConfig{Web: api, BotToken: cfg.BotToken, APIURL: cfg.APIURL, TeamID: auth.TeamID,
+			AppendsPerMinute: cfg.StreamAppendsPerMinute, Off: cfg.NoStream, Logger: log}),
+		actions: newActionRegistry(),
+		now:     time.Now,
 	}
 	b.intake = localIntake{b}
 	if rs != nil {

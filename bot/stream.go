@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 // budgets see each one), the rate budgets, and whether Slack refused
 // streaming for the workspace or for a channel.
 type streaming struct {
+	web     *slack.Client // the bot's client: posts, updates, deletes
 	api     *slack.Client
 	budgets *streamBudgets
 	log     *slog.Logger
@@ -33,18 +35,48 @@ type streaming struct {
 	warnOnce sync.Once
 }
 
-func newStreaming(cfg Config, teamID string) *streaming {
+// streamConfig configures [newStreaming].
+type streamConfig struct {
+	// Web is the bot's Web API client, for the messages an answer posts,
+	// updates and deletes besides its streams.
+	Web *slack.Client
+	// BotToken and APIURL make the client of the stream methods.
+	BotToken, APIURL string
+	// TeamID is the workspace, the streams' recipient team in channels.
+	TeamID string
+	// AppendsPerMinute is the chat.appendStream budget of all answers
+	// together (default [DefaultStreamAppendsPerMinute]).
+	AppendsPerMinute int
+	// Off posts every answer whole.
+	Off    bool
+	Logger *slog.Logger
+}
+
+// newStreaming returns what a bot's answers share to stream their text.
+func newStreaming(cfg streamConfig) *streaming {
 	st := &streaming{
+		web: cfg.Web,
 		api: slack.New(cfg.BotToken,
 			slack.OptionAPIURL(cfg.APIURL),
 			slack.OptionHTTPClient(&http.Client{Timeout: slackapi.CallTimeout}),
 		),
-		budgets: newStreamBudgets(cfg.StreamAppendsPerMinute),
-		log:     cfg.Logger,
-		teamID:  teamID,
+		budgets: newStreamBudgets(cmp.Or(cfg.AppendsPerMinute, DefaultStreamAppendsPerMinute)),
+		log:     cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		teamID:  cfg.TeamID,
 	}
-	st.off.Store(cfg.NoStream)
+	st.off.Store(cfg.Off)
 	return st
+}
+
+// streamTarget is the thread an answer streams into.
+type streamTarget struct {
+	Channel  string
+	ThreadTS string
+	// QuestionTS is the question answered; User its asker, the stream's
+	// recipient in channels.
+	QuestionTS string
+	User       string
+	IM         bool // a direct message
 }
 
 // refused notes that Slack refused to start a stream in channel: for
@@ -111,11 +143,10 @@ func (st *streaming) call(ctx context.Context, r *rateBudget, f func() error) er
 //
 // When Slack refuses to stream (or streaming is off), text goes the old
 // way: commentary is posted whole when its tool call starts, the answer
-// by [Bot.postAnswer]; either way it lands once.
+// by the bot ([answerStream.deliver] says so); either way it lands once.
 type answerStream struct {
-	b    *Bot
 	st   *streaming
-	m    message
+	t    streamTarget
 	log  *slog.Logger
 	next agent.Observer
 
@@ -128,8 +159,10 @@ type answerStream struct {
 
 var _ agent.Observer = (*answerStream)(nil)
 
-func (b *Bot) newAnswerStream(m message, log *slog.Logger, next agent.Observer) *answerStream {
-	return &answerStream{b: b, st: b.stream, m: m, log: log, next: next, fallback: !b.stream.enabled(m.Channel), guard: render.NewGuard()}
+// answer starts showing the text of an answer in t; next is told each
+// event after it is handled.
+func (st *streaming) answer(t streamTarget, log *slog.Logger, next agent.Observer) *answerStream {
+	return &answerStream{st: st, t: t, log: log, next: next, fallback: !st.enabled(t.Channel), guard: render.NewGuard()}
 }
 
 // StepStarted begins a step's text. A step the agent tries again after
@@ -194,7 +227,7 @@ func (s *answerStream) endStep(ctx context.Context) {
 		s.resetStep()
 		return
 	}
-	meta := slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}})
+	meta := slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaCommentary, EventPayload: map[string]any{"question_ts": s.t.QuestionTS}})
 	if s.deliverStep(ctx, []slack.MsgOption{meta}) {
 		s.resetStep()
 		return
@@ -249,15 +282,15 @@ func (s *answerStream) remove(ctx context.Context, g *streamMsg) {
 	ctx, cancel := slackapi.Context(ctx)
 	defer cancel()
 	for _, ts := range g.parts {
-		_, _, err := s.b.api.DeleteMessageContext(ctx, s.m.Channel, ts)
+		_, _, err := s.st.web.DeleteMessageContext(ctx, s.t.Channel, ts)
 		if err == nil {
 			continue
 		}
 		const note = "_(This text broke off; it is written again below.)_"
-		_, _, _, err = s.b.api.UpdateMessageContext(ctx, s.m.Channel, ts,
+		_, _, _, err = s.st.web.UpdateMessageContext(ctx, s.t.Channel, ts,
 			slack.MsgOptionText(note, false),
 			slack.MsgOptionBlocks(slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, note, false, false), nil, nil)),
-			slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}}))
+			slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaCommentary, EventPayload: map[string]any{"question_ts": s.t.QuestionTS}}))
 		if err != nil {
 			s.log.Error("could not remove a broken-off streamed message", "ts", ts, "err", slackapi.Explain(err))
 		}
@@ -276,12 +309,12 @@ func (s *answerStream) postCommentary(ctx context.Context, text string) {
 	for _, p := range render.SplitMrkdwn(parts[0], render.SectionChars) {
 		blocks = append(blocks, slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, p, false, false), nil, nil))
 	}
-	_, _, err := s.b.api.PostMessageContext(ctx, s.m.Channel,
-		slack.MsgOptionTS(s.m.ThreadTS),
+	_, _, err := s.st.web.PostMessageContext(ctx, s.t.Channel,
+		slack.MsgOptionTS(s.t.ThreadTS),
 		slack.MsgOptionText(render.Truncate(parts[0], render.FallbackTextChars), false),
 		slack.MsgOptionBlocks(blocks...),
 		slack.MsgOptionDisableLinkUnfurl(),
-		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}}),
+		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaCommentary, EventPayload: map[string]any{"question_ts": s.t.QuestionTS}}),
 	)
 	if err != nil {
 		s.log.Error("posting the model's commentary failed", "err", slackapi.Explain(err))
@@ -289,46 +322,43 @@ func (s *answerStream) postCommentary(ctx context.Context, text string) {
 }
 
 // deliver ends the answer: the last step's streamed text is closed with
-// the footer under it (the debug line, then [Bot.answerFooter]'s blocks,
-// built once the message's ts is known) and the answer's metadata, and
-// an answer too long for its parts is attached whole. text is the answer
-// as [answerText] made it (the model's text, perhaps with a note after
-// it). When nothing was streamed, or the stream failed, the answer is
-// posted the old way.
-func (s *answerStream) deliver(ctx context.Context, text, footer string, info answerInfo) {
-	answer := safetext.Text(text)
-	if !s.fallback && s.msg != nil {
-		if rest, ok := strings.CutPrefix(text, s.raw.String()); ok && rest != "" {
-			s.msg.add(s.guard.Write(rest))
-		}
-		g := s.msg
-		g.footer = func(ts string) []slack.Block {
-			var blocks []slack.Block
-			if footer != "" {
-				blocks = append(blocks, render.ContextBlock(footer))
-			}
-			info.TS = ts
-			return append(blocks, s.b.answerFooter(ctx, info)...)
-		}
-		opts := []slack.MsgOption{slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaAnswer, EventPayload: map[string]any{
-			"answer":      render.Truncate(answer, render.MetadataTextChars),
-			"question_ts": s.m.TS,
-		}})}
-		if s.deliverStep(ctx, opts) {
-			if g.cut {
-				s.b.upload(ctx, s.m, render.Attachment{Name: "answer.md", Title: "Full answer", Content: answer})
-			}
-			return
-		}
+// the footer under it (the debug line, then the blocks of footer, built
+// once the message's ts is known) and the answer's metadata. text is the
+// answer as the bot made it (the model's text, perhaps with a note after
+// it). It reports whether the answer was shown, and whether it was cut
+// (too long for its parts: the caller attaches it whole); when it was not
+// shown (nothing was streamed, or the stream failed) the caller posts it
+// the old way.
+func (s *answerStream) deliver(ctx context.Context, text, debug string, footer func(ts string) []slack.Block) (shown, cut bool) {
+	if s.fallback || s.msg == nil {
+		return false, false
 	}
-	s.b.postAnswer(ctx, s.m, text, footer, info)
+	if rest, ok := strings.CutPrefix(text, s.raw.String()); ok && rest != "" {
+		s.msg.add(s.guard.Write(rest))
+	}
+	g := s.msg
+	g.footer = func(ts string) []slack.Block {
+		var blocks []slack.Block
+		if debug != "" {
+			blocks = append(blocks, render.ContextBlock(debug))
+		}
+		return append(blocks, footer(ts)...)
+	}
+	opts := []slack.MsgOption{slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaAnswer, EventPayload: map[string]any{
+		"answer":      render.Truncate(safetext.Text(text), render.MetadataTextChars),
+		"question_ts": s.t.QuestionTS,
+	}})}
+	if !s.deliverStep(ctx, opts) {
+		return false, false
+	}
+	return true, g.cut
 }
 
 // abandon closes the answer's open text when the run ended without an
 // answer (an error, the time limit): what was shown stays, as commentary.
 func (s *answerStream) abandon(ctx context.Context) {
 	if s.msg != nil && !s.fallback {
-		s.deliverStep(ctx, []slack.MsgOption{slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaCommentary, EventPayload: map[string]any{"question_ts": s.m.TS}})})
+		s.deliverStep(ctx, []slack.MsgOption{slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaCommentary, EventPayload: map[string]any{"question_ts": s.t.QuestionTS}})})
 	}
 	s.resetStep()
 }

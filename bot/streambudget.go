@@ -70,6 +70,10 @@ type streamBudgets struct {
 	start, append, stop *rateBudget
 }
 
+// DefaultStreamAppendsPerMinute is the chat.appendStream budget of all
+// answers together: Slack's Tier 4 (100+ a minute per workspace).
+const DefaultStreamAppendsPerMinute = 100
+
 func newStreamBudgets(appendsPerMinute int) *streamBudgets {
 	return &streamBudgets{
 		start:  newRateBudget(streamStartsPerMinute, streamStartBurst),
@@ -77,3 +81,30 @@ func newStreamBudgets(appendsPerMinute int) *streamBudgets {
 		stop:   newRateBudget(streamStopsPerMinute, streamStopBurst),
 	}
 }
+
+// Streaming answers (chat.startStream, appendStream, stopStream).
+const (
+	// streamStartsPerMinute and streamStopsPerMinute budget the Tier 2
+	// methods (20+ a minute), with bursts: an answer starts and stops a
+	// message for each tool call's commentary and for its answer.
+	// streamAppendBurst is how many appends may go at once beyond the
+	// budget's pace, so that one answer's first appends do not wait.
+	streamAppendBurst     = 3
+	streamStartsPerMinute = 20
+	streamStartBurst      = 20
+	streamStopsPerMinute  = 20
+	streamStopBurst       = 20
+	// streamAppendInterval is the least time between two appends to one
+	// message; text written meanwhile goes in the next append.
+	streamAppendInterval = 500 * time.Millisecond
+	// streamMessageChars bounds the text of one streamed message (Slack:
+	// 12,000 characters of markdown a message, 12,000 a call); a longer
+	// answer goes on in a new message, up to render.AnswerMaxParts.
+	streamMessageChars = 10000
+	// streamRateRetries bounds the 429s one streaming call takes before
+	// its text is given up on (and the answer posted the old way).
+	streamRateRetries = 8
+	// streamCloseTimeout bounds the wait for a message's last text when it
+	// is closed (a tool call starts, the answer ends).
+	streamCloseTimeout = 60 * time.Second
+)

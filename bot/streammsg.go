@@ -60,7 +60,7 @@ type streamMsg struct {
 
 func (s *answerStream) openMsg(ctx context.Context) *streamMsg {
 	g := &streamMsg{
-		st: s.st, channel: s.m.Channel, thread: s.m.ThreadTS, user: s.m.User, im: s.m.IM,
+		st: s.st, channel: s.t.Channel, thread: s.t.ThreadTS, user: s.t.User, im: s.t.IM,
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 	}
 	g.ctx, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
