@@ -36,4 +36,3 @@ const (
 	defaultStatusInterval = 90 * time.Second // Slack clears a status after 2 min
 	defaultSweepInterval  = 10 * time.Minute // how often expired workspaces are deleted
 )
-
