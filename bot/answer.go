@@ -14,6 +14,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
+	"github.com/sandpiper-bot/sandpiper/bot/stream"
 	"github.com/sandpiper-bot/sandpiper/bot/thread"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
@@ -80,7 +81,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	}
 	p := &cardPoster{b: b, m: m, debug: debug, log: log, status: status, files: files,
 		stop: stopKey{Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS}.value(m.User)}
-	stream := b.stream.answer(streamTarget{Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS, User: m.User, IM: m.IM}, log, p) // the model's text, then p's cards
+	stream := b.stream.Start(stream.Target{Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS, User: m.User, IM: m.IM}, log, p) // the model's text, then p's cards
 	out, err := b.cfg.Agent.Run(actx, msgs, agent.RunOptions{Workspace: files, Observer: stream})
 	by := stopped()
 	if out == nil {
@@ -119,7 +120,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 			Question: m.Text, Answer: text, Model: out.Model, Debug: debug,
 			Runs: p.shown, Files: filesDesc, Notes: inputs.notes, Earlier: history,
 		}
-		shown, cut := stream.deliver(pctx, text, footer, func(ts string) []slack.Block {
+		shown, cut := stream.Deliver(pctx, text, footer, func(ts string) []slack.Block {
 			info := info
 			info.TS = ts
 			return b.answerFooter(pctx, info)
@@ -132,10 +133,10 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 		}
 		b.metrics.answerSeconds.Observe(time.Since(start).Seconds())
 	case by != "":
-		stream.abandon(pctx)
+		stream.Abandon(pctx)
 		b.notice(pctx, m, stopNotice(by))
 	default:
-		stream.abandon(pctx)
+		stream.Abandon(pctx)
 		kind, text := failureText(ctx, err, timedOut, out, b.cfg.AnswerTimeout)
 		b.metrics.errors.WithLabelValues(kind).Inc()
 		log.Warn("no answer", "kind", kind, "err", err, "steps", out.Steps)

@@ -37,6 +37,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/bot/store"
+	"github.com/sandpiper-bot/sandpiper/bot/stream"
 	"github.com/sandpiper-bot/sandpiper/bot/thread"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
@@ -89,7 +90,7 @@ type Config struct {
 	// them as the model writes (SANDPIPER_STREAM=false).
 	NoStream bool
 	// StreamAppendsPerMinute is the chat.appendStream budget of all
-	// answers together (default DefaultStreamAppendsPerMinute).
+	// answers together (default [DefaultStreamAppendsPerMinute]).
 	StreamAppendsPerMinute int
 }
 
@@ -176,7 +177,7 @@ type Bot struct {
 	intake     intake // runs what the event loop accepts: on the pool, or shared in Redis
 	pool       *dispatcher
 	metrics    *metrics
-	stream     *streaming // what answers share to stream their text
+	stream     *stream.Streamer // what answers share to stream their text
 	http       *http.Server
 	httpLn     net.Listener
 	// actions are the handlers of buttons, by action_id; background
@@ -277,7 +278,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		admins:     store.NewAdmins(cfg.Admins, api),
 		pool:       newDispatcher(cfg.Workers, defaultQueueLimit),
 		metrics:    m,
-		stream: newStreaming(streamConfig{Web: api, BotToken: cfg.BotToken, APIURL: cfg.APIURL, TeamID: auth.TeamID,
+		stream: stream.New(stream.Config{Web: api, BotToken: cfg.BotToken, APIURL: cfg.APIURL, TeamID: auth.TeamID,
 			AppendsPerMinute: cfg.StreamAppendsPerMinute, Off: cfg.NoStream, Logger: log}),
 		actions: newActionRegistry(),
 		now:     time.Now,

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
+	"github.com/sandpiper-bot/sandpiper/bot/stream"
 )
 
 // answerTablesMax bounds the tables one answer shows (one message each);
@@ -19,6 +20,10 @@ const numberCheckChars = 600
 
 // Defaults for the configuration; zero fields of [Config] take them.
 const (
+	// DefaultStreamAppendsPerMinute is the chat.appendStream budget of
+	// all answers together: Slack's Tier 4 (100+ a minute per workspace).
+	DefaultStreamAppendsPerMinute = stream.DefaultAppendsPerMinute
+
 	DefaultAPIURL          = "https://slack.com/api/"
 	DefaultDataDir         = "./data"
 	DefaultThreadTTL       = 24 * time.Hour

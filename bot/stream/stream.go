@@ -1,4 +1,4 @@
-package bot
+package stream
 
 import (
 	"cmp"
@@ -19,11 +19,11 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
-// streaming is what the bot's answers share to stream their text: the
+// Streamer is what the bot's answers share to stream their text: the
 // client for the stream methods (which retries no 429 itself, so that the
 // budgets see each one), the rate budgets, and whether Slack refused
 // streaming for the workspace or for a channel.
-type streaming struct {
+type Streamer struct {
 	web     *slack.Client // the bot's client: posts, updates, deletes
 	api     *slack.Client
 	budgets *streamBudgets
@@ -35,8 +35,8 @@ type streaming struct {
 	warnOnce sync.Once
 }
 
-// streamConfig configures [newStreaming].
-type streamConfig struct {
+// Config configures [New].
+type Config struct {
 	// Web is the bot's Web API client, for the messages an answer posts,
 	// updates and deletes besides its streams.
 	Web *slack.Client
@@ -52,15 +52,15 @@ type streamConfig struct {
 	Logger *slog.Logger
 }
 
-// newStreaming returns what a bot's answers share to stream their text.
-func newStreaming(cfg streamConfig) *streaming {
-	st := &streaming{
+// New returns what a bot's answers share to stream their text.
+func New(cfg Config) *Streamer {
+	st := &Streamer{
 		web: cfg.Web,
 		api: slack.New(cfg.BotToken,
 			slack.OptionAPIURL(cfg.APIURL),
 			slack.OptionHTTPClient(&http.Client{Timeout: slackapi.CallTimeout}),
 		),
-		budgets: newStreamBudgets(cmp.Or(cfg.AppendsPerMinute, DefaultStreamAppendsPerMinute)),
+		budgets: newStreamBudgets(cmp.Or(cfg.AppendsPerMinute, DefaultAppendsPerMinute)),
 		log:     cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 		teamID:  cfg.TeamID,
 	}
@@ -68,8 +68,8 @@ func newStreaming(cfg streamConfig) *streaming {
 	return st
 }
 
-// streamTarget is the thread an answer streams into.
-type streamTarget struct {
+// Target is the thread an answer streams into.
+type Target struct {
 	Channel  string
 	ThreadTS string
 	// QuestionTS is the question answered; User its asker, the stream's
@@ -82,7 +82,7 @@ type streamTarget struct {
 // refused notes that Slack refused to start a stream in channel: for
 // good when the error says the workspace or token cannot stream, for the
 // channel when its type cannot.
-func (st *streaming) refused(channel string, err error) {
+func (st *Streamer) refused(channel string, err error) {
 	se, ok := errors.AsType[slack.SlackErrorResponse](err)
 	if !ok {
 		return // a network failure: try again next time
@@ -100,7 +100,7 @@ func (st *streaming) refused(channel string, err error) {
 }
 
 // enabled reports whether answers in channel are streamed.
-func (st *streaming) enabled(channel string) bool {
+func (st *Streamer) enabled(channel string) bool {
 	if st.off.Load() {
 		return false
 	}
@@ -111,7 +111,7 @@ func (st *streaming) enabled(channel string) bool {
 // call makes a streaming call within budget r: it waits its turn, and
 // when Slack answers 429 it pauses r for every answer (Retry-After, or a
 // second without one) and tries the same call again.
-func (st *streaming) call(ctx context.Context, r *rateBudget, f func() error) error {
+func (st *Streamer) call(ctx context.Context, r *rateBudget, f func() error) error {
 	for try := 0; ; try++ {
 		if err := r.wait(ctx); err != nil {
 			return err
@@ -133,41 +133,41 @@ func (st *streaming) call(ctx context.Context, r *rateBudget, f func() error) er
 	}
 }
 
-// answerStream shows an answer's text in its thread as the model writes
+// Answer shows an answer's text in its thread as the model writes
 // it: each step's text streams into a message of its own (in parts if it
 // is long). Text a step writes before a tool call is closed into its own
 // message before the call's card is posted; the last step's text is the
-// answer, closed by [answerStream.deliver] with its footer. It is the
+// answer, closed by [Answer.Deliver] with its footer. It is the
 // run's [agent.Observer]: it tells next (the card poster) each event
 // after handling it, so the thread reads in the order things happened.
 //
 // When Slack refuses to stream (or streaming is off), text goes the old
 // way: commentary is posted whole when its tool call starts, the answer
-// by the bot ([answerStream.deliver] says so); either way it lands once.
-type answerStream struct {
-	st   *streaming
-	t    streamTarget
+// by the bot ([Answer.Deliver] says so); either way it lands once.
+type Answer struct {
+	st   *Streamer
+	t    Target
 	log  *slog.Logger
 	next agent.Observer
 
 	fallback bool            // the old way from now on
 	raw      strings.Builder // the current step's text, as the model wrote it
 	guard    *render.Guard
-	lead     string     // guarded blank text waiting for the first visible text
-	msg      *streamMsg // the current step's message; nil until text shows
+	lead     string   // guarded blank text waiting for the first visible text
+	msg      *message // the current step's message; nil until text shows
 }
 
-var _ agent.Observer = (*answerStream)(nil)
+var _ agent.Observer = (*Answer)(nil)
 
-// answer starts showing the text of an answer in t; next is told each
+// Start starts showing the text of an answer in t; next is told each
 // event after it is handled.
-func (st *streaming) answer(t streamTarget, log *slog.Logger, next agent.Observer) *answerStream {
-	return &answerStream{st: st, t: t, log: log, next: next, fallback: !st.enabled(t.Channel), guard: render.NewGuard()}
+func (st *Streamer) Start(t Target, log *slog.Logger, next agent.Observer) *Answer {
+	return &Answer{st: st, t: t, log: log, next: next, fallback: !st.enabled(t.Channel), guard: render.NewGuard()}
 }
 
 // StepStarted begins a step's text. A step the agent tries again after
 // its answer broke off has its message removed: its text comes again.
-func (s *answerStream) StepStarted(ctx context.Context, e agent.StepEvent) {
+func (s *Answer) StepStarted(ctx context.Context, e agent.StepEvent) {
 	if e.Retry > 0 {
 		s.discard(ctx)
 	} else {
@@ -177,7 +177,7 @@ func (s *answerStream) StepStarted(ctx context.Context, e agent.StepEvent) {
 }
 
 // AnswerDelta streams a piece of the model's text.
-func (s *answerStream) AnswerDelta(ctx context.Context, e agent.DeltaEvent) {
+func (s *Answer) AnswerDelta(ctx context.Context, e agent.DeltaEvent) {
 	s.raw.WriteString(e.Text)
 	if !s.fallback {
 		s.push(ctx, s.guard.Write(e.Text))
@@ -187,22 +187,24 @@ func (s *answerStream) AnswerDelta(ctx context.Context, e agent.DeltaEvent) {
 
 // ToolCallStarted closes the text written before the call, so that the
 // call's card comes after it.
-func (s *answerStream) ToolCallStarted(ctx context.Context, e agent.ToolCallEvent) {
+func (s *Answer) ToolCallStarted(ctx context.Context, e agent.ToolCallEvent) {
 	s.endStep(ctx)
 	s.next.ToolCallStarted(ctx, e)
 }
 
-func (s *answerStream) ToolCallFinished(ctx context.Context, e agent.ToolResultEvent) {
+// ToolCallFinished passes the event on.
+func (s *Answer) ToolCallFinished(ctx context.Context, e agent.ToolResultEvent) {
 	s.next.ToolCallFinished(ctx, e)
 }
 
-func (s *answerStream) Finished(ctx context.Context, e agent.FinishEvent) {
+// Finished passes the event on.
+func (s *Answer) Finished(ctx context.Context, e agent.FinishEvent) {
 	s.next.Finished(ctx, e)
 }
 
 // push sends guarded text to the step's message, opening it at the first
 // visible text.
-func (s *answerStream) push(ctx context.Context, text string) {
+func (s *Answer) push(ctx context.Context, text string) {
 	if s.msg == nil {
 		if strings.TrimSpace(s.lead+text) == "" {
 			s.lead += text
@@ -215,13 +217,13 @@ func (s *answerStream) push(ctx context.Context, text string) {
 }
 
 // resetStep forgets the step's text.
-func (s *answerStream) resetStep() {
+func (s *Answer) resetStep() {
 	s.raw.Reset()
 	s.guard, s.lead, s.msg = render.NewGuard(), "", nil
 }
 
 // endStep closes the step's text as commentary (text before a tool call).
-func (s *answerStream) endStep(ctx context.Context) {
+func (s *Answer) endStep(ctx context.Context) {
 	text := s.raw.String()
 	if strings.TrimSpace(text) == "" && s.msg == nil {
 		s.resetStep()
@@ -241,7 +243,7 @@ func (s *answerStream) endStep(ctx context.Context) {
 // deliverStep ends the step's message with opts; it reports false when
 // the text is still to be shown the old way (nothing or part of it was
 // streamed; the part is removed).
-func (s *answerStream) deliverStep(ctx context.Context, opts []slack.MsgOption) bool {
+func (s *Answer) deliverStep(ctx context.Context, opts []slack.MsgOption) bool {
 	if s.msg == nil {
 		return strings.TrimSpace(s.raw.String()) == ""
 	}
@@ -257,7 +259,7 @@ func (s *answerStream) deliverStep(ctx context.Context, opts []slack.MsgOption) 
 
 // fallbackNow switches the answer to the old way after its stream failed,
 // removing what the failed message showed.
-func (s *answerStream) fallbackNow(ctx context.Context, res streamResult) {
+func (s *Answer) fallbackNow(ctx context.Context, res streamResult) {
 	if res == streamBroken {
 		s.remove(ctx, s.msg)
 	}
@@ -268,7 +270,7 @@ func (s *answerStream) fallbackNow(ctx context.Context, res streamResult) {
 }
 
 // discard removes the step's message: the step runs again.
-func (s *answerStream) discard(ctx context.Context) {
+func (s *Answer) discard(ctx context.Context) {
 	if s.msg != nil {
 		s.msg.close(ctx, nil)
 		s.remove(ctx, s.msg)
@@ -278,7 +280,7 @@ func (s *answerStream) discard(ctx context.Context) {
 
 // remove takes a closed message's parts out of the thread (chat.delete),
 // or, where Slack will not delete one, replaces its text with a note.
-func (s *answerStream) remove(ctx context.Context, g *streamMsg) {
+func (s *Answer) remove(ctx context.Context, g *message) {
 	ctx, cancel := slackapi.Context(ctx)
 	defer cancel()
 	for _, ts := range g.parts {
@@ -298,7 +300,7 @@ func (s *answerStream) remove(ctx context.Context, g *streamMsg) {
 }
 
 // postCommentary posts text written before a tool call the old way.
-func (s *answerStream) postCommentary(ctx context.Context, text string) {
+func (s *Answer) postCommentary(ctx context.Context, text string) {
 	ctx, cancel := slackapi.Context(ctx)
 	defer cancel()
 	parts := render.SplitMrkdwn(render.Mrkdwn(safetext.Text(text)), render.AnswerMessageChars)
@@ -321,7 +323,7 @@ func (s *answerStream) postCommentary(ctx context.Context, text string) {
 	}
 }
 
-// deliver ends the answer: the last step's streamed text is closed with
+// Deliver ends the answer: the last step's streamed text is closed with
 // the footer under it (the debug line, then the blocks of footer, built
 // once the message's ts is known) and the answer's metadata. text is the
 // answer as the bot made it (the model's text, perhaps with a note after
@@ -329,7 +331,7 @@ func (s *answerStream) postCommentary(ctx context.Context, text string) {
 // (too long for its parts: the caller attaches it whole); when it was not
 // shown (nothing was streamed, or the stream failed) the caller posts it
 // the old way.
-func (s *answerStream) deliver(ctx context.Context, text, debug string, footer func(ts string) []slack.Block) (shown, cut bool) {
+func (s *Answer) Deliver(ctx context.Context, text, debug string, footer func(ts string) []slack.Block) (shown, cut bool) {
 	if s.fallback || s.msg == nil {
 		return false, false
 	}
@@ -354,9 +356,9 @@ func (s *answerStream) deliver(ctx context.Context, text, debug string, footer f
 	return true, g.cut
 }
 
-// abandon closes the answer's open text when the run ended without an
+// Abandon closes the answer's open text when the run ended without an
 // answer (an error, the time limit): what was shown stays, as commentary.
-func (s *answerStream) abandon(ctx context.Context) {
+func (s *Answer) Abandon(ctx context.Context) {
 	if s.msg != nil && !s.fallback {
 		s.deliverStep(ctx, []slack.MsgOption{slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaCommentary, EventPayload: map[string]any{"question_ts": s.t.QuestionTS}})})
 	}

@@ -1,4 +1,4 @@
-package bot
+package stream
 
 import (
 	"context"
@@ -24,13 +24,13 @@ const (
 	streamStoppedByUser                     // the user stopped it in Slack
 )
 
-// streamMsg is one step's streamed text: a Slack message (or several, for
+// message is one step's streamed text: a Slack message (or several, for
 // a long text) fed by a goroutine of its own, so that the model's stream
 // never waits on Slack. Text added is sent as it comes, at most one
 // append per [streamAppendInterval] per message and within the
 // workspace's budgets; what piles up meanwhile goes in the next call.
-type streamMsg struct {
-	st      *streaming
+type message struct {
+	st      *Streamer
 	channel string
 	thread  string
 	user    string // the asker: the stream's recipient in channels
@@ -58,8 +58,8 @@ type streamMsg struct {
 	stopped bool // the user stopped the stream
 }
 
-func (s *answerStream) openMsg(ctx context.Context) *streamMsg {
-	g := &streamMsg{
+func (s *Answer) openMsg(ctx context.Context) *message {
+	g := &message{
 		st: s.st, channel: s.t.Channel, thread: s.t.ThreadTS, user: s.t.User, im: s.t.IM,
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
 	}
@@ -69,7 +69,7 @@ func (s *answerStream) openMsg(ctx context.Context) *streamMsg {
 }
 
 // add queues text to send.
-func (g *streamMsg) add(text string) {
+func (g *message) add(text string) {
 	if text == "" {
 		return
 	}
@@ -79,7 +79,7 @@ func (g *streamMsg) add(text string) {
 	g.signal()
 }
 
-func (g *streamMsg) signal() {
+func (g *message) signal() {
 	select {
 	case g.wake <- struct{}{}:
 	default:
@@ -88,7 +88,7 @@ func (g *streamMsg) signal() {
 
 // close sends what is left, then stops the stream with opts (and the
 // footer) and says how the message ended.
-func (g *streamMsg) close(ctx context.Context, opts []slack.MsgOption) streamResult {
+func (g *message) close(ctx context.Context, opts []slack.MsgOption) streamResult {
 	g.mu.Lock()
 	g.closing = true
 	g.mu.Unlock()
@@ -149,7 +149,7 @@ func isStoppedByUser(err error) bool {
 }
 
 // run sends the text added until the message is closed.
-func (g *streamMsg) run() {
+func (g *message) run() {
 	defer close(g.done)
 	var last time.Time
 	for {
@@ -199,7 +199,7 @@ func (g *streamMsg) run() {
 }
 
 // send shows text: in the open part while it has room, then in new parts.
-func (g *streamMsg) send(text string) error {
+func (g *message) send(text string) error {
 	for text != "" && !g.cut {
 		room := streamMessageChars - g.shown - len("\n```")
 		head, rest := text, ""
@@ -244,7 +244,7 @@ func (g *streamMsg) send(text string) error {
 }
 
 // put starts the open part with text, or appends text to it.
-func (g *streamMsg) put(text string) error {
+func (g *message) put(text string) error {
 	chunk := slack.MsgOptionChunks(slack.NewMarkdownTextChunk(text))
 	var err error
 	if g.ts == "" {
@@ -281,7 +281,7 @@ func (g *streamMsg) put(text string) error {
 }
 
 // stopPart stops the open part's stream with opts.
-func (g *streamMsg) stopPart(opts []slack.MsgOption) error {
+func (g *message) stopPart(opts []slack.MsgOption) error {
 	if g.ts == "" {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package bot
+package stream
 
 import (
 	"context"
@@ -70,9 +70,9 @@ type streamBudgets struct {
 	start, append, stop *rateBudget
 }
 
-// DefaultStreamAppendsPerMinute is the chat.appendStream budget of all
+// DefaultAppendsPerMinute is the chat.appendStream budget of all
 // answers together: Slack's Tier 4 (100+ a minute per workspace).
-const DefaultStreamAppendsPerMinute = 100
+const DefaultAppendsPerMinute = 100
 
 func newStreamBudgets(appendsPerMinute int) *streamBudgets {
 	return &streamBudgets{
