@@ -286,7 +286,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	b.intake = localIntake{b}
 	if rs != nil {
 		b.intake = newSharedIntake(b, rs)
-		m.reg.MustRegister(newQueueCollector(rs))
+		m.reg.MustRegister(replica.NewCollector(rs))
 	}
 	m.gauges(b.connected.Load, b.intake.busy)
 	b.actions.handle(render.StopActionID, b.onStopClick)

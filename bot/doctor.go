@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/store"
 )
@@ -120,4 +122,30 @@ func Doctor(ctx context.Context, cfg Config) []Check {
 		add("SANDPIPER_DATA_DIR", nil, cfg.DataDir+" is writable")
 	}
 	return checks
+}
+
+// doctorRedis checks the Redis of SANDPIPER_REDIS_URL: it answers PING,
+// and its version and this user's permissions have the Streams, consumer
+// groups and scripts the queue needs. It changes nothing in Redis.
+func doctorRedis(ctx context.Context, cfg Config) Check {
+	name := "Redis (" + replica.EnvURL + ")"
+	quiet := cfg
+	quiet.Logger = slog.New(slog.DiscardHandler)
+	if quiet.Replica == "" {
+		quiet.Replica = "doctor"
+	}
+	st, err := openShared(ctx, quiet)
+	if err != nil {
+		return Check{Name: name, Detail: err.Error()}
+	}
+	defer st.Close()
+	info, err := st.Check(ctx)
+	if err != nil {
+		return Check{Name: name, Detail: err.Error()}
+	}
+	detail := fmt.Sprintf("Redis %s at %s, db %d: PING answered; Streams with consumer groups (XAUTOCLAIM) and scripts work", info.Version, info.Addr, info.DB)
+	for _, w := range info.Warnings {
+		detail += "; warning: " + w
+	}
+	return Check{Name: name, OK: true, Detail: detail}
 }

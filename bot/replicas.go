@@ -24,6 +24,15 @@ import (
 // from the queue, a thread's questions one at a time and in order;
 // questions a replica took and did not finish are answered by another.
 
+// Bounds of the calls to Redis made outside a question's answer.
+const (
+	// redisCallTimeout bounds a call to Redis made for a thread before
+	// its answer starts.
+	redisCallTimeout = 2 * time.Second
+	// statsTimeout bounds reading the queue's figures for /metrics.
+	statsTimeout = time.Second
+)
+
 // openShared opens the store replicas share. Its errors are
 // [*ConfigError]s naming SANDPIPER_REDIS_URL.
 func openShared(ctx context.Context, cfg Config) (*replica.Store, error) {

@@ -1,37 +1,28 @@
-package bot
+package replica
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 )
 
-// Bounds of the calls to Redis made outside a question's answer.
-const (
-	// redisCallTimeout bounds a call to Redis made for a thread before
-	// its answer starts.
-	redisCallTimeout = 2 * time.Second
-	// statsTimeout bounds reading the queue's figures for /metrics.
-	statsTimeout = time.Second
-)
+// statsTimeout bounds reading the queue's figures for a scrape.
+const statsTimeout = time.Second
 
-// queueCollector reports the shared queue's figures ([replica.Stats]) on
+// Collector reports the shared queue's figures ([Stats]) on
 // each scrape of /metrics.
-type queueCollector struct {
-	store *replica.Store
+type Collector struct {
+	store *Store
 
 	up, queued, pending, running, waiting *prometheus.Desc
 	claimed, handedBack, lost             *prometheus.Desc
 }
 
-func newQueueCollector(st *replica.Store) *queueCollector {
+// NewCollector reports st's figures.
+func NewCollector(st *Store) *Collector {
 	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, nil) }
-	return &queueCollector{
+	return &Collector{
 		store:      st,
 		up:         d("sandpiper_redis_up", "Whether Redis answers (1) or not (0); /readyz fails while it does not."),
 		queued:     d("sandpiper_queue_questions", "Questions in the shared queue, waiting or being answered, across replicas (the same on every replica)."),
@@ -44,13 +35,15 @@ func newQueueCollector(st *replica.Store) *queueCollector {
 	}
 }
 
-func (c *queueCollector) Describe(ch chan<- *prometheus.Desc) {
+// Describe sends the figures' descriptions.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.up, c.queued, c.pending, c.running, c.waiting, c.claimed, c.handedBack, c.lost} {
 		ch <- d
 	}
 }
 
-func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
+// Collect reads the figures (Redis's within a second) and sends them.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
 	defer cancel()
 	st, err := c.store.Stats(ctx)
@@ -72,30 +65,4 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(c.claimed, st.Claimed)
 	counter(c.handedBack, st.HandedBack)
 	counter(c.lost, st.Lost)
-}
-
-// doctorRedis checks the Redis of SANDPIPER_REDIS_URL: it answers PING,
-// and its version and this user's permissions have the Streams, consumer
-// groups and scripts the queue needs. It changes nothing in Redis.
-func doctorRedis(ctx context.Context, cfg Config) Check {
-	name := "Redis (" + replica.EnvURL + ")"
-	quiet := cfg
-	quiet.Logger = slog.New(slog.DiscardHandler)
-	if quiet.Replica == "" {
-		quiet.Replica = "doctor"
-	}
-	st, err := openShared(ctx, quiet)
-	if err != nil {
-		return Check{Name: name, Detail: err.Error()}
-	}
-	defer st.Close()
-	info, err := st.Check(ctx)
-	if err != nil {
-		return Check{Name: name, Detail: err.Error()}
-	}
-	detail := fmt.Sprintf("Redis %s at %s, db %d: PING answered; Streams with consumer groups (XAUTOCLAIM) and scripts work", info.Version, info.Addr, info.DB)
-	for _, w := range info.Warnings {
-		detail += "; warning: " + w
-	}
-	return Check{Name: name, OK: true, Detail: detail}
 }
