@@ -51,12 +51,6 @@ func (g *Guard) Write(s string) string {
 // Flush returns the text held back: the model has finished.
 func (g *Guard) Flush() string { return g.take(true) }
 
-// guardMarkdown is the guard applied to a whole text.
-func guardMarkdown(s string) string {
-	g := NewGuard()
-	return g.Write(s) + g.Flush()
-}
-
 // broadcasts are the words after @ that notify a whole channel.
 var broadcasts = []string{"channel", "here", "everyone"}
 

@@ -84,3 +84,9 @@ func FuzzGuardStreams(f *testing.F) {
 		}
 	})
 }
+
+// guardMarkdown is the guard applied to a whole text.
+func guardMarkdown(s string) string {
+	g := NewGuard()
+	return g.Write(s) + g.Flush()
+}

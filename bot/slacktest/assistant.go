@@ -114,15 +114,6 @@ func (s *Server) setTitle(f url.Values) map[string]any {
 	return map[string]any{}
 }
 
-// Prompts returns the prompts last set on a thread (thread "" for those
-// set without thread_ts), and whether any were.
-func (s *Server) Prompts(channel, threadTS string) (SuggestedPrompts, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, ok := s.prompts[channel+"/"+threadTS]
-	return p, ok
-}
-
 // Title returns an agent thread's title, "" when none was set.
 func (s *Server) Title(channel, threadTS string) string {
 	s.mu.Lock()

@@ -174,7 +174,6 @@ type Server struct {
 	failures  map[string][]Failure
 	tickets   map[string]bool
 	conns     []*conn
-	opens     int
 	files     map[string]*File
 	downloads map[string]int    // file id → authorised downloads
 	statuses  map[string]string // channel/thread → assistant status
@@ -410,7 +409,6 @@ func slackErr(code string, messages ...string) map[string]any {
 func (s *Server) connectionsOpen() map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.opens++
 	ticket := s.nextID("ticket")
 	s.tickets[ticket] = true
 	u := strings.Replace(s.http.URL, "http://", "ws://", 1) + "/ws?ticket=" + ticket

@@ -470,13 +470,6 @@ func (s *Server) Calls(method string) []Call {
 	return out
 }
 
-// Opens counts apps.connections.open calls.
-func (s *Server) Opens() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.opens
-}
-
 func copyMessage(m *Message) Message {
 	c := *m
 	c.Reactions = append([]string(nil), m.Reactions...)

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/patrickmn/go-cache"
 	"github.com/slack-go/slack"
@@ -334,9 +333,6 @@ func (m *Memory) rebuild(ctx context.Context, channel, threadTS string) ([]Turn,
 func Trim(turns []Turn) []Turn {
 	return trimHistory(turns, historyChars)
 }
-
-// runeLen is utf8.RuneCountInString, short.
-func runeLen(s string) int { return utf8.RuneCountInString(s) }
 
 // Messages turns the thread's turns and the new question into the
 // agent's conversation. Earlier runs become executeCode calls and results,

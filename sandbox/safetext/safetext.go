@@ -28,9 +28,6 @@ func Text(s string) string { return clean(s, false) }
 // feeds and tabs are shown as ␊ and ␉ too.
 func Line(s string) string { return clean(s, true) }
 
-// Safe reports whether s is shown unchanged by [Text].
-func Safe(s string) bool { return firstUnsafe(s, false) < 0 }
-
 // firstUnsafe returns the index of the first byte of s that must change,
 // or -1.
 func firstUnsafe(s string, line bool) int {
