@@ -1,14 +1,3 @@
-// Package agent answers questions with a tool loop: the model reads the
-// conversation, may call tools (chiefly executeCode, which runs Python in a
-// fresh sandbox), reads their results, and goes on until it answers without
-// calling a tool or the step limit stops it.
-//
-// The loop is model-agnostic: it talks to a [Model], which the subpackages
-// openai (OpenAI-compatible chat completions, including the Vercel AI
-// Gateway) and anthropic (the Messages API) implement. Whoever shows a run
-// (the terminal, Slack) watches it through an [Observer], and gives it the
-// conversation's working directory, a [Workspace], which every
-// executeCode run starts with and adds its files to.
 package agent
 
 import (

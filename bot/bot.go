@@ -1,19 +1,3 @@
-// Package bot is sandpiper's Slack side. It connects over Socket Mode, acks
-// every envelope at once, and answers @mentions, direct messages and
-// follow-ups in threads it has answered in. Each answer shows a tool card
-// per executeCode run (the Python, then its output) and ends with the
-// model's answer converted to Slack's mrkdwn. Threads are remembered for a
-// TTL and rebuilt from Slack after a restart. Admins switch debug on per
-// channel; the setting is kept in the data directory.
-//
-// Files attached in a thread are downloaded into the thread's workspace
-// (in the data directory) and placed in every run's /mnt/data; the files
-// runs write there are posted back into the thread (images with alt text)
-// and kept for the thread's later runs.
-//
-// The model and the sandbox are behind [Agent], which [*agent.Agent]
-// implements; the bot observes each run ([agent.Observer]) to show its
-// tool cards, and gives it the thread's workspace ([agent.Workspace]).
 package bot
 
 import (

@@ -1,11 +1,3 @@
-// Package sandbox describes one run of untrusted Python: the request (code,
-// input files, limits) and the result (output, exit status, which limit ended
-// the run, files produced). Backends such as [github.com/sandpiper-bot/sandpiper/sandbox/local]
-// run a request in a sandbox created for that run alone and destroyed after.
-//
-// A user program that fails (a traceback, a non-zero exit, a timeout, the
-// memory limit) is reported in the [Result]; a Go error from a backend means
-// the sandbox machinery itself failed.
 package sandbox
 
 import (

@@ -1,13 +1,3 @@
-// Package local runs each sandbox request in a fresh set of Linux namespaces
-// on this host: a private read-only root holding only the Python install, a
-// size-limited writable /mnt/data and /tmp, no network, no view of the host's
-// processes, files or environment, a seccomp filter, Landlock, rlimits and,
-// where the host offers them, cgroup memory and pids limits.
-//
-// The sandbox's helper processes, a zygote started once per [Sandbox] and
-// each sandbox's init, are this same binary: executed again as the zygote,
-// a C constructor (sandbox.c) takes over before the Go runtime starts, so
-// programs need no special main. The package needs cgo.
 package local
 
 import (

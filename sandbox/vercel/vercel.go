@@ -1,20 +1,3 @@
-// Package vercel runs each sandbox request in a fresh Vercel Sandbox, a
-// Firecracker microVM created for that run alone through the Sandbox REST
-// API (v1, the API of @vercel/sandbox 1.x) and stopped after it, whatever
-// happened.
-//
-// A run creates a python3.13 sandbox with a lifetime just past the run's
-// timeout and network access denied, writes the input files, runs
-// `python3 -c CODE` in its working directory while streaming the output,
-// ends the program itself when the timeout passes, reads back the files the
-// program created or changed, and stops the sandbox, retrying the stop a
-// bounded number of times. API calls are retried on network errors, 429
-// and 5xx with back-off, honouring Retry-After. At most
-// [Config.Concurrency] sandboxes are alive at once; further runs wait.
-//
-// Inside the VM the working directory is [WorkDir] (/vercel/sandbox/data);
-// [sandbox.WorkDir] (/mnt/data) is made a symbolic link to it where the VM
-// allows, so programs may use either path.
 package vercel
 
 import (

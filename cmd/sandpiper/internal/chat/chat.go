@@ -1,8 +1,3 @@
-// Package chat is sandpiper's terminal front end, beside the Slack one
-// (package bot): it shows the agent's runs as they happen (the streamed
-// answer, a card per Python run, a spinner while the model or the sandbox
-// works) as plain text on an io.Writer, and keeps a conversation going a
-// line at a time. Nothing in it is Slack's.
 package chat
 
 import (

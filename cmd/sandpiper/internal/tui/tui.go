@@ -1,20 +1,3 @@
-// Package tui is sandpiper's chat in a terminal: a multi-line editor with
-// a history, answers streamed and rendered as Markdown, and a framed card
-// for each Python run, built on Bubble Tea.
-//
-// The program runs inline, not in the alternate screen: what is finished
-// (the questions, the cards, the answers) is printed above the live area
-// and stays in the terminal's scrollback; the live area holds only the
-// answer being written, the running card's spinner and the editor.
-//
-// The UI does not run the agent. A front end gives it an [Options.Ask]
-// function, which it calls for each question on a goroutine of its own,
-// with a context the user cancels with Ctrl+C or Esc and an
-// [agent.Observer] that brings the run's events to the UI as messages.
-//
-// Nothing the model or a program wrote reaches the terminal as it is: it
-// goes through [safetext] first, and the Markdown renderer's output keeps
-// only its own colour sequences.
 package tui
 
 import (

@@ -1,0 +1,253 @@
+// Package bot is sandpiper's Slack side. It connects over Socket Mode, acks
+// every envelope at once, and answers @mentions, direct messages and
+// follow-ups in threads it has answered in. Each answer shows a tool card
+// per executeCode run (the Python, then its output) and ends with the
+// model's answer converted to Slack's mrkdwn. Threads are remembered for a
+// TTL and rebuilt from Slack after a restart. Admins switch debug on per
+// channel; the setting is kept in the data directory.
+//
+// Files attached in a thread are downloaded into the thread's workspace
+// (in the data directory) and placed in every run's /mnt/data; the files
+// runs write there are posted back into the thread (images with alt text)
+// and kept for the thread's later runs.
+//
+// The model and the sandbox are behind [Agent], which [*agent.Agent]
+// implements; the bot observes each run ([agent.Observer]) to show its
+// tool cards, and gives it the thread's workspace ([agent.Workspace]).
+//
+// # How a mention travels
+//
+// The socket (internal/socket) reads the envelope and acks it; events.go
+// routes it to a worker; answer.go rebuilds the thread's conversation,
+// places its files in the thread's workspace and calls the agent's Run
+// with the card poster as observer; the agent asks the model, and its
+// executeCode tool runs the code in a fresh sandbox with the workspace's
+// files, keeping what the run writes; the poster (poster.go) posts and
+// updates a tool card per run and the files, and answer.go posts the
+// answer.
+//
+// # Socket Mode
+//
+// The bot speaks Socket Mode with a client of its own (internal/socket),
+// not slack-go's, for two reasons. Every envelope is acknowledged the
+// moment it is read, before it is parsed: slack-go's client does not hand
+// a payload it fails to parse over as a request to ack, so Slack sends it
+// again and again. And a disconnect warning from Slack opens the next
+// connection before the old one closes, where slack-go's client closes the
+// old one first, and events sent meanwhile wait for a redelivery.
+// link_disabled (Socket Mode turned off) stops the bot with a message
+// saying so instead of reconnecting forever. The Web API calls go through
+// slack-go.
+//
+// SIGTERM or Ctrl-C stops taking new events, finishes answers in flight
+// (up to SANDPIPER_SHUTDOWN_TIMEOUT) and exits 0.
+//
+// # Files in, charts out
+//
+// Files attached to a question (or earlier in the thread) are downloaded
+// with the bot's token (scope files:read), on the host only, and placed in
+// the sandbox's working directory, /mnt/data, under safe names
+// (../../etc/passwd becomes passwd.txt; a second data.csv becomes
+// data-2.csv). A file it cannot use (too large, a video, a Google Drive
+// link, a Slack canvas …) gets a message in the thread saying which and
+// why, once, also for files attached earlier in the thread; the question
+// is still answered.
+//
+// Every file the program writes in /mnt/data comes back: images (PNG,
+// JPEG, GIF, WebP, SVG) are posted into the thread as images, with the
+// title the program saved in them as alt text (plt.savefig('chart.png',
+// metadata={'Title': '…'})), other files (CSV, XLSX, JSON, TXT …) as files,
+// one message per run, through files upload v2
+// (files.getUploadURLExternal, the upload, files.completeUploadExternal
+// with the thread's ts). The tool card lists each file and what became of
+// it (posted, unchanged, over a limit); files whose names start with "."
+// are not posted.
+//
+// Each run is a fresh sandbox, but a thread has a workspace: the files
+// attached in it and those its runs wrote are copied into every later
+// run, so "now plot it by month" works. Workspaces live in
+// SANDPIPER_DATA_DIR/threads/ and are deleted after SANDPIPER_THREAD_TTL
+// without use; a bot that lost its data directory reads the files back
+// from the thread (its own uploads are recorded in the tool cards'
+// metadata).
+//
+// # What a thread shows
+//
+// For "@sandpiper load sales.csv and give me revenue by region as a
+// table":
+//
+//  1. 👀 on the question, and a status line while the bot works.
+//  2. A tool card per run: the Python, then (when it ends) its output and
+//     the files it wrote.
+//  3. The files the run wrote, posted in the thread. A CSV (or TSV) is also
+//     shown beside its upload as a native Slack table (data_table), sortable
+//     in the client: numbers as numbers, the file's name as its caption, and
+//     a line under it such as ":bar_chart: `by_region.csv` · 4 rows · 2
+//     columns". A bigger file shows its first 100 rows and 20 columns and
+//     says so ("first 100 of 12,345 rows · first 20 of 31 columns · the
+//     whole file is attached above"); cells are cut at 200 characters, and a
+//     table holds at most 9,000 characters of cells (Slack's published
+//     limits disagree, 101 or 201 rows, so the bot keeps to the strictest:
+//     100 rows and the header, 20 columns, page_size ≤ 100). At most 5
+//     tables an answer; the files are posted anyway. The model is told that
+//     a DataFrame saved with df.to_csv('name.csv', index=False) becomes a
+//     table.
+//  4. The answer. When it states numbers found nowhere in the conversation
+//     (not in this turn's runs (code, output, errors), the files' previews,
+//     the question or the thread's earlier turns), a line under it lists
+//     them: ":warning: not found in any run's output: 43.7". Rounding,
+//     thousands separators, percentages of fractions (0.5155 → "51.55%"),
+//     scientific notation and "1.23 million" count as found; small counting
+//     numbers (0–10), years, dates, list markers and numbers one step of
+//     arithmetic from shown ones are never listed (agent/numcheck says
+//     exactly what is accepted). SANDPIPER_NUMBER_CHECK=off turns it off.
+//  5. Slack's feedback buttons (labelled "Helpful" and "Not helpful") end
+//     every answer. A click thanks the clicker privately, counts in
+//     sandpiper_feedback_total{rating="positive"|"negative"} and is
+//     appended to SANDPIPER_DATA_DIR/feedback.jsonl, one JSON line per
+//     click: channel, thread_ts, message_ts, user (the clicker's Slack user
+//     ID), rating, model and time. Clicks on old answers count too (each
+//     button carries its rating and model). The file is readable by the
+//     bot's user only; when it would pass 10 MiB (about 50,000 clicks) it is
+//     renamed feedback.jsonl.1, replacing the previous one, so the bot keeps
+//     the latest 10–20 MiB of clicks and nothing older; there is no age
+//     limit; delete the files to forget them. An admin types "/sandpiper
+//     feedback" in a channel to see its tally over the clicks kept (":+1:
+//     helpful 12 clicks, :-1: not helpful 3 clicks (80% helpful)"); others
+//     are told it is for admins. Each click is a record: someone who clicks
+//     "Helpful" and then "Not helpful" counts once each way. With replicas
+//     sharing Redis (SANDPIPER_REDIS_URL), clicks go to Redis instead of the
+//     file: the latest 100,000 records and a per-channel tally, the same
+//     user IDs (see internal/replica).
+//
+// # Streamed answers
+//
+// What the asker sees in the thread, in the order it happened:
+//
+//  1. 👀 on the question, and the status line ("is thinking…").
+//  2. If the model says something before it runs code ("Let me compute the
+//     probability."), that text appears as it is written, in a message of
+//     its own, which is closed before…
+//  3. …the tool card: the Python, then its output.
+//  4. The answer, word by word as the model writes it (at most one update
+//     every half second per answer, so a few words at a time), ending with
+//     its footer (debug line, feedback buttons, the number check) when the
+//     model is done.
+//
+// Details:
+//
+//   - Streamed text is Slack's standard Markdown (markdown_text), so the
+//     model's **bold**, lists, tables and code blocks show as written. It
+//     still cannot ping or hide links: an invisible zero-width space is put
+//     inside <!channel>, <!here>, <@U…>, <url|text>,
+//     @here/@channel/@everyone, between "]" and "(" of [text](url) (shown as
+//     typed, address visible) and in HTML entities; control characters and
+//     bidi overrides are shown as stand-ins, as everywhere else. Code blocks
+//     keep their text (only Slack entities are broken there).
+//   - In channels the stream is addressed to the asker
+//     (recipient_user_id/recipient_team_id, which Slack requires there); in
+//     DMs it is not.
+//   - A long answer goes on in a new message every 10,000 characters (Slack
+//     holds a message to 12,000), closing and reopening a code block across
+//     the cut; past four messages the rest is attached as answer.md.
+//   - If the model's connection breaks off mid-answer and the step is asked
+//     again, the broken message is closed and deleted (or, where Slack will
+//     not delete it, replaced by a note), so the text is never shown twice.
+//   - If Slack refuses chat.startStream (unknown_method,
+//     not_allowed_token_type, missing_scope: for the workspace, remembered
+//     with one warning in the log; channel_type_not_supported: for that
+//     channel), the answer is posted whole with chat.postMessage, as before
+//     streaming existed, exactly once; so is a message whose stream fails
+//     half way (it is removed first).
+//   - chat.appendStream answered 429 is sent again after Retry-After, with
+//     the text written meanwhile; the pause holds for every answer of the
+//     workspace. Budgets: appends SANDPIPER_STREAM_APPENDS_PER_MINUTE
+//     (default 100), starts and stops 20 a minute (Tier 2). With several
+//     replicas, each keeps its own budget.
+//   - Measured (BenchmarkFirstTokenToSlack, fake Slack on loopback, a model
+//     writing 40 pieces 10 ms apart, 2 vCPUs): the model's first word
+//     reaches Slack 0.2–0.4 ms (p50) after it is written, against 410–420 ms
+//     when the answer is posted whole (SANDPIPER_STREAM=false, the old path)
+//     in the same run; the whole answer lands no later than before (410 ms
+//     per answer both ways). More than 20 answers starting within a minute
+//     wait for the Tier 2 budget of chat.startStream/stopStream (30 answers
+//     in 12 s: up to 2.6 s).
+//
+// Not confirmed without the real service: the error codes Slack uses for a
+// missing recipient and an over-long stream; that a stream's total is held
+// to 12,000 characters; how Slack's Markdown treats <!here>, bare @here and
+// HTML entities (the guard breaks them all either way); that chat.delete
+// works on a stopped stream.
+//
+// # Stopping an answer
+//
+// While a run is going, its tool card ends with a red Stop button. When
+// the person who asked (or an admin: SANDPIPER_ADMINS, or a workspace admin
+// or owner) clicks it:
+//
+//  1. the sandbox run is killed at once, and the model is not asked
+//     anything more (BenchmarkStop, local sandbox and the fake Slack on
+//     loopback: 15 ms median and 49 ms at most from the click to the
+//     updated card, beside 4 ms for a click answered with a refusal);
+//  2. the card turns into "🛑 Stopped (run 1) by @alice after 2.1 s.
+//     Nothing more was run or asked of the model.", without its button;
+//  3. the thread says "🛑 @alice stopped this answer…", and the 👀 reaction
+//     goes. The thread goes on: the next question is answered as usual.
+//
+// Anyone else who clicks it sees, only to them, "Only the asker or an admin
+// can stop this answer.", and the answer goes on. A click that arrives
+// after the answer finished (a client still showing the running card)
+// changes nothing and says "This answer has already finished". In the
+// agent view, Slack's own Stop on a streaming answer (the
+// agent_session_stopped event) does the same as the button.
+//
+// # The agent view (DMs)
+//
+// The manifest declares Slack's agent view (features.agent_view, which
+// replaces assistant_view), so the app's DM has Slack's agent composer.
+// When it is opened (the app_home_opened event with tab: messages; apps
+// still on the older assistant view get assistant_thread_started for each
+// new thread instead, and both are handled), sandpiper suggests four
+// prompts: a math problem, a simulation with a chart, "Analyse a CSV I
+// attach" and a calculation to check. After the first question in a
+// thread, the thread is titled with that question's first line.
+//
+// What the manifest asks for, and why:
+//
+//   - scope assistant:write: assistant.threads.setSuggestedPrompts and
+//     assistant.threads.setTitle (optional, see below);
+//   - event app_home_opened: a user opened the app's messages tab: set the
+//     suggested prompts;
+//   - event assistant_thread_started: a new thread in the older assistant
+//     view: set its suggested prompts;
+//   - event agent_session_stopped: Slack's own Stop: stop the answer
+//     running in that thread.
+//
+// Adding a scope or an event to an installed app means reinstalling it
+// (Install App → Reinstall to Workspace, or re-create it from
+// manifest.yaml); Slack then issues the token with the new scopes (the
+// xoxb- value usually stays the same). Until then, the bot works as before
+// without the agent view's extras: at start it logs one warning ("agent
+// view: no suggested prompts or thread titles: the bot token lacks the
+// assistant:write scope…"), and sandpiper doctor prints a "warn Slack scope
+// assistant:write" line, not a failure. If Slack refuses one of these
+// calls later (missing_scope, not_allowed…), the bot warns once and stops
+// making them.
+//
+// Not confirmed without a real workspace (the tests run against the
+// in-repo fake Slack, slacktest, built from Slack's documentation): that
+// app_home_opened arrives for the agent view's messages tab as documented,
+// and that prompts set without thread_ts show there (Slack's reference says
+// an agent app's call with thread_ts silently fails); that
+// assistant.threads.setTitle works in agent-view DMs (it is documented for
+// assistant threads); the title length Slack accepts (the bot keeps titles
+// to 60 characters); whether the agent view's own Stop is shown for answers
+// that are not streamed; and that a mention in an edited card notifies no
+// one.
+//
+// # Benchmarks
+//
+// go test -run '^$' -bench . ./bot/ runs BenchmarkFirstTokenToSlack,
+// BenchmarkStop and the replicas' BenchmarkReplicas (see internal/replica),
+// among others, against the fake Slack (slacktest) on loopback.
+package bot
