@@ -18,13 +18,24 @@
 // # How a mention travels
 //
 // The socket (internal/socket) reads the envelope and acks it; events.go
-// routes it to a worker; answer.go rebuilds the thread's conversation,
-// places its files in the thread's workspace and calls the agent's Run
-// with the card poster as observer; the agent asks the model, and its
-// executeCode tool runs the code in a fresh sandbox with the workspace's
-// files, keeping what the run writes; the poster (poster.go) posts and
-// updates a tool card per run and the files, and answer.go posts the
-// answer.
+// routes it to a worker (intake.go: this process's pool, or the queue
+// replicas share in Redis, internal/replica); answer.go rebuilds the
+// thread's conversation (package thread), places its files in the
+// thread's workspace (inputs.go) and calls the agent's Run with the
+// answer's stream (package stream) and the card poster as observers; the
+// agent asks the model, and its executeCode tool runs the code in a fresh
+// sandbox with the workspace's files, keeping what the run writes; the
+// poster (poster.go, outputs.go) posts and updates a tool card per run
+// (package render) and the files; the stream closes the answer with its
+// footer (footer.go: the number check and the feedback buttons, kept by
+// package store).
+//
+// The rooms: render (Slack's formats: mrkdwn, cards, tables; no calls),
+// thread (a thread's memory and workspace), store (settings, feedback,
+// admins, and their Redis twins), stream (streamed answers),
+// internal/replica (what replicas share through Redis), internal/socket
+// (Socket Mode), internal/slackapi (the Web API client). None imports
+// bot.
 //
 // # Socket Mode
 //
@@ -122,62 +133,8 @@
 //
 // # Streamed answers
 //
-// What the asker sees in the thread, in the order it happened:
-//
-//  1. 👀 on the question, and the status line ("is thinking…").
-//  2. If the model says something before it runs code ("Let me compute the
-//     probability."), that text appears as it is written, in a message of
-//     its own, which is closed before…
-//  3. …the tool card: the Python, then its output.
-//  4. The answer, word by word as the model writes it (at most one update
-//     every half second per answer, so a few words at a time), ending with
-//     its footer (debug line, feedback buttons, the number check) when the
-//     model is done.
-//
-// Details:
-//
-//   - Streamed text is Slack's standard Markdown (markdown_text), so the
-//     model's **bold**, lists, tables and code blocks show as written. It
-//     still cannot ping or hide links: an invisible zero-width space is put
-//     inside <!channel>, <!here>, <@U…>, <url|text>,
-//     @here/@channel/@everyone, between "]" and "(" of [text](url) (shown as
-//     typed, address visible) and in HTML entities; control characters and
-//     bidi overrides are shown as stand-ins, as everywhere else. Code blocks
-//     keep their text (only Slack entities are broken there).
-//   - In channels the stream is addressed to the asker
-//     (recipient_user_id/recipient_team_id, which Slack requires there); in
-//     DMs it is not.
-//   - A long answer goes on in a new message every 10,000 characters (Slack
-//     holds a message to 12,000), closing and reopening a code block across
-//     the cut; past four messages the rest is attached as answer.md.
-//   - If the model's connection breaks off mid-answer and the step is asked
-//     again, the broken message is closed and deleted (or, where Slack will
-//     not delete it, replaced by a note), so the text is never shown twice.
-//   - If Slack refuses chat.startStream (unknown_method,
-//     not_allowed_token_type, missing_scope: for the workspace, remembered
-//     with one warning in the log; channel_type_not_supported: for that
-//     channel), the answer is posted whole with chat.postMessage, as before
-//     streaming existed, exactly once; so is a message whose stream fails
-//     half way (it is removed first).
-//   - chat.appendStream answered 429 is sent again after Retry-After, with
-//     the text written meanwhile; the pause holds for every answer of the
-//     workspace. Budgets: appends SANDPIPER_STREAM_APPENDS_PER_MINUTE
-//     (default 100), starts and stops 20 a minute (Tier 2). With several
-//     replicas, each keeps its own budget.
-//   - Measured (BenchmarkFirstTokenToSlack, fake Slack on loopback, a model
-//     writing 40 pieces 10 ms apart, 2 vCPUs): the model's first word
-//     reaches Slack 0.2–0.4 ms (p50) after it is written, against 410–420 ms
-//     when the answer is posted whole (SANDPIPER_STREAM=false, the old path)
-//     in the same run; the whole answer lands no later than before (410 ms
-//     per answer both ways). More than 20 answers starting within a minute
-//     wait for the Tier 2 budget of chat.startStream/stopStream (30 answers
-//     in 12 s: up to 2.6 s).
-//
-// Not confirmed without the real service: the error codes Slack uses for a
-// missing recipient and an over-long stream; that a stream's total is held
-// to 12,000 characters; how Slack's Markdown treats <!here>, bare @here and
-// HTML entities (the guard breaks them all either way); that chat.delete
-// works on a stopped stream.
+// An answer's text streams into the thread as the model writes it: see
+// package stream.
 //
 // # Stopping an answer
 //
