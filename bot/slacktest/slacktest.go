@@ -289,20 +289,24 @@ func (s *Server) routes() *http.ServeMux {
 		return map[string]any{"url": "https://fake.slack.com/", "team": "Fake", "user": "sandpiper", "team_id": TeamID, "user_id": BotUserID, "bot_id": BotID}
 	})
 	s.method(mux, "apps.connections.open", func(http.ResponseWriter, url.Values) map[string]any { return s.connectionsOpen() })
-	s.method(mux, "chat.postMessage", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.postMessage(f, false) })
-	s.method(mux, "chat.postEphemeral", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.postMessage(f, true) })
-	s.method(mux, "chat.update", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.update(f) })
-	s.method(mux, "chat.startStream", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.startStream(f) })
-	s.method(mux, "chat.appendStream", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.appendStream(f) })
-	s.method(mux, "chat.stopStream", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.stopStream(f) })
-	s.method(mux, "chat.delete", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.deleteMessage(f) })
-	s.method(mux, "reactions.add", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.reaction(f, true) })
-	s.method(mux, "reactions.remove", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.reaction(f, false) })
-	s.method(mux, "conversations.replies", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.replies(f) })
-	s.method(mux, "users.info", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.userInfo(f) })
-	s.method(mux, "files.getUploadURLExternal", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.getUploadURL(f) })
-	s.method(mux, "files.completeUploadExternal", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.completeUpload(f) })
-	s.method(mux, "files.info", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.fileInfo(f) })
+	for name, h := range map[string]func(url.Values) map[string]any{
+		"chat.postMessage":             func(f url.Values) map[string]any { return s.postMessage(f, false) },
+		"chat.postEphemeral":           func(f url.Values) map[string]any { return s.postMessage(f, true) },
+		"chat.update":                  s.update,
+		"chat.startStream":             s.startStream,
+		"chat.appendStream":            s.appendStream,
+		"chat.stopStream":              s.stopStream,
+		"chat.delete":                  s.deleteMessage,
+		"reactions.add":                func(f url.Values) map[string]any { return s.reaction(f, true) },
+		"reactions.remove":             func(f url.Values) map[string]any { return s.reaction(f, false) },
+		"conversations.replies":        s.replies,
+		"users.info":                   s.userInfo,
+		"files.getUploadURLExternal":   s.getUploadURL,
+		"files.completeUploadExternal": s.completeUpload,
+		"files.info":                   s.fileInfo,
+	} {
+		s.method(mux, name, func(_ http.ResponseWriter, f url.Values) map[string]any { return h(f) })
+	}
 	s.method(mux, "assistant.threads.setStatus", func(_ http.ResponseWriter, f url.Values) map[string]any {
 		s.mu.Lock()
 		defer s.mu.Unlock()

@@ -297,27 +297,31 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case doneMsg:
 		m.done(msg.err)
 		cmds = append(cmds, m.next)
-	case agent.StepEvent:
-		m.stepStarted(msg)
-		cmds = append(cmds, m.next)
-	case agent.DeltaEvent:
-		m.answerDelta(msg)
-		cmds = append(cmds, m.next)
-	case agent.ToolCallEvent:
-		m.toolCallStarted(msg)
-		cmds = append(cmds, m.next)
-	case agent.ToolResultEvent:
-		m.toolCallFinished(msg)
-		cmds = append(cmds, m.next)
-	case agent.FinishEvent:
-		m.finished(msg)
-		cmds = append(cmds, m.next)
+	case agent.StepEvent, agent.DeltaEvent, agent.ToolCallEvent, agent.ToolResultEvent, agent.FinishEvent:
+		m.observe(msg)
+		cmds = append(cmds, m.next) // the run's next event
 	}
 	if m.bannerDue && (m.height > 0 || m.running) {
 		m.banner()
 	}
 	cmds = append(cmds, m.flush())
 	return m, tea.Batch(cmds...)
+}
+
+// observe shows one of the run's events.
+func (m *Model) observe(e tea.Msg) {
+	switch e := e.(type) {
+	case agent.StepEvent:
+		m.stepStarted(e)
+	case agent.DeltaEvent:
+		m.answerDelta(e)
+	case agent.ToolCallEvent:
+		m.toolCallStarted(e)
+	case agent.ToolResultEvent:
+		m.toolCallFinished(e)
+	case agent.FinishEvent:
+		m.finished(e)
+	}
 }
 
 // resize re-flows the live area to a new terminal size.
