@@ -164,13 +164,10 @@ func TestRunCancelLocal(t *testing.T) {
 	var started atomic.Bool
 	obs := ObserverFuncs{OnToolCallStarted: func(ToolCallEvent) {
 		go func() {
-			// Cancel once the program is running.
-			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-				if len(procsWith(marker)) > 0 {
-					started.Store(true)
-					time.Sleep(100 * time.Millisecond)
-					break
-				}
+			// Cancel once the program is running, and has spun a while.
+			if eventually(10*time.Second, func() bool { return len(procsWith(marker)) > 0 }) {
+				started.Store(true)
+				time.Sleep(100 * time.Millisecond)
 			}
 			cancel()
 		}()
@@ -188,13 +185,20 @@ func TestRunCancelLocal(t *testing.T) {
 	if d := returned.Sub(<-cancelledAt); d > time.Second {
 		t.Errorf("Run returned %v after the cancel", d)
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for len(procsWith(marker)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the program is still running: %q", procsWith(marker))
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !eventually(2*time.Second, func() bool { return len(procsWith(marker)) == 0 }) {
+		t.Fatalf("the program is still running: %q", procsWith(marker))
 	}
+}
+
+// eventually polls cond until it holds or timeout passes, and reports
+// whether it held.
+func eventually(timeout time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
 }
 
 // procsWith lists the command lines of processes that contain marker.

@@ -153,13 +153,3 @@ func TestAgentViewScopeRemovedLater(t *testing.T) {
 		t.Errorf("log has %d agent view warnings, want 1", n)
 	}
 }
-
-// eventually polls cond until it holds or timeout passes.
-func eventually(timeout time.Duration, cond func() bool) bool {
-	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
-}

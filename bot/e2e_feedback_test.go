@@ -80,17 +80,12 @@ func (h *harness) feedbackRecords() []map[string]any {
 // waitFeedback waits until feedback.jsonl holds n records.
 func (h *harness) waitFeedback(n int) []map[string]any {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		recs := h.feedbackRecords()
-		if len(recs) >= n || time.Now().After(deadline) {
-			if len(recs) != n {
-				h.t.Fatalf("feedback.jsonl holds %d records, want %d: %v", len(recs), n, recs)
-			}
-			return recs
-		}
-		time.Sleep(20 * time.Millisecond)
+	var recs []map[string]any
+	eventually(10*time.Second, func() bool { recs = h.feedbackRecords(); return len(recs) >= n })
+	if len(recs) != n {
+		h.t.Fatalf("feedback.jsonl holds %d records, want %d: %v", len(recs), n, recs)
 	}
+	return recs
 }
 
 // TestFeedbackClickIsRecorded: a click on an answer's feedback buttons is

@@ -193,18 +193,14 @@ func TestHelp(t *testing.T) {
 }
 
 func waitEphemeral(h *harness, channel, user, want string) ([]slacktest.Message, bool) {
-	var msgs []slacktest.Message
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		msgs = h.slack.Messages(channel)
+	return h.slack.WaitMessages(channel, 10*time.Second, func(msgs []slacktest.Message) bool {
 		for _, m := range msgs {
 			if m.Ephemeral && m.EphemeralTo == user && strings.Contains(m.Visible(), want) {
-				return msgs, true
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return msgs, false
+		return false
+	})
 }
 
 func TestDebugToggle(t *testing.T) {
@@ -391,11 +387,10 @@ func TestHealthAndMetrics(t *testing.T) {
 	// The answer's latency is recorded just after it is posted.
 	var code int
 	var body string
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if code, body = get("/metrics"); strings.Contains(body, "sandpiper_answer_seconds_count 1") {
-			break
-		}
-	}
+	eventually(5*time.Second, func() bool {
+		code, body = get("/metrics")
+		return strings.Contains(body, "sandpiper_answer_seconds_count 1")
+	})
 	for _, want := range []string{"sandpiper_questions_total 1", `sandpiper_tool_runs_total{result="ok"} 1`, `sandpiper_sandbox_runs_total{start="cold"} 1`, `sandpiper_sandbox_runs_total{start="warm"} 0`, "sandpiper_slack_connected 1", "sandpiper_answer_seconds_count 1"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics (%d) lacks %q:\n%s", code, want, body)

@@ -1,20 +1,24 @@
 package bot_test
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/bot"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/replica/redistest"
 	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
+	"github.com/sandpiper-bot/sandpiper/bot/thread"
 )
 
 // cluster is several bot replicas sharing one Redis, one fake Slack that
@@ -25,6 +29,7 @@ type cluster struct {
 	wire     *wireModel
 	redis    *redistest.Server
 	replicas []*harness
+	observer *replica.Store // the test's own, from store
 }
 
 // testClaimAfter is the replicas' claim-after in the tests: short, so a
@@ -86,6 +91,56 @@ func (c *cluster) sum(series string) int {
 		}
 	}
 	return n
+}
+
+// store returns a store on the cluster's Redis, for the test to look at
+// the queue as the replicas see it.
+func (c *cluster) store() *replica.Store {
+	c.t.Helper()
+	if c.observer == nil {
+		s, err := replica.Open(context.Background(), replica.Config{URL: c.redis.URL(0), Replica: "test", Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		c.t.Cleanup(func() { s.Close() })
+		c.observer = s
+	}
+	return c.observer
+}
+
+// waitQueued waits until the message is in the shared queue (or already
+// answered): its question (the bot names it channel/ts) has a state.
+func (c *cluster) waitQueued(channel, ts string) {
+	c.t.Helper()
+	if !eventually(10*time.Second, func() bool {
+		st, _, err := c.store().AnswerState(context.Background(), channel+"/"+ts)
+		return err == nil && st != replica.Unknown
+	}) {
+		c.t.Fatalf("message %s/%s did not reach the queue", channel, ts)
+	}
+}
+
+// mark returns the thread's mark: a replica that notes something new in
+// the thread (a file posted in it) marks it anew.
+func (c *cluster) mark(channel, threadTS string) string {
+	c.t.Helper()
+	m, err := c.store().ThreadMark(context.Background(), thread.Key(channel, threadTS))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return m
+}
+
+// logged reports whether a replica logged a line holding all of words.
+func (c *cluster) logged(words ...string) bool {
+	for _, h := range c.replicas {
+		for line := range strings.Lines(h.logs.String()) {
+			if !slices.ContainsFunc(words, func(w string) bool { return !strings.Contains(line, w) }) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // only fails the test unless the thread holds exactly n answers and no
@@ -150,7 +205,7 @@ func TestReplicasAnswerOnce(t *testing.T) {
 // thread's history however many replicas answered before. (Order is the
 // order the messages reach the queue: two posted within a millisecond or
 // two and delivered to different replicas may swap, as people do not
-// post; so the follow-ups here are 50ms apart.)
+// post; so each follow-up here is posted once the one before is queued.)
 func TestReplicasThreadOrder(t *testing.T) {
 	c := newCluster(t, 2, redistest.Options{})
 	h := c.replicas[0]
@@ -158,8 +213,8 @@ func TestReplicasThreadOrder(t *testing.T) {
 	h.waitReplies("C0ORD", d.TS, 1)
 	const n = 4
 	for i := range n {
-		h.post("C0ORD", "U0BOB", fmt.Sprintf("compute %d+1000", i), d.TS)
-		time.Sleep(50 * time.Millisecond)
+		f := h.post("C0ORD", "U0BOB", fmt.Sprintf("compute %d+1000", i), d.TS)
+		c.waitQueued("C0ORD", f.TS)
 	}
 	msgs := h.waitReplies("C0ORD", d.TS, 1+n)
 	answers := botMessages(msgs, isAnswer)
@@ -224,7 +279,10 @@ func TestReplicasRedisOutage(t *testing.T) {
 		}
 	}
 	waiting := h.post("C0OUT", "U0ALICE", mention+"compute 2+2", "")
-	time.Sleep(500 * time.Millisecond)
+	// The question waits in a replica's memory: Redis refused it once.
+	if !eventually(10*time.Second, func() bool { return c.logged("enqueue failed; retrying", "C0OUT") }) {
+		t.Error("no replica tried to queue the question during the outage")
+	}
 	c.redis.Restart()
 	for _, r := range c.replicas {
 		if code, body := readyz(t, r, func(code int) bool { return code == http.StatusOK }); code != http.StatusOK {
@@ -250,8 +308,7 @@ func readyz(t *testing.T, h *harness, done func(int) bool) (int, string) {
 	t.Helper()
 	var code int
 	var body string
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	eventually(10*time.Second, func() bool {
 		resp, err := http.Get("http://" + h.bot.HTTPAddr() + "/readyz")
 		if err != nil {
 			t.Fatal(err)
@@ -259,11 +316,8 @@ func readyz(t *testing.T, h *harness, done func(int) bool) (int, string) {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		code, body = resp.StatusCode, string(b)
-		if done(code) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return done(code)
+	})
 	return code, body
 }
 
@@ -412,11 +466,16 @@ func TestReplicasFilesInAReplyToSomeoneElse(t *testing.T) {
 		ch := fmt.Sprintf("C0FILE%d", i)
 		d := h.post(ch, "U0ALICE", mention+"compute 1+1", "")
 		h.waitReplies(ch, d.TS, 1)
+		before := c.mark(ch, d.TS)
 		if _, err := c.slack.UserPosts(slacktest.Post{Channel: ch, User: "U0BOB", Text: "<@U0ALICE> here are the numbers", ThreadTS: d.TS,
 			Files: []slacktest.File{{Name: "sales.csv", Data: salesCSV()}}}); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(100 * time.Millisecond)
+		// The replica that got the file marks the thread, so that the
+		// one answering next reads it again.
+		if !eventually(10*time.Second, func() bool { return c.mark(ch, d.TS) != before }) {
+			t.Fatal("no replica marked the thread for the file")
+		}
 		h.post(ch, "U0ALICE", "what is the total revenue?", d.TS)
 		msgs := h.waitReplies(ch, d.TS, 2)
 		if a := botMessages(msgs, isAnswer); len(a) != 2 || !strings.Contains(a[1].Visible(), salesTotal) {
@@ -476,19 +535,16 @@ func TestReplicasShareFeedback(t *testing.T) {
 			t.Fatal("slash command not acked")
 		}
 	}
-	tallies := func() (n int) {
-		for _, m := range c.slack.Messages("C0FB") {
+	tallies := func(msgs []slacktest.Message) (n int) {
+		for _, m := range msgs {
 			if m.EphemeralTo == "U0OWNER" && strings.Contains(m.Visible(), "helpful 2 clicks, :-1: not helpful 1 click") {
 				n++
 			}
 		}
 		return n
 	}
-	n := 0
-	for deadline := time.Now().Add(10 * time.Second); n < 2 && time.Now().Before(deadline); n = tallies() {
-		time.Sleep(50 * time.Millisecond)
-	}
-	if n != 2 {
-		t.Errorf("%d tallies with all three clicks, want 2:\n%s", n, dump(c.slack.Messages("C0FB")))
+	msgs, _ := c.slack.WaitMessages("C0FB", 10*time.Second, func(msgs []slacktest.Message) bool { return tallies(msgs) >= 2 })
+	if n := tallies(msgs); n != 2 {
+		t.Errorf("%d tallies with all three clicks, want 2:\n%s", n, dump(msgs))
 	}
 }

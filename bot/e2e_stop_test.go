@@ -140,8 +140,8 @@ func TestStopByTheAsker(t *testing.T) {
 	if n := len(botMessages(msgs, isAnswer)); n != 0 {
 		t.Errorf("%d answers after a stop, want none:\n%s", n, dump(msgs))
 	}
-	// Give a late model call time to show itself.
-	time.Sleep(300 * time.Millisecond)
+	// Once the stopped answer's job is over, no late model call can come.
+	h.idle()
 	if n := len(h.wire.requests()); n != calls {
 		t.Errorf("model calls after the stop: %d, want none", n-calls)
 	}
@@ -233,7 +233,7 @@ func TestSlackStopEvent(t *testing.T) {
 	if got := botMessages(msgs, isCard)[0].Visible(); !strings.Contains(got, "by <@U0ALICE>") {
 		t.Errorf("card does not say who stopped it:\n%s", got)
 	}
-	time.Sleep(300 * time.Millisecond)
+	h.idle()
 	if n := len(h.wire.requests()); n != calls {
 		t.Errorf("model calls after the stop: %d, want none", n-calls)
 	}

@@ -119,7 +119,8 @@ func isCommentary(m slacktest.Message) bool {
 }
 
 // computeScript: "Let me compute that." and a run of print(6*7), then the
-// answer.
+// answer, written slowly (about a second) so that it reaches Slack in
+// pieces.
 func computeScript(q string, turn, _ int) modelTurn {
 	if turn == 0 {
 		return modelTurn{deltas: words("Let me compute that.", 2), code: "print(6*7)"}
@@ -253,6 +254,7 @@ func TestStreamingRefusedFallsBack(t *testing.T) {
 // again after Retry-After, with the text written meanwhile.
 func TestRateLimitedAppendsLoseNoText(t *testing.T) {
 	answer := strings.Repeat("All work and no play makes a dull answer. ", 30)
+	// The model writes for about 3s: long enough to meet Slack's limit.
 	model := &scriptModel{script: func(q string, turn, _ int) modelTurn {
 		return modelTurn{deltas: words(answer, 3), before: func(int) { time.Sleep(30 * time.Millisecond) }}
 	}}
@@ -330,6 +332,7 @@ func TestConcurrentAnswersShareAppendBudget(t *testing.T) {
 	} {
 		t.Run(fmt.Sprint(tc.perMinute), func(t *testing.T) {
 			answer := strings.Repeat("Streaming is fun. ", 40)
+			// Each answer is written over about 5s, so the three stream at once.
 			model := &scriptModel{script: func(q string, turn, _ int) modelTurn {
 				return modelTurn{deltas: words(answer, 1), before: func(int) { time.Sleep(40 * time.Millisecond) }}
 			}}
@@ -482,6 +485,7 @@ func TestStreamedAnswerEndsWithFooter(t *testing.T) {
 // it: nothing more is streamed into the halted message, and the thread
 // says who stopped it.
 func TestSlackStopHaltsTheStream(t *testing.T) {
+	// The model would write for 6s: the stop comes while it writes.
 	model := &scriptModel{script: func(q string, turn, _ int) modelTurn {
 		return modelTurn{deltas: words(strings.Repeat("slowly ", 300), 1), before: func(int) { time.Sleep(20 * time.Millisecond) }}
 	}}

@@ -116,7 +116,7 @@ func TestIgnoresChatterBotsAndEdits(t *testing.T) {
 	// A marker question proves the events above were handled first.
 	marker := h.post("C0MATH", "U0ALICE", mention+"compute 8+8", "")
 	h.waitReplies("C0MATH", marker.TS, 1)
-	time.Sleep(200 * time.Millisecond)
+	h.idle() // and any answer to them has been posted
 
 	var answered int
 	for _, m := range h.slack.Messages("C0MATH") {

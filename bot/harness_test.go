@@ -252,6 +252,29 @@ func botMessages(ms []slacktest.Message, keep func(slacktest.Message) bool) []sl
 	return out
 }
 
+// eventually polls cond until it holds or timeout passes, and reports
+// whether it held: the wait for a state nothing announces (a file, a
+// log line, /metrics, Redis). What the fake Slack sees is waited for
+// with its Wait methods instead.
+func eventually(timeout time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
+}
+
+// idle waits until the bot has no question or command waiting or being
+// answered (sandpiper_jobs_in_flight): from then on nothing that came
+// before can still post, or call the model.
+func (h *harness) idle() {
+	h.t.Helper()
+	if !eventually(10*time.Second, func() bool { return h.metric(h.t, "sandpiper_jobs_in_flight") == "0" }) {
+		h.t.Fatalf("jobs in flight: %s", h.metric(h.t, "sandpiper_jobs_in_flight"))
+	}
+}
+
 // metric returns the value of a line of /metrics whose name and labels
 // are series, or "".
 func (h *harness) metric(t *testing.T, series string) string {

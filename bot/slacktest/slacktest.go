@@ -13,10 +13,12 @@ package slacktest
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -150,8 +152,10 @@ func formContains(form url.Values, s string) bool {
 
 // Server is the fake Slack. Create it with [New].
 type Server struct {
-	t    testing.TB
-	http *httptest.Server
+	t      testing.TB
+	http   *httptest.Server
+	pipes  *Pipes       // the in-memory network ([NewInMemory]), or nil
+	client *http.Client // reaches http
 	// URL is the Web API base URL, ending in "/", for slack.OptionAPIURL.
 	URL string
 	// PingInterval is how often the socket pings the client.
@@ -196,8 +200,46 @@ type conn struct {
 	closed bool
 }
 
-// New starts a fake Slack and stops it when the test ends.
+// New starts a fake Slack on a loopback port and stops it when the test
+// ends.
 func New(t testing.TB) *Server {
+	s := newServer(t)
+	s.http = httptest.NewServer(s.routes())
+	s.client = s.http.Client()
+	s.URL = s.http.URL + "/api/"
+	return s
+}
+
+// NewInMemory is [New] for a test in a testing/synctest bubble: the fake
+// is served over in-memory connections ([Pipes]), since loopback sockets
+// would stall the bubble's clock. Clients reach it with [Server.Client]
+// and dial its Socket Mode URL with [Server.DialContext]. Call it inside
+// the bubble.
+func NewInMemory(t testing.TB) *Server {
+	s := newServer(t)
+	s.pipes = NewPipes()
+	s.http = &httptest.Server{Listener: s.pipes, Config: &http.Server{Handler: s.routes()}}
+	s.http.Start()
+	s.client = &http.Client{Transport: &http.Transport{DialContext: s.pipes.DialContext}}
+	s.URL = s.http.URL + "/api/"
+	return s
+}
+
+// Client returns an HTTP client that reaches the fake, for
+// slack.OptionHTTPClient.
+func (s *Server) Client() *http.Client { return s.client }
+
+// DialContext opens a connection to the fake, whatever the address: the
+// NetDialContext of a websocket dialer for its Socket Mode URL.
+func (s *Server) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if s.pipes != nil {
+		return s.pipes.DialContext(ctx, network, addr)
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", s.http.Listener.Addr().String())
+}
+
+func newServer(t testing.TB) *Server {
 	s := &Server{
 		t:               t,
 		PingInterval:    2 * time.Second,
@@ -219,8 +261,6 @@ func New(t testing.TB) *Server {
 	}
 	s.cond = sync.NewCond(&s.mu)
 	s.users[BotUserID] = User{ID: BotUserID, Name: "sandpiper", IsBot: true}
-	s.http = httptest.NewServer(s.routes())
-	s.URL = s.http.URL + "/api/"
 	t.Cleanup(s.Close)
 	return s
 }
@@ -240,6 +280,7 @@ func (s *Server) Close() {
 		c.close()
 	}
 	s.http.Close()
+	s.client.CloseIdleConnections()
 }
 
 // AddUser adds or replaces a workspace member.

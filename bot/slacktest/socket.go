@@ -499,6 +499,10 @@ func (s *Server) threadLocked(channel, ts string) []Message {
 func (s *Server) Messages(channel string) []Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.messagesLocked(channel)
+}
+
+func (s *Server) messagesLocked(channel string) []Message {
 	var out []Message
 	for _, m := range s.messages {
 		if m.Channel == channel {
@@ -506,6 +510,17 @@ func (s *Server) Messages(channel string) []Message {
 		}
 	}
 	return out
+}
+
+// WaitMessages waits until cond holds for channel's messages and returns
+// them.
+func (s *Server) WaitMessages(channel string, timeout time.Duration, cond func([]Message) bool) ([]Message, bool) {
+	var msgs []Message
+	ok := s.Wait(timeout, func() bool {
+		msgs = s.messagesLocked(channel)
+		return cond(msgs)
+	})
+	return msgs, ok
 }
 
 // WaitThread waits until cond holds for the thread's messages and returns them.

@@ -583,7 +583,9 @@ func TestConcurrencyBound(t *testing.T) {
 		defer close(done)
 		s.Run(t.Context(), sandbox.Request{Code: "import time; time.sleep(1)"})
 	}()
-	time.Sleep(300 * time.Millisecond)
+	if !eventually(10*time.Second, func() bool { return len(s.sem) == 1 }) {
+		t.Fatal("the first run never took the slot")
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	if _, err := s.Run(ctx, sandbox.Request{Code: "print(1)"}); !errors.Is(err, context.DeadlineExceeded) {
@@ -655,25 +657,32 @@ func assertNoLeftovers(t *testing.T) {
 	if shared == nil {
 		return
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var left []string
+	var left []string
+	var live int64
+	if !eventually(5*time.Second, func() bool {
+		left = nil
 		for _, d := range shared.lastCgroup.Load().([]string) {
 			if _, err := os.Stat(d); err == nil {
 				left = append(left, d)
 			}
 		}
 		// The pool holds up to Concurrency sandboxes (and cgroups) ahead.
-		live := shared.liveCgroups.Load()
-		if len(left) == 0 && live <= int64(shared.cfg.Concurrency+shared.maxWarm) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("cgroups left behind: %v; %d alive with %d kept ready", left, live, shared.cfg.Concurrency+shared.maxWarm)
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
+		live = shared.liveCgroups.Load()
+		return len(left) == 0 && live <= int64(shared.cfg.Concurrency+shared.maxWarm)
+	}) {
+		t.Errorf("cgroups left behind: %v; %d alive with %d kept ready", left, live, shared.cfg.Concurrency+shared.maxWarm)
 	}
+}
+
+// eventually polls cond until it holds or timeout passes, and reports
+// whether it held.
+func eventually(timeout time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return cond()
 }
 
 // TestShimResolved gives the sandbox a shell-script shim (as pyenv's) and

@@ -394,14 +394,13 @@ func TestWarmUpPausedWhileRunsGo(t *testing.T) {
 		if res := run(t, s, "import pandas\nprint(1)", sandbox.Limits{}); !res.Warm {
 			t.Fatal("a run importing pandas started cold")
 		}
-		deadline := time.Now().Add(10 * time.Second)
 		var w *ready
-		for w == nil && time.Now().Before(deadline) {
+		eventually(10*time.Second, func() bool {
 			s.pmu.Lock()
+			defer s.pmu.Unlock()
 			w = s.warming
-			s.pmu.Unlock()
-			time.Sleep(time.Millisecond)
-		}
+			return w != nil
+		})
 		if w == nil {
 			t.Fatal("no warm-up started")
 		}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
@@ -120,14 +121,19 @@ func TestDoTimeout(t *testing.T) {
 	}
 }
 
+// TestDoCancel runs on a synctest bubble's clock: the hour-long back-off
+// would be seen to pass.
 func TestDoCancel(t *testing.T) {
-	c := caller(5)
-	c.Policy.BaseDelay, c.Policy.MaxDelay = time.Hour, time.Hour
-	ctx, cancel := context.WithCancel(t.Context())
-	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	t0 := time.Now()
-	err := c.Do(ctx, func(context.Context) error { return errors.New("refused") }, nil)
-	if !errors.Is(err, context.Canceled) || time.Since(t0) > time.Second {
-		t.Errorf("err = %v after %v; want context.Canceled at once", err, time.Since(t0))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := caller(5)
+		c.Policy.BaseDelay, c.Policy.MaxDelay = time.Hour, time.Hour
+		ctx, cancel := context.WithCancel(t.Context())
+		const at = 50 * time.Millisecond
+		time.AfterFunc(at, cancel)
+		t0 := time.Now()
+		err := c.Do(ctx, func(context.Context) error { return errors.New("refused") }, nil)
+		if !errors.Is(err, context.Canceled) || time.Since(t0) != at {
+			t.Errorf("err = %v after %v; want context.Canceled at the cancel, after %v", err, time.Since(t0), at)
+		}
+	})
 }

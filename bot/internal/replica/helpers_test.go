@@ -112,6 +112,31 @@ func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: level}))
 }
 
+// logBuffer keeps a store's debug log, for a test that waits for what
+// only the log tells (a heartbeat that failed).
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+// logger returns testLogger(t) that also writes every line to l.
+func (l *logBuffer) logger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewMultiHandler(testLogger(t).Handler(), slog.NewTextHandler(l, &slog.HandlerOptions{Level: slog.LevelDebug})))
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// has reports whether a line holds s.
+func (l *logBuffer) has(s string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Contains(l.b.String(), s)
+}
+
 // serve runs s.Serve(h) in the background; at the test's end (or when the
 // returned function is called) it shuts down with the given grace.
 func serve(t testing.TB, s *replica.Store, h replica.Handler) (shutdown func(grace time.Duration)) {

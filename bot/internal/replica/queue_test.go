@@ -309,7 +309,8 @@ func TestStopAcrossReplicas(t *testing.T) {
 func TestRedisRestartEmpty(t *testing.T) {
 	srv := newServer(t)
 	ctx := context.Background()
-	a := open(t, srv.URL(0), replica.Config{Replica: "a", ClaimAfter: shortClaim})
+	var log logBuffer
+	a := open(t, srv.URL(0), replica.Config{Replica: "a", ClaimAfter: shortClaim, Logger: log.logger(t)})
 	j := newJournal()
 	release := make(chan struct{})
 	serve(t, a, func(ctx context.Context, d *replica.Delivery) error {
@@ -343,7 +344,9 @@ func TestRedisRestartEmpty(t *testing.T) {
 	}
 	queued := make(chan error, 1)
 	a.Submit(q1, func(err error) { queued <- err })
-	time.Sleep(2 * shortClaim) // heartbeats fail meanwhile
+	eventually(t, "heartbeats fail and q1 waits", func() bool {
+		return log.has("queue: heartbeat failed") && log.has("enqueue failed; retrying")
+	})
 
 	srv.Restart()
 	eventually(t, "ready again", func() bool { return a.Ready() == nil })

@@ -35,7 +35,7 @@ func TestThreadMark(t *testing.T) {
 	if m, _ := a.ThreadMark(ctx, "C1/1"); m != mb {
 		t.Errorf("a reads %q after b marked %q", m, mb)
 	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond) // past C1/2's 200ms, on Redis's clock
 	if m, _ := a.ThreadMark(ctx, "C1/2"); m != "" {
 		t.Errorf("expired mark still read: %q", m)
 	}

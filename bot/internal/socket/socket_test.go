@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -20,15 +22,31 @@ import (
 	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
 )
 
-// start runs a client against fake until the test ends and returns it
-// with Run's result.
-func start(t *testing.T, fake *slacktest.Server, cfg socket.Config) (*socket.Client, <-chan error) {
-	t.Helper()
-	api := slack.New(slacktest.BotToken, slack.OptionAppLevelToken(slacktest.AppToken), slack.OptionAPIURL(fake.URL))
+// The tests run in synctest bubbles, against fakes served over an
+// in-memory network: back-offs, ping timeouts and Retry-After pass on the
+// bubble's fake clock, and synctest.Wait says when everything that can
+// happen has happened.
+
+// client returns a client of fake, over fake's in-memory network.
+func client(fake *slacktest.Server, cfg socket.Config) *socket.Client {
+	api := slack.New(slacktest.BotToken, slack.OptionAppLevelToken(slacktest.AppToken), slack.OptionAPIURL(fake.URL), slack.OptionHTTPClient(fake.Client()))
+	return newClient(api, cfg, fake.DialContext)
+}
+
+func newClient(api *slack.Client, cfg socket.Config, dial func(context.Context, string, string) (net.Conn, error)) *socket.Client {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	c := socket.New(api, cfg)
+	socket.SetDial(c, dial)
+	return c
+}
+
+// start runs a client against fake until the test ends and returns it
+// with Run's result.
+func start(t *testing.T, fake *slacktest.Server, cfg socket.Config) (*socket.Client, <-chan error) {
+	t.Helper()
+	c := client(fake, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	finished := make(chan struct{})
@@ -69,118 +87,123 @@ func chatter(n int) slacktest.Event {
 }
 
 func TestRequestsArriveWhole(t *testing.T) {
-	fake := slacktest.New(t)
-	c, _ := start(t, fake, socket.Config{})
-	next(t, c, request("hello"))
-	env, err := fake.SendEvent(chatter(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	evt := next(t, c, request("events_api"))
-	if evt.EnvelopeID != env || !strings.Contains(string(evt.Frame), `"text":"chatter 1"`) {
-		t.Errorf("event = %s %s", evt.EnvelopeID, evt.Frame)
-	}
-	if _, ok := fake.WaitAck(env, 5*time.Second); !ok {
-		t.Error("not acked")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		fake := slacktest.NewInMemory(t)
+		c, _ := start(t, fake, socket.Config{})
+		next(t, c, request("hello"))
+		env, err := fake.SendEvent(chatter(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		evt := next(t, c, request("events_api"))
+		if evt.EnvelopeID != env || !strings.Contains(string(evt.Frame), `"text":"chatter 1"`) {
+			t.Errorf("event = %s %s", evt.EnvelopeID, evt.Frame)
+		}
+		if _, ok := fake.WaitAck(env, 5*time.Second); !ok {
+			t.Error("not acked")
+		}
+	})
 }
 
 // TestAcksDoNotWaitForTheConsumer: every envelope is acked although nobody
 // reads the events, and whatever the payload holds.
 func TestAcksDoNotWaitForTheConsumer(t *testing.T) {
-	fake := slacktest.New(t)
-	start(t, fake, socket.Config{})
-	var envs []string
-	for i := range 200 {
-		env, err := fake.SendEvent(chatter(i))
-		if err != nil {
+	synctest.Test(t, func(t *testing.T) {
+		fake := slacktest.NewInMemory(t)
+		start(t, fake, socket.Config{})
+		var envs []string
+		for i := range 200 {
+			env, err := fake.SendEvent(chatter(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			envs = append(envs, env)
+		}
+		odd := []byte(`{"envelope_id":"env-odd","type":"no_such_type_v9","payload":[1,{"x":"\u00e9"}]}`)
+		if err := fake.SendEnvelope("env-odd", odd); err != nil {
 			t.Fatal(err)
 		}
-		envs = append(envs, env)
-	}
-	odd := []byte(`{"envelope_id":"env-odd","type":"no_such_type_v9","payload":[1,{"x":"\u00e9"}]}`)
-	if err := fake.SendEnvelope("env-odd", odd); err != nil {
-		t.Fatal(err)
-	}
-	for _, env := range append(envs, "env-odd") {
-		if _, ok := fake.WaitAck(env, 5*time.Second); !ok {
-			t.Fatalf("envelope %s not acked", env)
+		for _, env := range append(envs, "env-odd") {
+			if _, ok := fake.WaitAck(env, 5*time.Second); !ok {
+				t.Fatalf("envelope %s not acked", env)
+			}
 		}
-	}
-	if n := len(fake.Acks()); n != len(envs)+1 {
-		t.Errorf("acks = %d, want %d (one each)", n, len(envs)+1)
-	}
+		if n := len(fake.Acks()); n != len(envs)+1 {
+			t.Errorf("acks = %d, want %d (one each)", n, len(envs)+1)
+		}
+	})
 }
 
 func TestBadFrames(t *testing.T) {
-	fake := slacktest.New(t)
-	c, _ := start(t, fake, socket.Config{})
-	next(t, c, request("hello"))
-	if err := fake.SendEnvelope("", []byte("not json {")); err != nil {
-		t.Fatal(err)
-	}
-	if evt := next(t, c, func(e socket.Event) bool { return e.Kind == socket.BadFrame }); evt.Err == nil || string(evt.Frame) != "not json {" {
-		t.Errorf("bad frame event = %+v", evt)
-	}
-	// The connection survives one bad frame.
-	env, _ := fake.SendEvent(chatter(2))
-	if evt := next(t, c, request("events_api")); evt.EnvelopeID != env {
-		t.Errorf("envelope %s, want %s", evt.EnvelopeID, env)
-	}
-	if opened, _ := fake.Connections(); opened != 1 {
-		t.Errorf("connections opened = %d, want 1", opened)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		fake := slacktest.NewInMemory(t)
+		c, _ := start(t, fake, socket.Config{})
+		next(t, c, request("hello"))
+		if err := fake.SendEnvelope("", []byte("not json {")); err != nil {
+			t.Fatal(err)
+		}
+		if evt := next(t, c, func(e socket.Event) bool { return e.Kind == socket.BadFrame }); evt.Err == nil || string(evt.Frame) != "not json {" {
+			t.Errorf("bad frame event = %+v", evt)
+		}
+		// The connection survives one bad frame.
+		env, _ := fake.SendEvent(chatter(2))
+		if evt := next(t, c, request("events_api")); evt.EnvelopeID != env {
+			t.Errorf("envelope %s, want %s", evt.EnvelopeID, env)
+		}
+		if opened, _ := fake.Connections(); opened != 1 {
+			t.Errorf("connections opened = %d, want 1", opened)
+		}
+	})
 }
 
 // TestDisconnectOverlaps: after a disconnect frame the old socket is still
 // served until the next one is open, so nothing sent meanwhile is lost.
 func TestDisconnectOverlaps(t *testing.T) {
-	fake := slacktest.New(t)
-	c, _ := start(t, fake, socket.Config{})
-	next(t, c, request("hello"))
-	// The first reopen attempt fails, so the old socket stays the only one
-	// for the back-off.
-	fake.FailNext("apps.connections.open", slacktest.Failure{Status: http.StatusInternalServerError})
-	if err := fake.Disconnect("warning"); err != nil {
-		t.Fatal(err)
-	}
-	next(t, c, func(e socket.Event) bool { return e.Kind == socket.ConnectionError })
-	env, err := fake.SendEvent(chatter(3))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if opened, _ := fake.Connections(); opened != 1 {
-		t.Fatalf("the event went out on connection %d; want the old socket still open during the back-off", opened)
-	}
-	if evt := next(t, c, request("events_api")); evt.EnvelopeID != env {
-		t.Errorf("envelope %s, want %s", evt.EnvelopeID, env)
-	}
-	next(t, c, func(e socket.Event) bool { return e.Kind == socket.Connected })
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		o, open := fake.Connections()
-		if o == 2 && open == 1 {
-			break
+	synctest.Test(t, func(t *testing.T) {
+		fake := slacktest.NewInMemory(t)
+		c, _ := start(t, fake, socket.Config{})
+		next(t, c, request("hello"))
+		// The first reopen attempt fails, so the old socket stays the only
+		// one for the back-off.
+		fake.FailNext("apps.connections.open", slacktest.Failure{Status: http.StatusInternalServerError})
+		if err := fake.Disconnect("warning"); err != nil {
+			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
+		next(t, c, func(e socket.Event) bool { return e.Kind == socket.ConnectionError })
+		env, err := fake.SendEvent(chatter(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if opened, _ := fake.Connections(); opened != 1 {
+			t.Fatalf("the event went out on connection %d; want the old socket still open during the back-off", opened)
+		}
+		if evt := next(t, c, request("events_api")); evt.EnvelopeID != env {
+			t.Errorf("envelope %s, want %s", evt.EnvelopeID, env)
+		}
+		next(t, c, func(e socket.Event) bool { return e.Kind == socket.Connected })
+		synctest.Wait()
+		if o, open := fake.Connections(); o != 2 || open != 1 {
 			t.Fatalf("connections opened %d, open %d; want 2, 1 (the old one closed)", o, open)
 		}
-	}
-	env, _ = fake.SendEvent(chatter(4))
-	if evt := next(t, c, request("events_api")); evt.EnvelopeID != env {
-		t.Errorf("envelope %s, want %s", evt.EnvelopeID, env)
-	}
+		env, _ = fake.SendEvent(chatter(4))
+		if evt := next(t, c, request("events_api")); evt.EnvelopeID != env {
+			t.Errorf("envelope %s, want %s", evt.EnvelopeID, env)
+		}
+	})
 }
 
 func TestDroppedSocketReconnects(t *testing.T) {
-	fake := slacktest.New(t)
-	c, _ := start(t, fake, socket.Config{})
-	next(t, c, request("hello"))
-	fake.DropConnections()
-	next(t, c, request("hello"))
-	env, _ := fake.SendEvent(chatter(5))
-	if evt := next(t, c, request("events_api")); evt.EnvelopeID != env {
-		t.Errorf("envelope %s, want %s", evt.EnvelopeID, env)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		fake := slacktest.NewInMemory(t)
+		c, _ := start(t, fake, socket.Config{})
+		next(t, c, request("hello"))
+		fake.DropConnections()
+		next(t, c, request("hello"))
+		env, _ := fake.SendEvent(chatter(5))
+		if evt := next(t, c, request("events_api")); evt.EnvelopeID != env {
+			t.Errorf("envelope %s, want %s", evt.EnvelopeID, env)
+		}
+	})
 }
 
 func TestRefused(t *testing.T) {
@@ -196,75 +219,90 @@ func TestRefused(t *testing.T) {
 		}, "token_revoked"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fake := slacktest.New(t)
-			c, done := start(t, fake, socket.Config{})
-			next(t, c, request("hello"))
-			tc.cut(fake)
-			select {
-			case err := <-done:
-				var re *socket.RefusedError
-				if !errors.As(err, &re) || !strings.Contains(err.Error(), tc.want) {
-					t.Errorf("Run = %v, want a RefusedError saying %q", err, tc.want)
+			synctest.Test(t, func(t *testing.T) {
+				fake := slacktest.NewInMemory(t)
+				c, done := start(t, fake, socket.Config{})
+				next(t, c, request("hello"))
+				tc.cut(fake)
+				select {
+				case err := <-done:
+					var re *socket.RefusedError
+					if !errors.As(err, &re) || !strings.Contains(err.Error(), tc.want) {
+						t.Errorf("Run = %v, want a RefusedError saying %q", err, tc.want)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("Run went on")
 				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("Run went on")
-			}
+			})
 		})
 	}
 }
 
 func TestRateLimitedOpenWaits(t *testing.T) {
-	fake := slacktest.New(t)
-	fake.FailNext("apps.connections.open", slacktest.Failure{Status: http.StatusTooManyRequests, RetryAfter: 1})
-	c, _ := start(t, fake, socket.Config{})
-	evt := next(t, c, func(e socket.Event) bool { return e.Kind == socket.ConnectionError })
-	if evt.Backoff < time.Second {
-		t.Errorf("back-off %v, want Retry-After's 1s", evt.Backoff)
-	}
-	next(t, c, request("hello"))
+	synctest.Test(t, func(t *testing.T) {
+		fake := slacktest.NewInMemory(t)
+		fake.FailNext("apps.connections.open", slacktest.Failure{Status: http.StatusTooManyRequests, RetryAfter: 1})
+		c, _ := start(t, fake, socket.Config{})
+		t0 := time.Now()
+		evt := next(t, c, func(e socket.Event) bool { return e.Kind == socket.ConnectionError })
+		if evt.Backoff < time.Second {
+			t.Errorf("back-off %v, want Retry-After's 1s", evt.Backoff)
+		}
+		next(t, c, request("hello"))
+		if waited := time.Since(t0); waited < time.Second {
+			t.Errorf("reopened after %v, want Retry-After's 1s", waited)
+		}
+	})
 }
 
 // TestSilentConnectionIsReopened: a server that sends nothing and answers
 // no ping is left after the ping timeout.
 func TestSilentConnectionIsReopened(t *testing.T) {
-	var dials atomic.Int32
-	api := endpoint(t, nil, func(ws *websocket.Conn, r *http.Request) {
-		dials.Add(1)
-		ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"hello"}`))
-		<-r.Context().Done() // never read, so never pong
-	})
-	c := socket.New(api, socket.Config{PingTimeout: 300 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	deadline := time.After(10 * time.Second)
-	hellos := 0
-	for hellos < 2 {
-		select {
-		case evt := <-c.Events():
-			if evt.Kind == socket.Request && evt.Type == "hello" {
-				hellos++
+	synctest.Test(t, func(t *testing.T) {
+		var dials atomic.Int32
+		c := endpoint(t, socket.Config{PingTimeout: 300 * time.Millisecond}, nil, func(ws *websocket.Conn, quit <-chan struct{}) {
+			dials.Add(1)
+			ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"hello"}`))
+			<-quit // never read, so never pong
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		t0 := time.Now()
+		deadline := time.After(10 * time.Second)
+		hellos := 0
+		for hellos < 2 {
+			select {
+			case evt := <-c.Events():
+				if evt.Kind == socket.Request && evt.Type == "hello" {
+					hellos++
+				}
+			case <-deadline:
+				t.Fatalf("dials = %d; the silent connection was not reopened", dials.Load())
 			}
-		case <-deadline:
-			t.Fatalf("dials = %d; the silent connection was not reopened", dials.Load())
 		}
-	}
+		if d := time.Since(t0); d < 300*time.Millisecond {
+			t.Errorf("reopened after %v, before the ping timeout", d)
+		}
+	})
 }
 
-// endpoint is a minimal Socket Mode server: apps.connections.open (after
-// calling opened, if set) and a websocket that serve handles. It returns
-// a client of it.
-func endpoint(t *testing.T, opened func(), serve func(*websocket.Conn, *http.Request)) *slack.Client {
+// endpoint is a minimal Socket Mode server on an in-memory network:
+// apps.connections.open (after calling opened, if set) and a websocket
+// that serve handles until quit is closed, at the end of the test. It
+// returns a client of it.
+func endpoint(t *testing.T, cfg socket.Config, opened func(), serve func(ws *websocket.Conn, quit <-chan struct{})) *socket.Client {
 	t.Helper()
 	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	pipes := slacktest.NewPipes()
+	quit := make(chan struct{})
+	srv := &httptest.Server{Listener: pipes, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/api/apps.connections.open" {
 			if opened != nil {
 				opened()
 			}
-			fmt.Fprintf(w, `{"ok":true,"url":"ws%s/socket"}`, strings.TrimPrefix(srv.URL, "http"))
+			fmt.Fprintf(w, `{"ok":true,"url":"ws://%s/socket"}`, pipes.Addr())
 			return
 		}
 		ws, err := up.Upgrade(w, r, nil)
@@ -272,20 +310,25 @@ func endpoint(t *testing.T, opened func(), serve func(*websocket.Conn, *http.Req
 			return
 		}
 		defer ws.Close()
-		serve(ws, r)
-	}))
-	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
-	return slack.New("xoxb-x", slack.OptionAppLevelToken("xapp-x"), slack.OptionAPIURL(srv.URL+"/api/"))
+		serve(ws, quit)
+	})}}
+	srv.Start()
+	hc := &http.Client{Transport: &http.Transport{DialContext: pipes.DialContext}}
+	t.Cleanup(func() { close(quit); srv.Close(); hc.CloseIdleConnections() })
+	api := slack.New("xoxb-x", slack.OptionAppLevelToken("xapp-x"), slack.OptionAPIURL(srv.URL+"/api/"), slack.OptionHTTPClient(hc))
+	return newClient(api, cfg, pipes.DialContext)
 }
 
-// drain reads every event available now, waiting a little for stragglers.
+// drain reads Events until nothing more is on its way: the bubble is idle
+// and Events empty.
 func drain(c *socket.Client) []socket.Event {
 	var out []socket.Event
 	for {
+		synctest.Wait()
 		select {
 		case evt := <-c.Events():
 			out = append(out, evt)
-		case <-time.After(time.Second): // quiet for a second: nothing is on its way
+		default:
 			return out
 		}
 	}
@@ -304,111 +347,133 @@ func requests(evts []socket.Event) map[string]bool {
 // TestAckedIsNeverLostAcrossReconnect: with the consumer behind, a reader
 // whose connection Run replaces still hands on the frame it acked.
 func TestAckedIsNeverLostAcrossReconnect(t *testing.T) {
-	fake := slacktest.New(t)
-	c, _ := start(t, fake, socket.Config{})
-	next(t, c, request("hello"))
-	// A slow consumer, so the old socket's reader is waiting with an acked
-	// frame when Run replaces the socket after a failed first attempt.
-	var mu sync.Mutex
-	var evts []socket.Event
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		for {
-			select {
-			case evt := <-c.Events():
-				mu.Lock()
-				evts = append(evts, evt)
-				mu.Unlock()
-				time.Sleep(200 * time.Microsecond)
-			case <-stop:
-				return
+	synctest.Test(t, func(t *testing.T) {
+		fake := slacktest.NewInMemory(t)
+		c, _ := start(t, fake, socket.Config{})
+		next(t, c, request("hello"))
+		// A slow consumer, so the old socket's reader is waiting with an
+		// acked frame when Run replaces the socket after a failed first
+		// attempt.
+		var mu sync.Mutex
+		var evts []socket.Event
+		stop, stopped := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(stopped)
+			for {
+				select {
+				case evt := <-c.Events():
+					mu.Lock()
+					evts = append(evts, evt)
+					mu.Unlock()
+					time.Sleep(200 * time.Microsecond)
+				case <-stop:
+					return
+				}
+			}
+		}()
+		fake.FailNext("apps.connections.open", slacktest.Failure{Status: http.StatusInternalServerError})
+		if err := fake.Disconnect("refresh_requested"); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3000 {
+			// Slack sends at its pace, across the switch: faster than
+			// the consumer reads, so the queue is full by the time the
+			// back-off (75–100ms) has passed, and on for 120ms of the
+			// bubble's clock.
+			time.Sleep(40 * time.Microsecond)
+			// A send can meet the old socket as the client closes it,
+			// before the fake has noticed; Slack would send again on the
+			// new one.
+			for try := 0; ; try++ {
+				_, err := fake.SendEvent(chatter(i))
+				if err == nil {
+					break
+				}
+				if try == 50 {
+					t.Fatal(err)
+				}
+				time.Sleep(20 * time.Millisecond)
 			}
 		}
-	}()
-	fake.FailNext("apps.connections.open", slacktest.Failure{Status: http.StatusInternalServerError})
-	if err := fake.Disconnect("refresh_requested"); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 3000 {
-		// A send can meet the old socket as the client closes it, before
-		// the fake has noticed; Slack would send again on the new one.
-		for try := 0; ; try++ {
-			_, err := fake.SendEvent(chatter(i))
-			if err == nil {
-				break
-			}
-			if try == 50 {
-				t.Fatal(err)
-			}
-			time.Sleep(20 * time.Millisecond)
+		// Let the consumer catch up: 3000 events at 200µs is 0.6s of the
+		// bubble's clock.
+		time.Sleep(2 * time.Second)
+		close(stop)
+		<-stopped
+		got := requests(append(evts, drain(c)...))
+		if opened, _ := fake.Connections(); opened < 2 {
+			t.Fatalf("%d connections opened, want the switch", opened)
 		}
-	}
-	time.Sleep(2 * time.Second)
-	close(stop)
-	<-stopped
-	got := requests(append(evts, drain(c)...))
-	if opened, _ := fake.Connections(); opened < 2 {
-		t.Fatalf("%d connections opened, want the switch", opened)
-	}
-	for _, a := range fake.Acks() {
-		if !got[a.EnvelopeID] {
-			t.Errorf("envelope %s was acked but never delivered", a.EnvelopeID)
+		for _, a := range fake.Acks() {
+			if !got[a.EnvelopeID] {
+				t.Errorf("envelope %s was acked but never delivered", a.EnvelopeID)
+			}
 		}
-	}
+	})
 }
 
 // TestAckedIsKeptAtShutdown: what was read and acked as Run ends is in
 // Events or Leftover.
 func TestAckedIsKeptAtShutdown(t *testing.T) {
-	fake := slacktest.New(t)
-	api := slack.New(slacktest.BotToken, slack.OptionAppLevelToken(slacktest.AppToken), slack.OptionAPIURL(fake.URL))
-	c := socket.New(api, socket.Config{Logger: slog.New(slog.DiscardHandler)})
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- c.Run(ctx) }()
-	for i := range 1100 {
-		fake.SendEvent(chatter(i))
-	}
-	// The reader acks one frame past the full queue and waits with it:
-	// wait until the acks stop.
-	for n, deadline := -1, time.Now().Add(10*time.Second); len(fake.Acks()) != n && time.Now().Before(deadline); {
-		n = len(fake.Acks())
-		time.Sleep(300 * time.Millisecond)
-	}
-	cancel()
-	<-done
-	got := requests(drain(c))
-	for _, e := range c.Leftover() {
-		got[e.EnvelopeID] = true
-	}
-	acks := fake.Acks()
-	if len(acks) < 1000 || len(acks) == 1100 {
-		t.Fatalf("%d acks, want the queue's worth (the rest unread)", len(acks))
-	}
-	for _, a := range acks {
-		if !got[a.EnvelopeID] {
-			t.Errorf("envelope %s was acked but is neither in Events nor in Leftover", a.EnvelopeID)
+	synctest.Test(t, func(t *testing.T) {
+		fake := slacktest.NewInMemory(t)
+		c := client(fake, socket.Config{})
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		for i := range 1100 {
+			fake.SendEvent(chatter(i))
 		}
-	}
+		// The reader acks one frame past the full queue and waits with
+		// it: wait until it does.
+		synctest.Wait()
+		cancel()
+		<-done
+		got := requests(drain(c))
+		for _, e := range c.Leftover() {
+			got[e.EnvelopeID] = true
+		}
+		acks := fake.Acks()
+		if len(acks) < 1000 || len(acks) == 1100 {
+			t.Fatalf("%d acks, want the queue's worth (the rest unread)", len(acks))
+		}
+		for _, a := range acks {
+			if !got[a.EnvelopeID] {
+				t.Errorf("envelope %s was acked but is neither in Events nor in Leftover", a.EnvelopeID)
+			}
+		}
+	})
 }
 
 // TestQuickDropsBackOff: an endpoint that closes every connection at once
 // is not asked for a new one in a tight loop.
 func TestQuickDropsBackOff(t *testing.T) {
-	var opens atomic.Int32
-	api := endpoint(t, func() { opens.Add(1) }, func(ws *websocket.Conn, _ *http.Request) {
-		ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"hello"}`))
-	})
-	c := socket.New(api, socket.Config{Logger: slog.New(slog.DiscardHandler)})
-	ctx, cancel := context.WithTimeout(t.Context(), time.Second)
-	defer cancel()
-	go func() {
-		for range c.Events() {
+	synctest.Test(t, func(t *testing.T) {
+		var opens atomic.Int32
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		// A tight loop never lets the bubble's clock reach the second:
+		// end it.
+		opened := func() {
+			if opens.Add(1) > 10 {
+				cancel()
+			}
 		}
-	}()
-	c.Run(ctx)
-	if n := opens.Load(); n > 10 {
-		t.Errorf("apps.connections.open called %d times in a second", n)
-	}
+		c := endpoint(t, socket.Config{}, opened, func(ws *websocket.Conn, _ <-chan struct{}) {
+			ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"hello"}`))
+		})
+		go func() {
+			for {
+				select {
+				case <-c.Events():
+				case <-ctx.Done():
+					return
+				}
+			}
+		}()
+		c.Run(ctx)
+		if n := opens.Load(); n > 10 {
+			t.Errorf("apps.connections.open called %d times in a second", n)
+		}
+	})
 }

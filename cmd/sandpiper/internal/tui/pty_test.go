@@ -41,21 +41,14 @@ func TestTerminal(t *testing.T) {
 			}
 		}
 	}()
+	show := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return screen(t, out.Bytes(), 80)
+	}
 	waitFor := func(what string, cond func(string) bool) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			mu.Lock()
-			sc := screen(t, out.Bytes(), 80)
-			mu.Unlock()
-			if cond(sc) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s; the screen:\n%s", what, sc)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		waitScreen(t, what, show, cond)
 	}
 	typ := func(s string) {
 		t.Helper()

@@ -75,14 +75,22 @@ func (s *session) screen() string {
 // waitFor waits until the screen satisfies cond.
 func (s *session) waitFor(what string, cond func(screen string) bool) {
 	s.t.Helper()
-	deadline := time.Now().Add(20 * time.Second) // the machine may be busy
+	waitScreen(s.t, what, s.screen, cond)
+}
+
+// waitScreen polls show until what it returns satisfies cond, and
+// returns that screen; after 20s (the machine may be busy) it fails the
+// test.
+func waitScreen(t *testing.T, what string, show func() string, cond func(screen string) bool) string {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
 	for {
-		sc := s.screen()
+		sc := show()
 		if cond(sc) {
-			return
+			return sc
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("timed out waiting for %s; the screen:\n%s", what, sc)
+			t.Fatalf("timed out waiting for %s; the screen:\n%s", what, sc)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -570,19 +578,9 @@ func TestResize(t *testing.T) {
 	// it writes from then on, at the new width.
 	mark := len(s.screenBytes())
 	s.tm.Send(tea.WindowSizeMsg{Width: 40, Height: 24})
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		sc := screen(t, s.screenBytes()[mark:], 40)
-		if reflowed(sc) {
-			if !strings.Contains(sc, "❯") {
-				t.Errorf("no editor after the resize:\n%s", sc)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the answer did not re-flow; the screen after the resize:\n%s", sc)
-		}
-		time.Sleep(10 * time.Millisecond)
+	after := func() string { return screen(t, s.screenBytes()[mark:], 40) }
+	if sc := waitScreen(t, "the answer to re-flow after the resize", after, reflowed); !strings.Contains(sc, "❯") {
+		t.Errorf("no editor after the resize:\n%s", sc)
 	}
 	close(release)
 	s.waitFor("the answer", func(sc string) bool { return strings.Contains(sc, "1 step") })
