@@ -57,16 +57,11 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		return usageError(fmt.Errorf("exec: unexpected argument %q (the code goes after -c, in quotes)", fs.Arg(0)), u.String())
 	}
 	if *code == "" {
-		c, read, err := constructorStdin()
-		if !read {
-			var b []byte
-			b, err = io.ReadAll(stdin)
-			c = string(b)
-		}
+		b, err := io.ReadAll(stdin)
 		if err != nil {
 			return fmt.Errorf("read code: %w", err)
 		}
-		*code = c
+		*code = string(b)
 	}
 	_, cfg, err := load(ctx, config.LoadSandbox)
 	if err != nil {
@@ -95,8 +90,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	if err != nil {
 		if ctx.Err() != nil {
 			// Ctrl+C (or SIGTERM): the run is killed; exit as a shell
-			// reports an interrupted command, as when exec is
-			// interrupted before its Go side starts.
+			// reports an interrupted command.
 			return &exitError{exitInterrupted, nil}
 		}
 		return err

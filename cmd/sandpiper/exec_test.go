@@ -168,117 +168,9 @@ func execBinaryAs(t *testing.T, bin string, cred *syscall.Credential, dir string
 	return out.String(), strings.Join(kept, ""), code, goStarted
 }
 
-// TestExecKeptPlan runs each program twice through the built binary: the
-// first exec of a configuration runs it on the Go side and keeps a plan,
-// the second starts it before the Go runtime from that plan. Both print
-// the same; a result that needs nothing but the program's output never
-// starts the Go runtime, and any other is the Go side's to finish.
-func TestExecKeptPlan(t *testing.T) {
-	python := hostPython(t)
-	for _, tc := range []struct {
-		name   string
-		args   []string
-		stdin  string
-		env    []string
-		code   int
-		stdout string
-		onlyC  bool // the second run needs no Go runtime
-	}{
-		{name: "print", args: []string{"-c", "print(6 * 7)"}, stdout: "42\n", onlyC: true},
-		{name: "stderr and exit code", args: []string{"-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"}, code: 3, stdout: "out\n", onlyC: true},
-		{name: "traceback", args: []string{"-c", "1/0"}, code: 1, onlyC: true},
-		{name: "signal", args: []string{"-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"}, code: 143, onlyC: true},
-		{name: "last -c wins", args: []string{"-c", "print(1)", "--c=print(2)"}, stdout: "2\n", onlyC: true},
-		{name: "files written", args: []string{"-c", "open('r.csv', 'w').write('a\\n1\\n'); print('ok')"}, stdout: "ok\n"},
-		{name: "timeout", args: []string{"-c", "print('start', flush=True)\nwhile True: pass"}, env: []string{"SANDPIPER_SANDBOX_TIMEOUT=1s"}, code: 124, stdout: "start\n"},
-		{name: "memory", args: []string{"-c", "x = bytearray(1 << 30)"}, env: []string{"SANDPIPER_SANDBOX_MEMORY=64MiB"}, code: 137},
-		{name: "truncated", args: []string{"-c", "print('x' * 5000)"}, env: []string{"SANDPIPER_SANDBOX_OUTPUT=1KiB"}, stdout: strings.Repeat("x", 1024)},
-		{name: "out", args: []string{"-out", "saved", "-c", "open('r.csv', 'w').write('a'); print('ok')"}, stdout: "ok\n"},
-		{name: "code on stdin", stdin: "import sys\nprint('in')\nsys.exit(4)", code: 4, stdout: "in\n", onlyC: true},
-		{name: "code on stdin, -out", args: []string{"-out", "saved"}, stdin: "open('r.csv', 'w').write('a'); print('in')", stdout: "in\n"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			home, dir := t.TempDir(), t.TempDir()
-			env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SANDPIPER_PYTHON=" + python}, tc.env...)
-			args := append([]string{"exec"}, tc.args...)
-			var first [3]string
-			for i, want := range []string{"first (the Go side)", "second (from the plan)"} {
-				stdout, stderr, code, goStarted := execBinary(t, dir, env, tc.stdin, args...)
-				if code != tc.code || stdout != tc.stdout {
-					t.Errorf("%s exec: exit %d, stdout %q; want %d, %q (stderr %q)", want, code, stdout, tc.code, tc.stdout, stderr)
-				}
-				if i == 0 {
-					first = [3]string{stdout, stderr}
-					if !goStarted {
-						t.Errorf("first exec: the Go runtime did not start")
-					}
-					continue
-				}
-				if stderr != first[1] {
-					t.Errorf("stderr from the plan %q; from the Go side %q", stderr, first[1])
-				}
-				if goStarted == tc.onlyC {
-					t.Errorf("second exec: Go runtime started = %v, want %v", goStarted, !tc.onlyC)
-				}
-			}
-			if plans, _ := filepath.Glob(filepath.Join(home, ".cache", "sandpiper", "exec-*.plan")); len(plans) != 1 {
-				t.Errorf("plans kept: %q, want 1", plans)
-			}
-		})
-	}
-}
-
-// TestExecStalePlan gives exec a plan kept under its name that is not the
-// one its configuration makes (another output cap): with -v, the Go side
-// takes no run from it, runs the program itself, and keeps its own plan.
-func TestExecStalePlan(t *testing.T) {
-	python := hostPython(t)
-	home, dir := t.TempDir(), t.TempDir()
-	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SANDPIPER_PYTHON=" + python}
-	cache := filepath.Join(home, ".cache", "sandpiper")
-	planOf := func(env []string) (string, []byte) {
-		t.Helper()
-		before, _ := filepath.Glob(filepath.Join(cache, "exec-*.plan"))
-		if _, stderr, code, _ := execBinary(t, dir, env, "", "exec", "-c", "pass"); code != 0 {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
-		after, _ := filepath.Glob(filepath.Join(cache, "exec-*.plan"))
-		for _, p := range after {
-			if !slices.Contains(before, p) {
-				b, err := os.ReadFile(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return p, b
-			}
-		}
-		t.Fatalf("no new plan in %q", after)
-		return "", nil
-	}
-	path, own := planOf(base)
-	_, other := planOf(append(slices.Clone(base), "SANDPIPER_SANDBOX_OUTPUT=1KiB"))
-	if err := os.WriteFile(path, other, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	stdout, stderr, code, _ := execBinary(t, dir, base, "", "exec", "-v", "-c", "print('x' * 5000)")
-	if code != 0 || stdout != strings.Repeat("x", 5000)+"\n" {
-		t.Errorf("exit %d, stdout %d bytes; want 0, 5001 (stderr %q)", code, len(stdout), stderr)
-	}
-	if !strings.Contains(stderr, "is out of date") {
-		t.Errorf("stderr %q does not say the plan is out of date", stderr)
-	}
-	if b, _ := os.ReadFile(path); !bytes.Equal(b, own) {
-		t.Errorf("the stale plan was not replaced by the configuration's own")
-	}
-	if _, stderr, _, _ := execBinary(t, dir, base, "", "exec", "-v", "-c", "pass"); !strings.Contains(stderr, "started before the runtime") {
-		t.Errorf("with its own plan kept again, stderr %q does not say the run started before the runtime", stderr)
-	}
-}
-
-// TestExecKeptPlanUnprivileged is TestExecKeptPlan's simplest case for a
-// user who may make no cgroup and clone no mount tree (as in the Docker
-// image): the plan holds neither, and the C side still finishes the run.
-func TestExecKeptPlanUnprivileged(t *testing.T) {
+// TestExecUnprivileged runs the built binary as a user who may make no
+// cgroup and clone no mount tree (as in the Docker image).
+func TestExecUnprivileged(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("run as root to test the switch to an unprivileged user")
 	}
@@ -303,13 +195,8 @@ func TestExecKeptPlanUnprivileged(t *testing.T) {
 	}
 	cred := &syscall.Credential{Uid: nobody, Gid: nobody}
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SANDPIPER_PYTHON=" + python}
-	for i, want := range []string{"first (the Go side)", "second (from the plan)"} {
-		stdout, stderr, code, goStarted := execBinaryAs(t, bin, cred, home, env, "", "exec", "-c", "import os; print(os.getuid(), 6 * 7)")
-		if code != 0 || stdout != "1000 42\n" {
-			t.Errorf("%s exec: exit %d, stdout %q, stderr %q", want, code, stdout, stderr)
-		}
-		if goStarted != (i == 0) {
-			t.Errorf("%s exec: Go runtime started = %v", want, goStarted)
-		}
+	stdout, stderr, code, _ := execBinaryAs(t, bin, cred, home, env, "", "exec", "-c", "import os; print(os.getuid(), 6 * 7)")
+	if code != 0 || stdout != "1000 42\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
