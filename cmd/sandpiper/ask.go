@@ -10,7 +10,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/chat"
-	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -92,7 +92,7 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		return err
 	}
-	lookup, c, err := load(ctx, config.LoadAgent)
+	lookup, c, err := load(ctx, agentconfig.Load)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/chat"
-	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/tui"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
@@ -41,7 +41,7 @@ func isTerminal(v any) bool {
 
 // askTUI is ask on a terminal: the chat, or one question shown the same
 // way, in the terminal UI.
-func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c config.Agent, inputs []agent.InputFile, stdin io.Reader, stdout, stderr io.Writer) error {
+func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c agentconfig.Agent, inputs []agent.InputFile, stdin io.Reader, stdout, stderr io.Writer) error {
 	getenv := func(k string) string { v, _ := lookup.Lookup(k); return v }
 	// Before the UI reads the terminal: Detect may ask it for its
 	// background colour.

@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/sandpiper-bot/sandpiper/bot"
-	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/botconfig"
 )
 
 // runBot is `sandpiper run`: answer questions in Slack until SIGINT or
@@ -17,7 +18,7 @@ func runBot(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer
 	if err := noArgs("run", args); err != nil {
 		return err
 	}
-	lookup, env, err := load(ctx, config.LoadBot)
+	lookup, env, err := load(ctx, botconfig.Load)
 	if err != nil {
 		return err
 	}
@@ -29,7 +30,7 @@ func runBot(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer
 	if err := cfg.Validate(); err != nil {
 		return configError(fmt.Errorf("config: %w", err))
 	}
-	c, err := config.LoadAgent(ctx, lookup)
+	c, err := agentconfig.Load(ctx, lookup)
 	if err != nil {
 		return configError(err)
 	}

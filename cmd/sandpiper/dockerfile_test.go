@@ -280,7 +280,7 @@ func lintDockerfile(t testing.TB, repo, path string) {
 
 	// The variables it sets are ones the bot reads, and fit the image.
 	src, _ := os.ReadFile("internal/config/sandbox.go")
-	botSrc, _ := os.ReadFile("internal/config/bot.go")
+	botSrc, _ := os.ReadFile("internal/config/botconfig/bot.go")
 	env := map[string]string{}
 	for _, in := range stageOf("ENV", last) {
 		for _, kv := range strings.Fields(in.args) {

@@ -18,6 +18,8 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/botconfig"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 )
@@ -41,7 +43,7 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 	} else if len(read) > 0 {
 		pass("configuration", "read "+strings.Join(read, ", "))
 	}
-	env, err := config.LoadBot(ctx, lookup)
+	env, err := botconfig.Load(ctx, lookup)
 	if err != nil {
 		fail("configuration", err)
 	} else {
@@ -49,7 +51,7 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 		checks = append(checks, bot.Doctor(cctx, env.Config(quiet))...)
 		cancel()
 	}
-	if mc, err := config.LoadModel(ctx, lookup); err != nil {
+	if mc, err := agentconfig.LoadModel(ctx, lookup); err != nil {
 		fail("model", err)
 	} else if model, err := mc.New(quiet); err != nil {
 		fail("model", err)

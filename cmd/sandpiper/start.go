@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
 )
 
 // loadEnv returns the variables: the environment, then .env.local and .env.
@@ -41,7 +42,7 @@ const probeTimeout = 30 * time.Second
 // start builds the configured model, the sandbox and the agent running
 // code in it, telling the agent which Python the sandbox has. The caller
 // closes the sandbox.
-func start(ctx context.Context, c config.Agent, log *slog.Logger) (*agent.Agent, agent.Runtime, config.Backend, error) {
+func start(ctx context.Context, c agentconfig.Agent, log *slog.Logger) (*agent.Agent, agent.Runtime, config.Backend, error) {
 	model, err := c.Model.New(log)
 	if err != nil {
 		return nil, agent.Runtime{}, nil, configError(err)
