@@ -17,6 +17,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/botconfig"
@@ -143,7 +144,7 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 	}
 	if failed > 0 {
 		fmt.Fprintf(stdout, "\n%d check(s) failed; fix them and run sandpiper doctor again.\n", failed)
-		return &exitError{1, nil}
+		return cli.Exit(1)
 	}
 	fmt.Fprintln(stdout, "\nAll checks passed. Start the bot with: sandpiper run")
 	return nil

@@ -1,4 +1,10 @@
-package main
+// Package execcmd is `sandpiper exec`: run Python once in the configured
+// sandbox. sandpiper-exec, a binary of it alone, runs it without the
+// packages of the bot, the agent and the terminal UI, whose
+// initialisation would cost a one-shot run more than the sandbox does;
+// sandpiper hands `sandpiper exec` over to it before the Go runtime
+// starts, or runs it itself (see cmd/sandpiper/exec_linux.c).
+package execcmd
 
 import (
 	"context"
@@ -10,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/chat"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
@@ -23,10 +29,11 @@ const (
 	exitKilled   = 137 // SIGKILL: the memory limit
 )
 
-// runExec is `sandpiper exec`: run Python once in the configured sandbox,
-// print its stdout and stderr, and exit with its exit code (124 on timeout,
-// 137 when killed for memory).
-func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+// Run is `sandpiper exec` with args (after "exec"): run Python once in the
+// configured sandbox, print its stdout and stderr, and exit with its exit
+// code (124 on timeout, 137 when killed for memory); the error carries the
+// exit code ([cli.Report]).
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	help := false
@@ -48,13 +55,13 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
-		return &exitError{exitUsage, nil} // the flag package said what was wrong
+		return cli.Exit(cli.ExitUsage) // the flag package said what was wrong
 	}
 	if fs.NArg() > 0 {
 		var u strings.Builder
 		fs.SetOutput(&u)
 		fs.Usage()
-		return usageError(fmt.Errorf("exec: unexpected argument %q (the code goes after -c, in quotes)", fs.Arg(0)), u.String())
+		return cli.UsageError(fmt.Errorf("exec: unexpected argument %q (the code goes after -c, in quotes)", fs.Arg(0)), u.String())
 	}
 	if *code == "" {
 		b, err := io.ReadAll(stdin)
@@ -63,7 +70,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 		}
 		*code = string(b)
 	}
-	_, cfg, err := load(ctx, config.LoadSandbox)
+	_, cfg, err := cli.Load(ctx, config.LoadSandbox)
 	if err != nil {
 		return err
 	}
@@ -78,7 +85,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	sb, err := cfg.New(ctx, log)
 	if err != nil {
-		return err
+		return interrupted(ctx, err)
 	}
 	defer sb.Close()
 	if *verbose {
@@ -88,12 +95,7 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	res, err := sb.Run(ctx, sandbox.Request{Code: *code})
 	if err != nil {
-		if ctx.Err() != nil {
-			// Ctrl+C (or SIGTERM): the run is killed; exit as a shell
-			// reports an interrupted command.
-			return &exitError{exitInterrupted, nil}
-		}
-		return err
+		return interrupted(ctx, err)
 	}
 	// The program's own output is passed through untouched, as python3
 	// would; the lines exec adds hold no text of the program's.
@@ -114,13 +116,22 @@ func runExec(ctx context.Context, args []string, stdin io.Reader, stdout, stderr
 	}
 	switch {
 	case res.Limit == sandbox.LimitTimeout:
-		return &exitError{exitTimedOut, nil}
+		return cli.Exit(exitTimedOut)
 	case res.Limit == sandbox.LimitMemory:
-		return &exitError{exitKilled, nil}
+		return cli.Exit(exitKilled)
 	case res.ExitCode != 0:
-		return &exitError{res.ExitCode, nil}
+		return cli.Exit(res.ExitCode)
 	}
 	return nil
+}
+
+// interrupted is err, or, after Ctrl+C (or SIGTERM), which ended the
+// sandbox or the run, an exit as a shell reports an interrupted command.
+func interrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return cli.Exit(cli.ExitInterrupted)
+	}
+	return err
 }
 
 // saveFiles saves the files the program wrote under dir and says where
@@ -145,7 +156,7 @@ func saveFiles(w io.Writer, dir string, res *sandbox.Result) {
 		return
 	}
 	for _, f := range files {
-		p, err := chat.SaveOutput(dir, f)
+		p, err := cli.SaveOutput(dir, f)
 		if err != nil {
 			fmt.Fprintf(w, "sandpiper: could not save %s: %s\n", safetext.Line(f.Name), safetext.Line(err.Error()))
 			continue
