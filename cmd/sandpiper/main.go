@@ -19,21 +19,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/execcmd"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	// The first signal starts a graceful stop; a second one ends the
-	// process at once, as without a handler.
-	context.AfterFunc(ctx, stop)
-	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	cli.Main(func(ctx context.Context) int {
+		return run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	})
 }
 
 // A command runs with the process's arguments (after its name) and

@@ -10,8 +10,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/execcmd"
@@ -19,11 +17,7 @@ import (
 
 func main() {
 	execcmd.TakeHandover(os.Args[1:])
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	// The first signal ends the run; a second one ends the process at
-	// once, as without a handler.
-	context.AfterFunc(ctx, stop)
-	err := execcmd.Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
-	stop()
-	os.Exit(cli.Report(os.Stderr, err))
+	cli.Main(func(ctx context.Context) int {
+		return cli.Report(os.Stderr, execcmd.Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	})
 }

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/sethvargo/go-envconfig"
 
@@ -19,6 +21,17 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
+
+// Main runs a program's f, with a context that ends at the first SIGINT
+// or SIGTERM (a graceful stop; a second signal ends the process at once,
+// as without a handler), and exits with the code f returns.
+func Main(f func(ctx context.Context) int) {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
+	code := f(ctx)
+	stop()
+	os.Exit(code)
+}
 
 // Exit codes besides 0 and 1.
 const (
