@@ -3,6 +3,7 @@ package execcmd
 import (
 	"debug/buildinfo"
 	"os"
+	"path"
 	"runtime/debug"
 	"slices"
 	"syscall"
@@ -21,7 +22,7 @@ const HandoverEnv = "SANDPIPER_EXEC_HANDOVER"
 func TakeHandover(args []string) {
 	from := os.Getenv(HandoverEnv)
 	os.Unsetenv(HandoverEnv)
-	if from == "" || from == "off" || sameBuild(from) {
+	if from == "" || from == "off" || !handBack(from) {
 		return
 	}
 	argv := append([]string{from, "exec"}, args...)
@@ -29,19 +30,25 @@ func TakeHandover(args []string) {
 	// Not executed: this binary's exec, then, is the one there is.
 }
 
-// sameBuild reports whether the binary at path (sandpiper) and this one
-// were built alike: the same Go, main module version, build settings
-// (flags, tags, cgo, target, version control stamp), and versions of
-// every module this one links. Two builds of one unversioned tree with
-// no version control stamp look alike; build the two binaries together.
-func sameBuild(path string) bool {
+// handBack reports whether a run handed over by the binary at path goes
+// back to it: it is a sandpiper (the command beside which this one's
+// package lies), of another build than this one.
+func handBack(file string) bool {
 	own, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
+	other, err := buildinfo.ReadFile(file)
+	if !ok || err != nil || other.Path != path.Dir(own.Path) {
+		return false // no sandpiper: this binary's exec is the one there is
 	}
-	other, err := buildinfo.ReadFile(path)
-	if err != nil || other.GoVersion != own.GoVersion || module(&other.Main) != module(&own.Main) ||
-		!slices.Equal(other.Settings, own.Settings) {
+	return !sameBuild(own, other)
+}
+
+// sameBuild reports whether two binaries were built alike: the same Go,
+// main module version, build settings (flags, tags, cgo, target, version
+// control stamp), and versions of every module the first links. Two
+// builds of one unversioned tree with no version control stamp look
+// alike; build the two binaries together.
+func sameBuild(own, other *debug.BuildInfo) bool {
+	if other.GoVersion != own.GoVersion || module(&other.Main) != module(&own.Main) || !slices.Equal(other.Settings, own.Settings) {
 		return false
 	}
 	theirs := make(map[string]string, len(other.Deps))
