@@ -8,17 +8,20 @@
 # and systempaths=unconfined (README.md, "Docker", says why).
 # cmd/sandpiper/dockerfile_test.go checks this file's references.
 
-# Build stage: the bot binary. cgo builds the sandbox's C helpers
-# (sandbox/local/sandbox.c); bookworm here matches the runtime's glibc.
+# Build stage: the bot binary, and sandpiper-exec, which `sandpiper exec`
+# hands its run over to (a binary without the bot's packages, quicker to
+# start; it must be of the same build, beside sandpiper). cgo builds the
+# sandbox's C helpers (sandbox/local/*.c); bookworm here matches the
+# runtime's glibc.
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=1 go build -trimpath -ldflags="-s -w" -o /out/sandpiper ./cmd/sandpiper
+RUN CGO_ENABLED=1 go build -trimpath -ldflags="-s -w" -o /out/ ./cmd/sandpiper ./cmd/sandpiper/sandpiper-exec
 
 # Runtime stage: the official Python 3.13 image (the reference tool's
-# Python), the pinned modules data questions and charts need, the binary.
+# Python), the pinned modules data questions and charts need, the binaries.
 FROM python:3.13-slim-bookworm
 RUN pip install --no-cache-dir --disable-pip-version-check --root-user-action=ignore \
         numpy==2.5.5 \
@@ -33,7 +36,7 @@ RUN useradd --system --uid 10001 --user-group --create-home --home-dir /home/san
         --shell /usr/sbin/nologin sandpiper \
     && mkdir -p /data \
     && chown sandpiper:sandpiper /data
-COPY --from=build /out/sandpiper /usr/local/bin/sandpiper
+COPY --from=build /out/sandpiper /out/sandpiper-exec /usr/local/bin/
 ENV SANDPIPER_PYTHON=/usr/local/bin/python3 \
     SANDPIPER_DATA_DIR=/data \
     SANDPIPER_HTTP_ADDR=:8080

@@ -10,7 +10,8 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/chat"
-	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -55,7 +56,7 @@ func parseAskFlags(args []string) (f askFlags, help bool, err error) {
 			f.plain = true
 		case a == "--file" || a == "-file" || a == "--out" || a == "-out":
 			if i+1 >= len(args) {
-				return f, false, usageError(fmt.Errorf("ask: %s needs a value", a), askUsage)
+				return f, false, cli.UsageError(fmt.Errorf("ask: %s needs a value", a), askUsage)
 			}
 			i++
 			if strings.HasSuffix(a, "file") {
@@ -73,7 +74,7 @@ func parseAskFlags(args []string) (f askFlags, help bool, err error) {
 			words = append(words, args[i+1:]...)
 			i = len(args)
 		case strings.HasPrefix(a, "-") && len(a) > 1 && len(words) == 0:
-			return f, false, usageError(fmt.Errorf("ask: unknown flag %s", a), askUsage)
+			return f, false, cli.UsageError(fmt.Errorf("ask: unknown flag %s", a), askUsage)
 		default:
 			words = append(words, a)
 		}
@@ -92,13 +93,13 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		return err
 	}
-	lookup, c, err := load(ctx, config.LoadAgent)
+	lookup, c, err := cli.Load(ctx, agentconfig.Load)
 	if err != nil {
 		return err
 	}
 	inputs, err := chat.ReadFiles(flags.paths, c.Files)
 	if err != nil {
-		return configError(fmt.Errorf("ask: %w", err))
+		return cli.ConfigError(fmt.Errorf("ask: %w", err))
 	}
 	if useTUI(flags.plain, lookup, stdin, stdout) {
 		return askTUI(ctx, flags, lookup, c, inputs, stdin, stdout, stderr)
@@ -137,7 +138,7 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	ui.StopSpinner()
 	if err != nil {
 		if ctx.Err() != nil {
-			return &exitError{exitInterrupted, nil}
+			return cli.Exit(cli.ExitInterrupted)
 		}
 		return err
 	}
@@ -158,11 +159,11 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	out, err := a.Run(ctx, []agent.Message{agent.UserMessage(question)}, agent.RunOptions{Workspace: ws, Observer: ui})
 	switch {
 	case ctx.Err() != nil:
-		return &exitError{exitInterrupted, errors.New("interrupted")}
+		return &cli.ExitError{Code: cli.ExitInterrupted, Err: errors.New("interrupted")}
 	case err != nil:
 		return err
 	case out.Stop == agent.StopStepLimit:
-		return &exitError{1, nil} // the UI said so
+		return cli.Exit(1) // the UI said so
 	}
 	return nil
 }

@@ -15,7 +15,8 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/chat"
-	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/tui"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
@@ -41,7 +42,7 @@ func isTerminal(v any) bool {
 
 // askTUI is ask on a terminal: the chat, or one question shown the same
 // way, in the terminal UI.
-func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c config.Agent, inputs []agent.InputFile, stdin io.Reader, stdout, stderr io.Writer) error {
+func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c agentconfig.Agent, inputs []agent.InputFile, stdin io.Reader, stdout, stderr io.Writer) error {
 	getenv := func(k string) string { v, _ := lookup.Lookup(k); return v }
 	// Before the UI reads the terminal: Detect may ask it for its
 	// background colour.
@@ -73,7 +74,7 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c co
 	spin.StopSpinner()
 	if err != nil {
 		if ctx.Err() != nil {
-			return &exitError{exitInterrupted, nil}
+			return cli.Exit(cli.ExitInterrupted)
 		}
 		return err
 	}
@@ -99,7 +100,7 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c co
 			if sandbox.HiddenPath(f.Name) {
 				return "", nil
 			}
-			return chat.SaveOutput(flags.outDir, f)
+			return cli.SaveOutput(flags.outDir, f)
 		},
 		Banner:  a.Model.ID() + " · " + rt.String(),
 		Limits:  c.Sandbox.Limits(),
@@ -122,15 +123,15 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c co
 	logw.set(stderr)
 	switch {
 	case ctx.Err() != nil:
-		return &exitError{exitInterrupted, nil}
+		return cli.Exit(cli.ExitInterrupted)
 	case errors.Is(err, tui.ErrStopped):
-		return &exitError{exitInterrupted, nil}
+		return cli.Exit(cli.ExitInterrupted)
 	case err != nil && flags.question != "":
-		return &exitError{1, nil} // the UI showed it
+		return cli.Exit(1) // the UI showed it
 	case err != nil:
 		return err
 	case flags.question != "" && conv.stop == agent.StopStepLimit:
-		return &exitError{1, nil} // the UI said so
+		return cli.Exit(1) // the UI said so
 	}
 	return nil
 }

@@ -17,8 +17,12 @@ var sandpiperBin struct {
 	err  error
 }
 
-// buildSandpiper builds this command into a temporary directory, once per
-// test binary, and returns its path.
+// packageDir is this package's directory, the tests' first working
+// directory.
+var packageDir, _ = os.Getwd()
+
+// buildSandpiper builds this command, and sandpiper-exec beside it, into a
+// temporary directory, once per test binary, and returns sandpiper's path.
 func buildSandpiper(tb testing.TB) string {
 	tb.Helper()
 	if testing.Short() {
@@ -31,11 +35,13 @@ func buildSandpiper(tb testing.TB) string {
 			return
 		}
 		b.path = filepath.Join(b.dir, "sandpiper")
-		args := []string{"build", "-o", b.path}
+		args := []string{"build", "-o", b.dir + "/"}
 		if raceEnabled {
 			args = append(args, "-race") // a data race in the binary fails its test
 		}
-		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+		cmd := exec.Command("go", append(args, ".", "./sandpiper-exec")...)
+		cmd.Dir = packageDir // tests change the working directory
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			b.err = &buildError{err: err, out: string(out)}
 		}

@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/sandpiper-bot/sandpiper/bot"
-	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/botconfig"
 )
 
 // runBot is `sandpiper run`: answer questions in Slack until SIGINT or
@@ -17,21 +19,21 @@ func runBot(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer
 	if err := noArgs("run", args); err != nil {
 		return err
 	}
-	lookup, env, err := load(ctx, config.LoadBot)
+	lookup, env, err := cli.Load(ctx, botconfig.Load)
 	if err != nil {
 		return err
 	}
 	log, err := env.Logger(stderr)
 	if err != nil {
-		return configError(err)
+		return cli.ConfigError(err)
 	}
 	cfg := env.Config(log)
 	if err := cfg.Validate(); err != nil {
-		return configError(fmt.Errorf("config: %w", err))
+		return cli.ConfigError(fmt.Errorf("config: %w", err))
 	}
-	c, err := config.LoadAgent(ctx, lookup)
+	c, err := agentconfig.Load(ctx, lookup)
 	if err != nil {
-		return configError(err)
+		return cli.ConfigError(err)
 	}
 	c.Sandbox.LongLived = true
 	a, rt, sb, err := start(ctx, c, log)
@@ -49,7 +51,7 @@ func runBot(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer
 	b, err := bot.New(ctx, cfg)
 	if err != nil {
 		if _, ok := errors.AsType[*bot.ConfigError](err); ok {
-			return configError(err)
+			return cli.ConfigError(err)
 		}
 		return err
 	}

@@ -167,40 +167,63 @@ func lintDockerfile(t testing.TB, repo, path string) {
 		t.Error(".dockerignore should leave out .git")
 	}
 
-	// The build stage builds this command to a path that the runtime
-	// stage copies from the build stage and runs.
-	var binary string
+	// The build stage builds this command and sandpiper-exec, in one go
+	// build (one build: sandpiper hands exec over only to a sandpiper-exec
+	// of its own build), into a directory; the runtime stage copies both
+	// from there into one directory (sandpiper looks for sandpiper-exec
+	// beside itself), and runs sandpiper.
+	var outDir string
 	for _, in := range stageOf("RUN", 0) {
 		if !strings.Contains(in.args, "go build") {
 			continue
 		}
 		args := strings.Fields(in.args)
-		binary = flagValue(args, "-o")
-		if pkg := args[len(args)-1]; pkg != "./cmd/sandpiper" {
-			t.Errorf("line %d: builds %s, want ./cmd/sandpiper", in.line, pkg)
+		outDir = flagValue(args, "-o")
+		for _, pkg := range []string{"./cmd/sandpiper", "./cmd/sandpiper/sandpiper-exec"} {
+			if !slices.Contains(args, pkg) {
+				t.Errorf("line %d: go build does not build %s", in.line, pkg)
+			}
+		}
+		if !strings.HasSuffix(outDir, "/") {
+			t.Errorf("line %d: go build -o %s: want a directory (DIR/) for the two binaries", in.line, outDir)
 		}
 		if !strings.Contains(in.args, "CGO_ENABLED=1") {
 			t.Errorf("line %d: the local sandbox's C helpers need CGO_ENABLED=1", in.line)
 		}
 	}
-	if binary == "" {
-		t.Fatal("the build stage has no go build -o PATH")
+	if outDir == "" {
+		t.Fatal("the build stage has no go build -o DIR/")
 	}
-	var installed string
+	copied := map[string]string{} // binary → where it is installed
 	for _, in := range stageOf("COPY", last) {
 		args := strings.Fields(in.args)
-		if from := flagValue(args, "--from"); from != "" {
-			if from != buildStage {
-				t.Errorf("line %d: COPY --from=%s, but the build stage is %s", in.line, from, buildStage)
+		from := flagValue(args, "--from")
+		if from == "" {
+			continue
+		}
+		if from != buildStage {
+			t.Errorf("line %d: COPY --from=%s, but the build stage is %s", in.line, from, buildStage)
+		}
+		dst := args[len(args)-1]
+		for _, src := range args[:len(args)-1] {
+			if strings.HasPrefix(src, "--") {
+				continue
 			}
-			if src := args[len(args)-2]; src != binary {
-				t.Errorf("line %d: copies %s, but the build stage writes %s", in.line, src, binary)
+			name, ok := strings.CutPrefix(src, outDir)
+			if !ok || (name != "sandpiper" && name != "sandpiper-exec") {
+				t.Errorf("line %d: copies %s, which the build stage does not write", in.line, src)
+				continue
 			}
-			installed = args[len(args)-1]
-			if strings.HasSuffix(installed, "/") {
-				installed += filepath.Base(binary)
+			if strings.HasSuffix(dst, "/") {
+				copied[name] = dst + name
+			} else {
+				copied[name] = dst
 			}
 		}
+	}
+	installed := copied["sandpiper"]
+	if lean := copied["sandpiper-exec"]; installed == "" || lean != filepath.Join(filepath.Dir(installed), "sandpiper-exec") {
+		t.Errorf("sandpiper-exec is installed at %q, not beside sandpiper (%q): exec would start slowly", lean, installed)
 	}
 	entry := stageOf("ENTRYPOINT", last)
 	if len(entry) != 1 {
@@ -280,7 +303,7 @@ func lintDockerfile(t testing.TB, repo, path string) {
 
 	// The variables it sets are ones the bot reads, and fit the image.
 	src, _ := os.ReadFile("internal/config/sandbox.go")
-	botSrc, _ := os.ReadFile("internal/config/bot.go")
+	botSrc, _ := os.ReadFile("internal/config/botconfig/bot.go")
 	env := map[string]string{}
 	for _, in := range stageOf("ENV", last) {
 		for _, kv := range strings.Fields(in.args) {
@@ -318,7 +341,10 @@ func TestDockerfileLintFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct{ old, new, want string }{
-		{"COPY --from=build /out/sandpiper", "COPY --from=build /out/sandpiper-bot", "copies /out/sandpiper-bot, but the build stage writes /out/sandpiper"},
+		{"COPY --from=build /out/sandpiper ", "COPY --from=build /out/sandpiper-bot ", "copies /out/sandpiper-bot, which the build stage does not write"},
+		{"/out/sandpiper-exec /usr/local/bin/", "/usr/local/bin/", "sandpiper-exec is installed at \"\", not beside sandpiper"},
+		{" ./cmd/sandpiper/sandpiper-exec", "", "go build does not build ./cmd/sandpiper/sandpiper-exec"},
+		{"-o /out/ ", "-o /out/sandpiper ", "want a directory (DIR/) for the two binaries"},
 		{`ENTRYPOINT ["/usr/local/bin/sandpiper"]`, `ENTRYPOINT ["/usr/bin/sandpiper"]`, "does not run the copied binary"},
 		{`CMD ["/usr/local/bin/sandpiper", "healthcheck"]`, `CMD curl -f http://localhost:8080/healthz`, "the slim image has no curl"},
 		{"USER sandpiper", "USER root", "USER root is root"},

@@ -17,7 +17,10 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/botconfig"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 )
@@ -41,7 +44,7 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 	} else if len(read) > 0 {
 		pass("configuration", "read "+strings.Join(read, ", "))
 	}
-	env, err := config.LoadBot(ctx, lookup)
+	env, err := botconfig.Load(ctx, lookup)
 	if err != nil {
 		fail("configuration", err)
 	} else {
@@ -49,7 +52,7 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 		checks = append(checks, bot.Doctor(cctx, env.Config(quiet))...)
 		cancel()
 	}
-	if mc, err := config.LoadModel(ctx, lookup); err != nil {
+	if mc, err := agentconfig.LoadModel(ctx, lookup); err != nil {
 		fail("model", err)
 	} else if model, err := mc.New(quiet); err != nil {
 		fail("model", err)
@@ -141,7 +144,7 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 	}
 	if failed > 0 {
 		fmt.Fprintf(stdout, "\n%d check(s) failed; fix them and run sandpiper doctor again.\n", failed)
-		return &exitError{1, nil}
+		return cli.Exit(1)
 	}
 	fmt.Fprintln(stdout, "\nAll checks passed. Start the bot with: sandpiper run")
 	return nil

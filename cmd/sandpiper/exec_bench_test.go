@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -15,22 +14,27 @@ import (
 // read-only root, as a floor for any sandbox). Each iteration runs them
 // in turn, so that a busy machine slows them alike, and the median
 // of each is reported as bare-ms, bwrap-ms and exec-ms (ns/op is them
-// all together); exec-v-ms is the same with -v (the Go side takes the
-// run over), exec-first-ms an exec before any plan is kept (the Go side
-// alone), start-ms is `sandpiper exec -h`, the binary's start without a
-// sandbox. (CPU time is no help here: a sandbox's processes are reaped
-// inside it, so wait4 does not count them.)
+// all together). exec is sandpiper handing the run over to sandpiper-exec;
+// exec-inproc-ms is sandpiper with no sandpiper-exec beside it, running
+// exec itself (as under go run); start-ms is `sandpiper exec -h`, the
+// start of the two binaries without a sandbox. (CPU time is no help here:
+// a sandbox's processes are reaped inside it, so wait4 does not count
+// them.)
 //
 //	go test ./cmd/sandpiper -run '^$' -bench Exec -benchtime 50x
 //
-// The target: exec ≤ bare + (bwrap − bare) + 15 ms. Each exec runs cold,
+// The target: exec ≤ bwrap + 15 ms. Each exec runs cold,
 // as a user's does: a new process, a new sandbox; the interpreter's probe
-// and exec's plan are kept in the user's cache directory after the first
-// run, as they are for a user.
+// is kept in the user's cache directory after the first run, as it is
+// for a user.
 func BenchmarkExec(b *testing.B) {
 	python := hostPython(b)
 	bin := buildSandpiper(b)
 	dir := b.TempDir() // no .env here
+	alone := filepath.Join(dir, "sandpiper")
+	if err := os.Link(bin, alone); err != nil {
+		b.Fatal(err)
+	}
 	env := []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + dir,
@@ -41,33 +45,19 @@ func BenchmarkExec(b *testing.B) {
 	cmds := []struct {
 		name  string
 		argv  []string
-		fresh bool // in a cache directory with no plan
 		times []time.Duration
 	}{
 		{name: "bare", argv: []string{python, "-c", code}},
 		{name: "bwrap", argv: bwrapArgv(python, code)},
 		{name: "exec", argv: []string{bin, "exec", "-c", code}},
-		// With -v exec prints more than the program's output: the Go
-		// side takes the run the constructor started over (exec-v).
-		{name: "exec-v", argv: []string{bin, "exec", "-v", "-c", code}},
-		// The Go side's path alone: the first exec of a configuration,
-		// before any plan is kept (each run in a new cache directory;
-		// the interpreter's probe is copied in).
-		{name: "exec-first", argv: []string{bin, "exec", "-c", code}, fresh: true},
-		// sandpiper's own start, without a sandbox: what exec costs
+		{name: "exec-inproc", argv: []string{alone, "exec", "-c", code}},
+		// The binaries' start, without a sandbox: what exec costs
 		// before its run.
 		{name: "start", argv: []string{bin, "exec", "-h"}},
 	}
-	fresh := 0
-	run := func(name string, argv []string, noPlan bool) time.Duration {
+	run := func(name string, argv []string) time.Duration {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Env, cmd.Dir = env, dir
-		if noPlan {
-			fresh++
-			cache := filepath.Join(dir, "fresh", strconv.Itoa(fresh))
-			copyProbes(b, filepath.Join(dir, "cache", "sandpiper"), filepath.Join(cache, "sandpiper"))
-			cmd.Env = append(slices.Clone(env), "XDG_CACHE_HOME="+cache)
-		}
 		t0 := time.Now()
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("%s: %v\n%s", name, err, out)
@@ -79,13 +69,13 @@ func BenchmarkExec(b *testing.B) {
 			b.Logf("%s: not installed", c.name)
 			continue
 		}
-		run(c.name, c.argv, false) // warm the page cache, and exec's probe cache and plan
+		run(c.name, c.argv) // warm the page cache, and exec's probe cache
 	}
 	b.ResetTimer()
 	for range b.N {
 		for i := range cmds {
 			if c := &cmds[i]; c.argv != nil {
-				c.times = append(c.times, run(c.name, c.argv, c.fresh))
+				c.times = append(c.times, run(c.name, c.argv))
 			}
 		}
 	}
@@ -94,31 +84,6 @@ func BenchmarkExec(b *testing.B) {
 		if len(c.times) > 0 {
 			slices.Sort(c.times)
 			b.ReportMetric(float64(c.times[len(c.times)/2].Microseconds())/1000, c.name+"-ms")
-		}
-	}
-}
-
-// copyProbes copies what exec learnt about the interpreter, and not its
-// plans, from the cache directory from to to.
-func copyProbes(b *testing.B, from, to string) {
-	b.Helper()
-	if err := os.MkdirAll(to, 0o700); err != nil {
-		b.Fatal(err)
-	}
-	ents, err := os.ReadDir(from)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, e := range ents {
-		if filepath.Ext(e.Name()) != ".json" {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(from, e.Name()))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(to, e.Name()), data, 0o600); err != nil {
-			b.Fatal(err)
 		}
 	}
 }

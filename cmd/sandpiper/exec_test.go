@@ -7,143 +7,71 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// TestExecLocal runs `sandpiper exec` against the real local sandbox.
-func TestExecLocal(t *testing.T) {
-	t.Setenv("SANDPIPER_PYTHON", "/usr/bin/python3")
-	t.Setenv("SANDPIPER_SANDBOX", "local")
-	t.Chdir(t.TempDir()) // no .env files
-	for _, tc := range []struct {
-		name      string
-		args      []string
-		stdin     string
-		env       map[string]string
-		code      int
-		stdout    string
-		stderrHas []string
-	}{
-		{"code flag", []string{"exec", "-c", "print(5 + 5 - 84**3)"}, "", nil, 0, "-592694\n", nil},
-		{"code on stdin", []string{"exec"}, "import sys\nprint('hi')\nprint('oops', file=sys.stderr)\nsys.exit(3)", nil, 3, "hi\n", []string{"oops"}},
-		{"traceback", []string{"exec", "-c", "1/0"}, "", nil, 1, "", []string{"ZeroDivisionError"}},
-		{"timeout", []string{"exec", "-c", "print('start', flush=True)\nwhile True: pass"}, "", map[string]string{"SANDPIPER_SANDBOX_TIMEOUT": "1s"}, 124, "start\n", []string{"timed out after 1s"}},
-		{"memory", []string{"exec", "-c", "x = bytearray(1 << 30)"}, "", map[string]string{"SANDPIPER_SANDBOX_MEMORY": "64MiB"}, 137, "", []string{"memory limit of 64.0 MiB"}},
-		{"truncated", []string{"exec", "-c", "print('x' * 5000)"}, "", map[string]string{"SANDPIPER_SANDBOX_OUTPUT": "1KiB"}, 0, strings.Repeat("x", 1024), []string{"stdout truncated: 1024 of 5001 bytes shown"}},
-		// exec passes the program's own output through untouched, like
-		// python3: control text included.
-		{"raw output", []string{"exec", "-c", `import sys; print('\x1b[31mred\x1b[0m\x07\u202e'); sys.stderr.write('\x1b]0;t\x07')`}, "", nil, 0, "\x1b[31mred\x1b[0m\a\u202e\n", []string{"\x1b]0;t\a"}},
-		{"bad limit", []string{"exec", "-c", "print(1)"}, "", map[string]string{"SANDPIPER_SANDBOX_MEMORY": "lots"}, 2, "", []string{"SANDPIPER_SANDBOX_MEMORY"}},
-		{"stray argument", []string{"exec", "print(1)"}, "", nil, 2, "", []string{"usage: sandpiper exec"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			for k, v := range tc.env {
-				t.Setenv(k, v)
+// An execPath is one way `sandpiper exec` runs. run runs it with args
+// (after "exec") and stdin, in the test's environment and working
+// directory, until it exits or ctx ends (an interrupt, as Ctrl+C sends),
+// and returns what it printed and its exit code.
+type execPath struct {
+	name string
+	run  func(ctx context.Context, t *testing.T, stdin string, args ...string) (stdout, stderr string, code int)
+}
+
+// execPaths are the ways `sandpiper exec` runs: the built sandpiper,
+// handing the run over to the sandpiper-exec beside it; the built
+// sandpiper alone (no sandpiper-exec beside it: it runs exec itself); and
+// this process, as the binary alone would (run).
+func execPaths(t *testing.T) []execPath {
+	bin := buildSandpiper(t)
+	alone := filepath.Join(t.TempDir(), "sandpiper")
+	if err := os.Link(bin, alone); err != nil {
+		t.Fatal(err)
+	}
+	binary := func(bin string, handedOver bool) func(context.Context, *testing.T, string, ...string) (string, string, int) {
+		return func(ctx context.Context, t *testing.T, stdin string, args ...string) (string, string, int) {
+			t.Helper()
+			dir, err := os.Getwd()
+			if err != nil {
+				t.Fatal(err)
 			}
+			stdout, stderr, code, lean := runBinary(ctx, t, bin, nil, dir, os.Environ(), stdin, append([]string{"exec"}, args...)...)
+			if lean != handedOver {
+				t.Errorf("exec ran in sandpiper-exec: %v, want %v", lean, handedOver)
+			}
+			return stdout, stderr, code
+		}
+	}
+	return []execPath{
+		{"handed over", binary(bin, true)},
+		{"alone", binary(alone, false)},
+		{"in process", func(ctx context.Context, t *testing.T, stdin string, args ...string) (string, string, int) {
 			var out, errb bytes.Buffer
-			code := run(context.Background(), tc.args, strings.NewReader(tc.stdin), &out, &errb)
-			if code != tc.code {
-				t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, errb.String())
-			}
-			if out.String() != tc.stdout {
-				t.Errorf("stdout %q, want %q", out.String(), tc.stdout)
-			}
-			for _, want := range tc.stderrHas {
-				if !strings.Contains(errb.String(), want) {
-					t.Errorf("stderr %q lacks %q", errb.String(), want)
-				}
-			}
-		})
+			code := run(ctx, append([]string{"exec"}, args...), strings.NewReader(stdin), &out, &errb)
+			return out.String(), errb.String(), code
+		}},
 	}
 }
 
-// TestExecInterrupted: an interrupt (the context's end) kills the run,
-// and exec exits 130 as a shell reports it, printing nothing of its own.
-func TestExecInterrupted(t *testing.T) {
-	t.Setenv("SANDPIPER_PYTHON", "/usr/bin/python3")
-	t.Setenv("SANDPIPER_SANDBOX", "local")
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	t.Chdir(t.TempDir())
-	ctx, cancel := context.WithCancel(t.Context())
-	var out, errb bytes.Buffer
-	done := make(chan int)
-	go func() {
-		done <- run(ctx, []string{"exec", "-c", "print('start', flush=True)\nwhile True: pass"}, strings.NewReader(""), &out, &errb)
-	}()
-	time.Sleep(500 * time.Millisecond)
-	cancel()
-	select {
-	case code := <-done:
-		if code != 130 || errb.Len() != 0 {
-			t.Errorf("exit %d, stderr %q; want 130 and nothing", code, errb.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("exec went on after the interrupt")
-	}
-}
-
-// TestExecOut checks that exec -out receives the files the program
-// writes in /mnt/data, and says where they went; without -out it says
-// there were files.
-func TestExecOut(t *testing.T) {
-	t.Setenv("SANDPIPER_PYTHON", "/usr/bin/python3")
-	t.Setenv("SANDPIPER_SANDBOX", "local")
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	dir := t.TempDir()
-	t.Chdir(dir)
-	const code = `import os
-os.makedirs("plots", exist_ok=True)
-open("result.csv", "w").write("a,b\n1,2\n")
-open("plots/\x1b[31mred.txt", "w").write("x")
-os.makedirs(".cache", exist_ok=True)
-open(".cache/junk", "w").write("x")
-print("done")`
-	var out, errb bytes.Buffer
-	if c := run(t.Context(), []string{"exec", "-c", code}, strings.NewReader(""), &out, &errb); c != 0 {
-		t.Fatalf("exit %d: %s", c, errb.String())
-	}
-	if want := "the program wrote 2 files in /mnt/data (plots/␛[31mred.txt, result.csv); -out DIR saves them"; !strings.Contains(errb.String(), want) {
-		t.Errorf("without -out, stderr %q lacks %q", errb.String(), want)
-	}
-
-	out.Reset()
-	errb.Reset()
-	if c := run(t.Context(), []string{"exec", "-out", "saved", "-c", code}, strings.NewReader(""), &out, &errb); c != 0 {
-		t.Fatalf("exit %d: %s", c, errb.String())
-	}
-	if out.String() != "done\n" {
-		t.Errorf("stdout %q", out.String())
-	}
-	for _, want := range []string{"saved saved/result.csv (8 bytes)", "saved saved/plots/␛[31mred.txt (1 byte)"} {
-		if !strings.Contains(errb.String(), want) {
-			t.Errorf("stderr %q lacks %q", errb.String(), want)
-		}
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "saved", "result.csv")); err != nil || string(b) != "a,b\n1,2\n" {
-		t.Errorf("saved/result.csv: %q, %v", b, err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "saved", ".cache")); !os.IsNotExist(err) {
-		t.Errorf("the hidden cache was saved (%v)", err)
-	}
-}
-
-// execBinary runs the built sandpiper with args in dir, its environment
-// env alone, and reports what it printed, its exit code, and whether the
-// Go runtime started (GODEBUG=inittrace=1 has it say so on stderr; the
-// lines are taken out of stderr).
-func execBinary(t *testing.T, dir string, env []string, stdin string, args ...string) (stdout, stderr string, code int, goStarted bool) {
+// runBinary runs the built sandpiper at bin with args in dir, its
+// environment env, as cred when not nil; ctx's end sends it SIGINT. It
+// returns what it printed, its exit code, and whether it handed exec over
+// to sandpiper-exec: it runs with GODEBUG=inittrace=1, and the lines that
+// prints are taken out of stderr; sandpiper-exec initialises no package of
+// the terminal UI's.
+func runBinary(ctx context.Context, t *testing.T, bin string, cred *syscall.Credential, dir string, env []string, stdin string, args ...string) (stdout, stderr string, code int, handedOver bool) {
 	t.Helper()
-	return execBinaryAs(t, buildSandpiper(t), nil, dir, env, stdin, args...)
-}
-
-// execBinaryAs is execBinary for the binary bin, run as cred when not nil.
-func execBinaryAs(t *testing.T, bin string, cred *syscall.Credential, dir string, env []string, stdin string, args ...string) (stdout, stderr string, code int, goStarted bool) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	if cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	}
@@ -158,158 +86,320 @@ func execBinaryAs(t *testing.T, bin string, cred *syscall.Credential, dir string
 		t.Fatal(err)
 	}
 	var kept []string
+	tui := false
 	for _, line := range strings.SplitAfter(errb.String(), "\n") {
 		if strings.HasPrefix(line, "init ") && strings.Contains(line, " ms clock") {
-			goStarted = true
+			tui = tui || strings.HasPrefix(line, "init github.com/charmbracelet/")
 			continue
 		}
 		kept = append(kept, line)
 	}
-	return out.String(), strings.Join(kept, ""), code, goStarted
+	return out.String(), strings.Join(kept, ""), code, !tui
 }
 
-// TestExecKeptPlan runs each program twice through the built binary: the
-// first exec of a configuration runs it on the Go side and keeps a plan,
-// the second starts it before the Go runtime from that plan. Both print
-// the same; a result that needs nothing but the program's output never
-// starts the Go runtime, and any other is the Go side's to finish.
-func TestExecKeptPlan(t *testing.T) {
-	python := hostPython(t)
-	for _, tc := range []struct {
-		name   string
-		args   []string
-		stdin  string
-		env    []string
-		code   int
-		stdout string
-		onlyC  bool // the second run needs no Go runtime
-	}{
-		{name: "print", args: []string{"-c", "print(6 * 7)"}, stdout: "42\n", onlyC: true},
-		{name: "stderr and exit code", args: []string{"-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"}, code: 3, stdout: "out\n", onlyC: true},
-		{name: "traceback", args: []string{"-c", "1/0"}, code: 1, onlyC: true},
-		{name: "signal", args: []string{"-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"}, code: 143, onlyC: true},
-		{name: "last -c wins", args: []string{"-c", "print(1)", "--c=print(2)"}, stdout: "2\n", onlyC: true},
-		{name: "files written", args: []string{"-c", "open('r.csv', 'w').write('a\\n1\\n'); print('ok')"}, stdout: "ok\n"},
-		{name: "timeout", args: []string{"-c", "print('start', flush=True)\nwhile True: pass"}, env: []string{"SANDPIPER_SANDBOX_TIMEOUT=1s"}, code: 124, stdout: "start\n"},
-		{name: "memory", args: []string{"-c", "x = bytearray(1 << 30)"}, env: []string{"SANDPIPER_SANDBOX_MEMORY=64MiB"}, code: 137},
-		{name: "truncated", args: []string{"-c", "print('x' * 5000)"}, env: []string{"SANDPIPER_SANDBOX_OUTPUT=1KiB"}, stdout: strings.Repeat("x", 1024)},
-		{name: "out", args: []string{"-out", "saved", "-c", "open('r.csv', 'w').write('a'); print('ok')"}, stdout: "ok\n"},
-		{name: "code on stdin", stdin: "import sys\nprint('in')\nsys.exit(4)", code: 4, stdout: "in\n", onlyC: true},
-		{name: "code on stdin, -out", args: []string{"-out", "saved"}, stdin: "open('r.csv', 'w').write('a'); print('in')", stdout: "in\n"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			home, dir := t.TempDir(), t.TempDir()
-			env := append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SANDPIPER_PYTHON=" + python}, tc.env...)
-			args := append([]string{"exec"}, tc.args...)
-			var first [3]string
-			for i, want := range []string{"first (the Go side)", "second (from the plan)"} {
-				stdout, stderr, code, goStarted := execBinary(t, dir, env, tc.stdin, args...)
-				if code != tc.code || stdout != tc.stdout {
-					t.Errorf("%s exec: exit %d, stdout %q; want %d, %q (stderr %q)", want, code, stdout, tc.code, tc.stdout, stderr)
-				}
-				if i == 0 {
-					first = [3]string{stdout, stderr}
-					if !goStarted {
-						t.Errorf("first exec: the Go runtime did not start")
+// TestExecLocal runs `sandpiper exec` against the real local sandbox, each
+// way it runs.
+func TestExecLocal(t *testing.T) {
+	t.Setenv("SANDPIPER_PYTHON", hostPython(t))
+	t.Setenv("SANDPIPER_SANDBOX", "local")
+	t.Chdir(t.TempDir()) // no .env files
+	for _, p := range execPaths(t) {
+		t.Run(p.name, func(t *testing.T) {
+			for _, tc := range []struct {
+				name      string
+				args      []string
+				stdin     string
+				env       map[string]string
+				code      int
+				stdout    string
+				stderrHas []string
+			}{
+				{"code flag", []string{"-c", "print(5 + 5 - 84**3)"}, "", nil, 0, "-592694\n", nil},
+				{"code on stdin", nil, "import sys\nprint('hi')\nprint('oops', file=sys.stderr)\nsys.exit(3)", nil, 3, "hi\n", []string{"oops"}},
+				{"traceback", []string{"-c", "1/0"}, "", nil, 1, "", []string{"ZeroDivisionError"}},
+				{"signal", []string{"-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"}, "", nil, 143, "", nil},
+				{"last -c wins", []string{"-c", "print(1)", "--c=print(2)"}, "", nil, 0, "2\n", nil},
+				{"timeout", []string{"-c", "print('start', flush=True)\nwhile True: pass"}, "", map[string]string{"SANDPIPER_SANDBOX_TIMEOUT": "1s"}, 124, "start\n", []string{"timed out after 1s"}},
+				{"memory", []string{"-c", "x = bytearray(1 << 30)"}, "", map[string]string{"SANDPIPER_SANDBOX_MEMORY": "64MiB"}, 137, "", []string{"memory limit of 64.0 MiB"}},
+				{"truncated", []string{"-c", "print('x' * 5000)"}, "", map[string]string{"SANDPIPER_SANDBOX_OUTPUT": "1KiB"}, 0, strings.Repeat("x", 1024), []string{"stdout truncated: 1024 of 5001 bytes shown"}},
+				// exec passes the program's own output through untouched, like
+				// python3: control text included.
+				{"raw output", []string{"-c", `import sys; print('\x1b[31mred\x1b[0m\x07\u202e'); sys.stderr.write('\x1b]0;t\x07')`}, "", nil, 0, "\x1b[31mred\x1b[0m\a\u202e\n", []string{"\x1b]0;t\a"}},
+				{"bad limit", []string{"-c", "print(1)"}, "", map[string]string{"SANDPIPER_SANDBOX_MEMORY": "lots"}, 2, "", []string{"SANDPIPER_SANDBOX_MEMORY"}},
+				{"stray argument", []string{"print(1)"}, "", nil, 2, "", []string{"usage: sandpiper exec"}},
+				{"unknown flag", []string{"-x"}, "", nil, 2, "", []string{"flag provided but not defined: -x", "usage: sandpiper exec"}},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					for k, v := range tc.env {
+						t.Setenv(k, v)
 					}
-					continue
-				}
-				if stderr != first[1] {
-					t.Errorf("stderr from the plan %q; from the Go side %q", stderr, first[1])
-				}
-				if goStarted == tc.onlyC {
-					t.Errorf("second exec: Go runtime started = %v, want %v", goStarted, !tc.onlyC)
-				}
-			}
-			if plans, _ := filepath.Glob(filepath.Join(home, ".cache", "sandpiper", "exec-*.plan")); len(plans) != 1 {
-				t.Errorf("plans kept: %q, want 1", plans)
+					stdout, stderr, code := p.run(t.Context(), t, tc.stdin, tc.args...)
+					if code != tc.code {
+						t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, stderr)
+					}
+					if stdout != tc.stdout {
+						t.Errorf("stdout %q, want %q", stdout, tc.stdout)
+					}
+					for _, want := range tc.stderrHas {
+						if !strings.Contains(stderr, want) {
+							t.Errorf("stderr %q lacks %q", stderr, want)
+						}
+					}
+				})
 			}
 		})
 	}
 }
 
-// TestExecStalePlan gives exec a plan kept under its name that is not the
-// one its configuration makes (another output cap): with -v, the Go side
-// takes no run from it, runs the program itself, and keeps its own plan.
-func TestExecStalePlan(t *testing.T) {
-	python := hostPython(t)
-	home, dir := t.TempDir(), t.TempDir()
-	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SANDPIPER_PYTHON=" + python}
-	cache := filepath.Join(home, ".cache", "sandpiper")
-	planOf := func(env []string) (string, []byte) {
-		t.Helper()
-		before, _ := filepath.Glob(filepath.Join(cache, "exec-*.plan"))
-		if _, stderr, code, _ := execBinary(t, dir, env, "", "exec", "-c", "pass"); code != 0 {
-			t.Fatalf("exit %d: %s", code, stderr)
-		}
-		after, _ := filepath.Glob(filepath.Join(cache, "exec-*.plan"))
-		for _, p := range after {
-			if !slices.Contains(before, p) {
-				b, err := os.ReadFile(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return p, b
+// TestExecInterrupted: an interrupt (SIGINT, or the context's end) kills
+// the run, and exec exits 130 as a shell reports it, printing nothing of
+// its own.
+func TestExecInterrupted(t *testing.T) {
+	t.Setenv("SANDPIPER_PYTHON", hostPython(t))
+	t.Setenv("SANDPIPER_SANDBOX", "local")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Chdir(t.TempDir())
+	for _, p := range execPaths(t) {
+		t.Run(p.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			type result struct {
+				stderr string
+				code   int
 			}
-		}
-		t.Fatalf("no new plan in %q", after)
-		return "", nil
-	}
-	path, own := planOf(base)
-	_, other := planOf(append(slices.Clone(base), "SANDPIPER_SANDBOX_OUTPUT=1KiB"))
-	if err := os.WriteFile(path, other, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	stdout, stderr, code, _ := execBinary(t, dir, base, "", "exec", "-v", "-c", "print('x' * 5000)")
-	if code != 0 || stdout != strings.Repeat("x", 5000)+"\n" {
-		t.Errorf("exit %d, stdout %d bytes; want 0, 5001 (stderr %q)", code, len(stdout), stderr)
-	}
-	if !strings.Contains(stderr, "is out of date") {
-		t.Errorf("stderr %q does not say the plan is out of date", stderr)
-	}
-	if b, _ := os.ReadFile(path); !bytes.Equal(b, own) {
-		t.Errorf("the stale plan was not replaced by the configuration's own")
-	}
-	if _, stderr, _, _ := execBinary(t, dir, base, "", "exec", "-v", "-c", "pass"); !strings.Contains(stderr, "started before the runtime") {
-		t.Errorf("with its own plan kept again, stderr %q does not say the run started before the runtime", stderr)
+			done := make(chan result)
+			go func() {
+				_, stderr, code := p.run(ctx, t, "", "-c", "print('start', flush=True)\nwhile True: pass")
+				done <- result{stderr, code}
+			}()
+			// exec prints the program's output when the run ends: the
+			// program runs once its interpreter does.
+			for !pythonRunning(t) {
+				select {
+				case r := <-done:
+					t.Fatalf("exec ended before the interrupt: exit %d, stderr %q", r.code, r.stderr)
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+			cancel()
+			select {
+			case r := <-done:
+				if r.code != 130 || r.stderr != "" {
+					t.Errorf("exit %d, stderr %q; want 130 and nothing", r.code, r.stderr)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("exec went on after the interrupt")
+			}
+		})
 	}
 }
 
-// TestExecKeptPlanUnprivileged is TestExecKeptPlan's simplest case for a
-// user who may make no cgroup and clone no mount tree (as in the Docker
-// image): the plan holds neither, and the C side still finishes the run.
-func TestExecKeptPlanUnprivileged(t *testing.T) {
+// pythonRunning reports whether a sandbox's interpreter runs among this
+// process's descendants: one in a PID namespace of its own.
+func pythonRunning(t *testing.T) bool {
+	t.Helper()
+	dirs, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, _ := os.Readlink("/proc/self/ns/pid")
+	parent := map[int]int{}
+	var pythons []int
+	for _, d := range dirs {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+		i := bytes.LastIndexByte(b, ')')
+		if err != nil || i < 0 {
+			continue // gone
+		}
+		// pid (comm) state ppid ...
+		if f := strings.Fields(string(b[i+1:])); len(f) > 1 {
+			parent[pid], _ = strconv.Atoi(f[1])
+		}
+		ns, _ := os.Readlink("/proc/" + d.Name() + "/ns/pid")
+		if comm := string(b[bytes.IndexByte(b, '(')+1 : i]); strings.HasPrefix(comm, "python") && ns != ours {
+			pythons = append(pythons, pid)
+		}
+	}
+	for _, p := range pythons {
+		for q := parent[p]; q > 1; q = parent[q] {
+			if q == os.Getpid() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestExecOut checks that exec -out receives the files the program
+// writes in /mnt/data, and says where they went; without -out it says
+// there were files.
+func TestExecOut(t *testing.T) {
+	t.Setenv("SANDPIPER_PYTHON", hostPython(t))
+	t.Setenv("SANDPIPER_SANDBOX", "local")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	const code = `import os
+os.makedirs("plots", exist_ok=True)
+open("result.csv", "w").write("a,b\n1,2\n")
+open("plots/\x1b[31mred.txt", "w").write("x")
+os.makedirs(".cache", exist_ok=True)
+open(".cache/junk", "w").write("x")
+print("done")`
+	for _, p := range execPaths(t) {
+		t.Run(p.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir)
+			_, stderr, c := p.run(t.Context(), t, "", "-c", code)
+			if c != 0 {
+				t.Fatalf("exit %d: %s", c, stderr)
+			}
+			if want := "the program wrote 2 files in /mnt/data (plots/␛[31mred.txt, result.csv); -out DIR saves them"; !strings.Contains(stderr, want) {
+				t.Errorf("without -out, stderr %q lacks %q", stderr, want)
+			}
+
+			stdout, stderr, c := p.run(t.Context(), t, "", "-out", "saved", "-c", code)
+			if c != 0 {
+				t.Fatalf("exit %d: %s", c, stderr)
+			}
+			if stdout != "done\n" {
+				t.Errorf("stdout %q", stdout)
+			}
+			for _, want := range []string{"saved saved/result.csv (8 bytes)", "saved saved/plots/␛[31mred.txt (1 byte)"} {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr %q lacks %q", stderr, want)
+				}
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "saved", "result.csv")); err != nil || string(b) != "a,b\n1,2\n" {
+				t.Errorf("saved/result.csv: %q, %v", b, err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "saved", ".cache")); !os.IsNotExist(err) {
+				t.Errorf("the hidden cache was saved (%v)", err)
+			}
+		})
+	}
+}
+
+// TestExecUnprivileged runs the built binaries as a user who may make no
+// cgroup and clone no mount tree (as in the Docker image): sandpiper
+// handing exec over to sandpiper-exec, and sandpiper alone.
+func TestExecUnprivileged(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("run as root to test the switch to an unprivileged user")
 	}
 	python := hostPython(t)
-	// A copy of the binary that nobody may run, and a home of nobody's.
+	// Links to the binaries where nobody may run them, and a home of
+	// nobody's.
 	dir, err := os.MkdirTemp("", "sandpiper-unpriv-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	data, err := os.ReadFile(buildSandpiper(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin, home := filepath.Join(dir, "sandpiper"), filepath.Join(dir, "home")
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := buildSandpiper(t)
+	paired, alone, home := filepath.Join(dir, "paired"), filepath.Join(dir, "alone"), filepath.Join(dir, "home")
 	const nobody = 65534
-	if err := errors.Join(os.Chmod(dir, 0o755), os.Mkdir(home, 0o700), os.Chown(home, nobody, nobody)); err != nil {
+	if err := errors.Join(os.Chmod(dir, 0o755), os.Mkdir(paired, 0o755), os.Mkdir(alone, 0o755),
+		os.Link(bin, filepath.Join(paired, "sandpiper")), os.Link(filepath.Join(filepath.Dir(bin), "sandpiper-exec"), filepath.Join(paired, "sandpiper-exec")),
+		os.Link(bin, filepath.Join(alone, "sandpiper")),
+		os.Mkdir(home, 0o700), os.Chown(home, nobody, nobody)); err != nil {
 		t.Fatal(err)
 	}
 	cred := &syscall.Credential{Uid: nobody, Gid: nobody}
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SANDPIPER_PYTHON=" + python}
-	for i, want := range []string{"first (the Go side)", "second (from the plan)"} {
-		stdout, stderr, code, goStarted := execBinaryAs(t, bin, cred, home, env, "", "exec", "-c", "import os; print(os.getuid(), 6 * 7)")
-		if code != 0 || stdout != "1000 42\n" {
-			t.Errorf("%s exec: exit %d, stdout %q, stderr %q", want, code, stdout, stderr)
+	for _, d := range []string{paired, alone} {
+		stdout, stderr, code, handedOver := runBinary(t.Context(), t, filepath.Join(d, "sandpiper"), cred, home, env, "", "exec", "-c", "import os; print(os.getuid(), 6 * 7)")
+		if code != 0 || stdout != "1000 42\n" || handedOver != (d == paired) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q, handed over %v", filepath.Base(d), code, stdout, stderr, handedOver)
 		}
-		if goStarted != (i == 0) {
-			t.Errorf("%s exec: Go runtime started = %v", want, goStarted)
+	}
+}
+
+// TestExecSeesChanges runs two plain execs of the built binary, each
+// after a change to what the sandbox's policy is made of, and checks that
+// the second sees it: a variable passed into the sandbox set, then unset
+// (OPENBLAS_CORETYPE), and the CPUs the process may run on, from which
+// the BLAS and OpenMP thread counts are made. (exec once kept its policy
+// in a plan named by a hash of chosen inputs; these changes were not
+// among them, and the second run kept the first's.)
+func TestExecSeesChanges(t *testing.T) {
+	bin := buildSandpiper(t)
+	home := t.TempDir()
+	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SANDPIPER_PYTHON=" + hostPython(t)}
+	const code = "import os; print(os.environ.get('OPENBLAS_CORETYPE'), os.environ['OPENBLAS_NUM_THREADS'], os.environ['OMP_NUM_THREADS'])"
+	// exec runs as this thread's CPUs allow (the child inherits them).
+	runOn := func(cpus *unix.CPUSet, env ...string) string {
+		t.Helper()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		var old unix.CPUSet
+		if cpus != nil {
+			if err := unix.SchedGetaffinity(0, &old); err != nil {
+				t.Fatal(err)
+			}
+			if err := unix.SchedSetaffinity(0, cpus); err != nil {
+				t.Fatal(err)
+			}
+			defer unix.SchedSetaffinity(0, &old)
 		}
+		stdout, stderr, c, handedOver := runBinary(t.Context(), t, bin, nil, home, append(slices.Clone(base), env...), "", "exec", "-c", code)
+		if c != 0 || !handedOver {
+			t.Fatalf("exit %d, handed over %v: %s", c, handedOver, stderr)
+		}
+		return strings.TrimSpace(stdout)
+	}
+	var all, one unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &all); err != nil {
+		t.Fatal(err)
+	}
+	for c := 0; one.Count() == 0; c++ {
+		if all.IsSet(c) {
+			one.Set(c)
+		}
+	}
+	// The thread counts on every CPU, as the first run has them: the
+	// fewer of the CPUs and 4, or 1 without a memory cgroup.
+	first := runOn(nil, "OPENBLAS_CORETYPE=Haswell")
+	coretype, n, _ := strings.Cut(first, " ")
+	if coretype != "Haswell" {
+		t.Errorf("OPENBLAS_CORETYPE set: the sandbox has OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS, OMP_NUM_THREADS %q, want Haswell …", first)
+	}
+	if n == "1 1" {
+		t.Log("one thread on every CPU here: a change of CPU set changes no thread count")
+	}
+	for _, step := range []struct {
+		name string
+		cpus *unix.CPUSet
+		want string
+	}{
+		{"OPENBLAS_CORETYPE unset", nil, "None " + n},
+		{"one CPU", &one, "None 1 1"},
+		{"all CPUs again", nil, "None " + n},
+	} {
+		if got := runOn(step.cpus); got != step.want {
+			t.Errorf("%s: the sandbox has OPENBLAS_CORETYPE, OPENBLAS_NUM_THREADS, OMP_NUM_THREADS %q, want %q", step.name, got, step.want)
+		}
+	}
+}
+
+// TestExecHandsBack: a sandpiper-exec of another build than sandpiper's
+// (here, other linker flags) hands the run back, and sandpiper runs exec
+// itself, as that build would.
+func TestExecHandsBack(t *testing.T) {
+	bin := buildSandpiper(t)
+	dir := t.TempDir()
+	cmd := exec.Command("go", "build", "-ldflags=-X=main.build=other", "-o", dir+"/", "./sandpiper-exec")
+	cmd.Dir = packageDir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build sandpiper-exec: %v\n%s", err, out)
+	}
+	if err := os.Link(bin, filepath.Join(dir, "sandpiper")); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "SANDPIPER_PYTHON=" + hostPython(t)}
+	stdout, stderr, code, handedOver := runBinary(t.Context(), t, filepath.Join(dir, "sandpiper"), nil, dir, env, "", "exec", "-c", "print(6 * 7)")
+	if code != 0 || stdout != "42\n" || handedOver {
+		t.Errorf("exit %d, stdout %q, stderr %q, handed over %v; want 0, 42, run by sandpiper", code, stdout, stderr, handedOver)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/bot"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
 )
 
 const healthcheckUsage = `usage: sandpiper healthcheck [URL]
@@ -29,13 +30,13 @@ func runHealthcheck(ctx context.Context, args []string, _ io.Reader, stdout, std
 		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
 			return nil
 		}
-		return &exitError{exitUsage, nil}
+		return cli.Exit(cli.ExitUsage)
 	}
 	url := ""
 	if len(args) == 1 {
 		url = args[0]
 	} else {
-		lookup, err := loadEnv()
+		lookup, err := cli.LoadEnv()
 		if err != nil {
 			return err
 		}
@@ -48,7 +49,7 @@ func runHealthcheck(ctx context.Context, args []string, _ io.Reader, stdout, std
 		}
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
-			return configError(fmt.Errorf("healthcheck: SANDPIPER_HTTP_ADDR=%q: %w", addr, err))
+			return cli.ConfigError(fmt.Errorf("healthcheck: SANDPIPER_HTTP_ADDR=%q: %w", addr, err))
 		}
 		if host == "" || host == "0.0.0.0" || host == "::" {
 			host = "127.0.0.1"
@@ -59,7 +60,7 @@ func runHealthcheck(ctx context.Context, args []string, _ io.Reader, stdout, std
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return configError(fmt.Errorf("healthcheck: %w", err))
+		return cli.ConfigError(fmt.Errorf("healthcheck: %w", err))
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

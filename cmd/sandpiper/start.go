@@ -5,35 +5,11 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/sethvargo/go-envconfig"
-
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
 )
-
-// loadEnv returns the variables: the environment, then .env.local and .env.
-func loadEnv() (envconfig.Lookuper, error) {
-	lookup, _, err := config.Lookup(".")
-	if err != nil {
-		return nil, configError(err)
-	}
-	return lookup, nil
-}
-
-// load reads the variables and the part of them f reads; its errors are
-// configErrors.
-func load[T any](ctx context.Context, f func(context.Context, envconfig.Lookuper) (T, error)) (envconfig.Lookuper, T, error) {
-	lookup, err := loadEnv()
-	if err != nil {
-		var zero T
-		return nil, zero, err
-	}
-	v, err := f(ctx, lookup)
-	if err != nil {
-		return nil, v, configError(err)
-	}
-	return lookup, v, nil
-}
 
 // probeTimeout bounds asking the sandbox which Python modules it has.
 const probeTimeout = 30 * time.Second
@@ -41,10 +17,10 @@ const probeTimeout = 30 * time.Second
 // start builds the configured model, the sandbox and the agent running
 // code in it, telling the agent which Python the sandbox has. The caller
 // closes the sandbox.
-func start(ctx context.Context, c config.Agent, log *slog.Logger) (*agent.Agent, agent.Runtime, config.Backend, error) {
+func start(ctx context.Context, c agentconfig.Agent, log *slog.Logger) (*agent.Agent, agent.Runtime, config.Backend, error) {
 	model, err := c.Model.New(log)
 	if err != nil {
-		return nil, agent.Runtime{}, nil, configError(err)
+		return nil, agent.Runtime{}, nil, cli.ConfigError(err)
 	}
 	sb, err := c.Sandbox.New(ctx, log)
 	if err != nil {

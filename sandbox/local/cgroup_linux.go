@@ -78,10 +78,9 @@ func processGroup(base, enable string) (string, error) {
 	return dir, nil
 }
 
-// sweep removes, under base, the groups of bot processes and one-shot runs
-// that are gone (and sandbox groups left directly under base by older
-// versions). A group that still holds a process is never removed: rmdir
-// refuses it.
+// sweep removes, under base, the groups of bot processes that are gone
+// (and sandbox groups left directly under base by older versions). A group
+// that still holds a process is never removed: rmdir refuses it.
 func sweep(base string) {
 	ents, err := os.ReadDir(base)
 	if err != nil {
@@ -92,7 +91,7 @@ func sweep(base string) {
 			continue
 		}
 		dir := filepath.Join(base, e.Name())
-		if pid, ok := groupPID(e.Name()); ok {
+		if pid, err := strconv.Atoi(strings.TrimPrefix(e.Name(), "p")); err == nil && strings.HasPrefix(e.Name(), "p") {
 			if unix.Kill(pid, 0) != unix.ESRCH {
 				continue // alive (or not ours to judge)
 			}
@@ -105,17 +104,6 @@ func sweep(base string) {
 		}
 		unix.Rmdir(dir)
 	}
-}
-
-// groupPID returns the process a group under the base is named after:
-// p<pid>, a bot process's, or p<pid>.exec, a one-shot run's (prestart.c).
-func groupPID(name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, "p")
-	if !ok {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(strings.TrimSuffix(rest, prestartSuffix))
-	return pid, err == nil
 }
 
 // cgroupHost is what cgroup detection looks at: the cgroup file system's
@@ -326,50 +314,32 @@ type cgroupDir struct {
 	settings []cgroupSetting
 }
 
-// layout returns a run's group, named by dir from each hierarchy's parent
-// of the runs' groups, and what to make of it: the directories in order,
-// each with its limits, for memory, pids and cpus. Nothing is made.
-func (c *cgroups) layout(dir func(parent string) string, memory int64, pids int, cpus float64) (*runCgroup, []cgroupDir) {
+// create makes the group for one run with the given limits.
+func (c *cgroups) create(id string, memory int64, pids int, cpus float64) (*runCgroup, error) {
 	rc := &runCgroup{v2: c.v2 != ""}
 	mem, max := strconv.FormatInt(memory, 10), strconv.Itoa(pids)
 	quota := strconv.FormatInt(cpuQuota(cpus), 10)
 	var plan []cgroupDir
 	if rc.v2 {
-		d := dir(c.v2)
+		dir := filepath.Join(c.v2, id)
 		settings := []cgroupSetting{{"memory.max", mem}, {"memory.swap.max", "0"}, {"pids.max", max}}
-		rc.mem, rc.pids = d, d
+		rc.mem, rc.pids = dir, dir
 		if c.v2CPU {
 			settings = append(settings, cgroupSetting{"cpu.max", quota + " " + strconv.Itoa(cpuPeriod)})
-			rc.cpu = d
+			rc.cpu = dir
 		}
-		plan = []cgroupDir{{d, settings}}
+		plan = []cgroupDir{{dir, settings}}
 	} else {
-		rc.mem, rc.pids = dir(c.mem), dir(c.pids)
+		rc.mem, rc.pids = filepath.Join(c.mem, id), filepath.Join(c.pids, id)
 		plan = []cgroupDir{
 			{rc.mem, []cgroupSetting{{"memory.limit_in_bytes", mem}, {"memory.memsw.limit_in_bytes", mem}}},
 			{rc.pids, []cgroupSetting{{"pids.max", max}}},
 		}
 		if c.cpu != "" {
-			rc.cpu = dir(c.cpu)
+			rc.cpu = filepath.Join(c.cpu, id)
 			plan = append(plan, cgroupDir{rc.cpu, []cgroupSetting{{"cpu.cfs_period_us", strconv.Itoa(cpuPeriod)}, {"cpu.cfs_quota_us", quota}}})
 		}
 	}
-	for _, p := range plan {
-		rc.dirs = append(rc.dirs, p.dir)
-	}
-	return rc, plan
-}
-
-// optional reports whether a kernel may lack a setting's file (swap
-// accounting off): the group is made without it.
-func (s cgroupSetting) optional() bool {
-	return s.file == "memory.memsw.limit_in_bytes" || s.file == "memory.swap.max"
-}
-
-// create makes the group for one run with the given limits.
-func (c *cgroups) create(id string, memory int64, pids int, cpus float64) (*runCgroup, error) {
-	rc, plan := c.layout(func(parent string) string { return filepath.Join(parent, id) }, memory, pids, cpus)
-	rc.dirs = nil // those made, for remove
 	for _, p := range plan {
 		if err := os.Mkdir(p.dir, 0o755); err != nil {
 			rc.remove()
@@ -378,7 +348,7 @@ func (c *cgroups) create(id string, memory int64, pids int, cpus float64) (*runC
 		rc.dirs = append(rc.dirs, p.dir)
 		for _, s := range p.settings {
 			err := os.WriteFile(filepath.Join(p.dir, s.file), []byte(s.value), 0)
-			if err != nil && !(errors.Is(err, fs.ErrNotExist) && s.optional()) {
+			if err != nil && !(errors.Is(err, fs.ErrNotExist) && (s.file == "memory.memsw.limit_in_bytes" || s.file == "memory.swap.max")) {
 				rc.remove()
 				return nil, fmt.Errorf("cgroup: set %s: %w", s.file, err)
 			}

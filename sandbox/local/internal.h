@@ -1,6 +1,6 @@
-// Declarations shared by the C files of the sandbox's helpers (zygote.c, prestart.c,
-// init.c, root.c, collect.c, watcher.c, warm.c, lockdown.c, common.c). The Go
-// side sees only sandbox.h.
+// Declarations shared by the C files of the sandbox's helpers (zygote.c,
+// init.c, root.c, collect.c, watcher.c, warm.c, lockdown.c, common.c). The
+// Go side sees only sandbox.h.
 #ifndef SANDPIPER_INTERNAL_H
 #define SANDPIPER_INTERNAL_H
 
@@ -77,13 +77,6 @@ int mkdir_parent(const char *path);
 void write_file(const char *path, const char *data, uint64_t len, mode_t mode);
 int safe_name(const char *name);
 void *grow(void *p, size_t n, size_t size);
-
-// ---------- zygote.c: new sandboxes ----------
-
-// spawn_init forks a sandbox's init in new namespaces, with fds as its
-// descriptors 0, 1, 2, ..., the sandbox user mapped to host_id; it
-// returns the init's pidfd, or -1 with err saying why.
-int spawn_init(uint32_t host_id, int *fds, int nfds, char *err, size_t errsize);
 
 // ---------- init.c: the request, the run ----------
 

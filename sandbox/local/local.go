@@ -31,10 +31,7 @@ type Config struct {
 	// fails instead), and PrepareCaches and Preload are ignored: the run
 	// starts cold. New starts the helper process while it resolves the
 	// rest, and Close does not wait for it to exit: the process's exit
-	// ends it. New also keeps a plan of the sandbox (where the process's
-	// C constructor said, see prestart.c), from which the next one-shot
-	// process starts its run before the Go runtime; New takes such a run
-	// over when its plan is the one New makes.
+	// ends it.
 	OneShot bool
 	// ProbeCache is a directory in which to keep what is learnt about the
 	// interpreter by running it, so that a later start need not run it

@@ -68,9 +68,6 @@ type Sandbox struct {
 	// early is the zygote New started ahead (OneShot), until forkInit or
 	// Close takes it.
 	early chan startedZygote
-	// prestart is the run started before the runtime, from a plan that is
-	// this Sandbox's (OneShot), until Run or Close takes it.
-	prestart *prestarted
 
 	refill   chan struct{} // asks keepReady to top the pool up (and warm it)
 	stop     chan struct{} // closed by Close
@@ -126,7 +123,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 		return nil, err
 	}
 	var early chan startedZygote
-	if cfg.OneShot && !prestartedRun() {
+	if cfg.OneShot {
 		// The run follows at once: start the helper process (an exec of
 		// this binary, a few milliseconds) while the rest is resolved.
 		early = make(chan startedZygote, 1)
@@ -197,11 +194,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if cfg.OneShot {
 		// One run is to follow at once: it is its own test, and a
 		// sandbox built ahead for a second run would only compete with
-		// it. Nothing is preloaded: the run starts cold. It may have
-		// started already, before the runtime.
-		if p := takePrestart(); p != nil {
-			s.adoptPrestart(p)
-		}
+		// it. Nothing is preloaded: the run starts cold.
 		close(s.cachesDone)
 		log.Debug("sandbox: local backend ready for one run", "python", py.Executable, "version", py.Version,
 			"cgroups", s.cgroups.String(), "landlock_abi", landlockABI())
@@ -546,33 +539,19 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 
 	stdout := &sandbox.CapBuffer{Max: lim.Output}
 	stderr := &sandbox.CapBuffer{Max: lim.Output}
-	if w.sent {
-		start = w.started
-	} else {
-		go func() {
-			w.reqW.Write(encodeRun(req.Code, req.Files, lim))
-			w.reqW.Close()
-		}()
-	}
+	go func() {
+		w.reqW.Write(encodeRun(req.Code, req.Files, lim))
+		w.reqW.Close()
+	}()
 	var readers sync.WaitGroup
+	readers.Go(func() { io.Copy(stdout, w.stdoutR) })
+	readers.Go(func() { io.Copy(stderr, w.stderrR) })
 	resultc := make(chan initResultOrErr, 1)
-	if f := w.finished; f != nil {
-		fill(stdout, f.stdout, f.stdoutSize)
-		fill(stderr, f.stderr, f.stderrSize)
-		r, err := decodeResult(bytes.NewReader(f.result), lim)
-		if f.killed {
-			err = errors.New("killed at the deadline")
-		}
+	go func() {
+		r, err := decodeResult(w.resultR, lim)
+		io.Copy(io.Discard, w.resultR)
 		resultc <- initResultOrErr{r, err}
-	} else {
-		readers.Go(func() { io.Copy(stdout, w.stdoutR) })
-		readers.Go(func() { io.Copy(stderr, w.stderrR) })
-		go func() {
-			r, err := decodeResult(w.resultR, lim)
-			io.Copy(io.Discard, w.resultR)
-			resultc <- initResultOrErr{r, err}
-		}()
-	}
+	}()
 
 	backstop := time.NewTimer(lim.Timeout + hostGrace)
 	defer backstop.Stop()
@@ -594,9 +573,6 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		ir = <-resultc
 	}
 	exited := time.Now()
-	if w.finished != nil && w.finished.killed {
-		killedByHost = true
-	}
 	if ir.err != nil {
 		// init died without a result: make sure nothing of it is left
 		// before reading the streams to their end.
@@ -658,15 +634,6 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	return res, nil
 }
 
-// fill writes to b what a stream kept, data, of size bytes written in all.
-func fill(b *sandbox.CapBuffer, data []byte, size int64) {
-	b.Write(data)
-	var zeros [64 << 10]byte
-	for left := size - int64(len(data)); left > 0; left -= int64(len(zeros)) {
-		b.Write(zeros[:min(left, int64(len(zeros)))]) // past the cap: counted, not kept
-	}
-}
-
 // refusedMemory reports whether a program's last line of stderr says that
 // an allocation was refused: without a memory cgroup, RLIMIT_AS refuses
 // what would pass a process's share (MemoryError, or ENOMEM from mmap).
@@ -720,10 +687,6 @@ func (s *Sandbox) Close() error {
 	if s.early != nil {
 		go closeStarted(s.early)
 		s.early = nil
-	}
-	if p := s.prestart; p != nil {
-		s.prestart = nil
-		go p.r.discard(s)
 	}
 	if s.zygote != nil {
 		// A one-shot process exits next, and its helper with it

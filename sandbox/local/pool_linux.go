@@ -41,13 +41,6 @@ type ready struct {
 	active  time.Duration // how long the warm-up has run unpaused, until resumed
 	resumed time.Time     // when it last started or resumed
 	warmed  bool          // taken after a warm-up was asked for (set by take)
-
-	// A run started before the runtime (prestart): its code is sent
-	// already, since started; finished, when the C side read it to its
-	// end.
-	sent     bool
-	started  time.Time
-	finished *finishedRun
 }
 
 // warmState says where a sandbox's warm interpreter is.
@@ -127,23 +120,11 @@ func (s *Sandbox) prepare() (_ *ready, err error) {
 	if err != nil {
 		return fail(&sandbox.Error{Op: "start", Err: err})
 	}
-	if err := r.watch(); err != nil {
-		return fail(&sandbox.Error{Op: "start", Err: err})
-	}
-	// Init reads the setup as soon as it starts.
-	if _, err := r.reqW.Write(s.setupBytes(nCgroup)); err != nil {
-		r.discard(s)
-		return nil, &sandbox.Error{Op: "setup", Err: err}
-	}
-	return r, nil
-}
-
-// watch closes r.exited when init exits. The pidfd turns readable then;
-// the runtime's poller waits for that, so no thread blocks per sandbox.
-func (r *ready) watch() error {
+	// The pidfd turns readable when init exits; the runtime's poller
+	// waits for that, so no thread blocks per sandbox.
 	rc, err := r.pidfd.SyscallConn()
 	if err != nil {
-		return err
+		return fail(&sandbox.Error{Op: "start", Err: err})
 	}
 	go func() {
 		defer close(r.exited)
@@ -161,7 +142,12 @@ func (r *ready) watch() error {
 			rc.Control(func(fd uintptr) { exited(fd, -1) })
 		}
 	}()
-	return nil
+	// Init reads the setup as soon as it starts.
+	if _, err := r.reqW.Write(s.setupBytes(nCgroup)); err != nil {
+		r.discard(s)
+		return nil, &sandbox.Error{Op: "setup", Err: err}
+	}
+	return r, nil
 }
 
 // kill ends the sandbox at once.
@@ -277,9 +263,6 @@ func (s *Sandbox) take(lim sandbox.Limits, code string) (*ready, error) {
 		return nil, errClosed
 	}
 	defer s.wantMore()
-	if r := s.takePrestarted(code); r != nil {
-		return r, nil
-	}
 	beyond := len(s.preload) > 0 && importsBeyond(code, s.stdlib)
 	s.pmu.Lock()
 	var dead []*ready

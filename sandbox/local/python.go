@@ -34,9 +34,6 @@ type Python struct {
 	// .pth file in a site directory names elsewhere on the host. They are
 	// not mounted.
 	Outside []string
-	// Shim: the name given was a version manager's shim, which picked
-	// Executable for the working directory (pyenv's .python-version).
-	Shim bool
 }
 
 // probePython reports the interpreter as it runs in isolated mode (-I):
@@ -78,8 +75,7 @@ func resolvePython(ctx context.Context, name, cacheDir string) (*Python, error) 
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: python %q (set SANDPIPER_PYTHON): %w", p, err)
 	}
-	shim := !IsELF(exe)
-	if shim {
+	if !IsELF(exe) { // a shim
 		if exe, err = resolveShim(ctx, p, cacheDir); err != nil {
 			return nil, err
 		}
@@ -88,7 +84,7 @@ func resolvePython(ctx context.Context, name, cacheDir string) (*Python, error) 
 	if err != nil {
 		return nil, err
 	}
-	py := &Python{Executable: info.Executable, Version: info.Version, Shim: shim}
+	py := &Python{Executable: info.Executable, Version: info.Version}
 	seen := map[string]bool{}
 	var roots []string // the prefixes and site directories, as given and resolved
 	for _, pre := range info.Prefixes {

@@ -22,9 +22,9 @@
 
 #include "internal.h"
 
-// spawn_init forks a new sandbox init in fresh namespaces with fds as its 0, 1,
+// spawn forks a new sandbox init in fresh namespaces with fds as its 0, 1,
 // 2, ... and returns a pidfd for it.
-int spawn_init(uint32_t host_id, int *fds, int nfds, char *err, size_t errsize) {
+static int spawn(uint32_t host_id, int *fds, int nfds, char *err, size_t errsize) {
 	int sync[2];
 	if (pipe2(sync, O_CLOEXEC) < 0) {
 		snprintf(err, errsize, "pipe: %s", strerror(errno));
@@ -169,7 +169,7 @@ static void zygote_main(void) {
 		if (n != sizeof host_id || (mh.msg_flags & MSG_CTRUNC) || nfds < FIRST_MOUNT_FD)
 			snprintf(err, sizeof err, "bad request (%d descriptors)", nfds);
 		else
-			pidfd = spawn_init(host_id, fds, nfds, err, sizeof err);
+			pidfd = spawn(host_id, fds, nfds, err, sizeof err);
 		for (int i = 0; i < nfds; i++)
 			close(fds[i]);
 		struct iovec riov = {.iov_base = err, .iov_len = strlen(err) + 1};

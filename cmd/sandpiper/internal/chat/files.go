@@ -7,7 +7,6 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
-	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
 // ReadFiles reads the files given with --file, within the limits, under names
@@ -43,33 +42,4 @@ func ReadFiles(paths []string, lim sandbox.FileLimits) ([]agent.InputFile, error
 		out = append(out, agent.InputFile{File: sandbox.File{Name: name, Data: data}, Source: "given with --file " + p})
 	}
 	return out, nil
-}
-
-// SaveOutput writes a file the program wrote under dir, through an
-// os.Root so that no name leaves it, and returns its path. The name is
-// neutralised first ([safetext.Line]): a control character or a bidi
-// override in it becomes a visible stand-in, so the file is named on
-// disk as the card shows it, and no later listing of dir is disguised.
-func SaveOutput(dir string, f sandbox.File) (string, error) {
-	name := safetext.Line(f.Name)
-	if !filepath.IsLocal(name) {
-		return "", fmt.Errorf("bad name %q", name)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return "", err
-	}
-	defer root.Close()
-	if d := filepath.Dir(name); d != "." {
-		if err := root.MkdirAll(d, 0o755); err != nil {
-			return "", err
-		}
-	}
-	if err := root.WriteFile(name, f.Data, 0o644); err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, name), nil
 }

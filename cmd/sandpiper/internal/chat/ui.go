@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
@@ -206,7 +207,7 @@ func (u *UI) ToolCallFinished(_ context.Context, e agent.ToolResultEvent) {
 				fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("file %s (%s)", safetext.Line(f.Name), sandbox.FormatSize(int64(len(f.Data))))))
 				continue
 			}
-			p, err := SaveOutput(u.opts.OutDir, f)
+			p, err := cli.SaveOutput(u.opts.OutDir, f)
 			if err != nil {
 				fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.red(safetext.Line(fmt.Sprintf("could not save %s: %v", f.Name, err))))
 				continue

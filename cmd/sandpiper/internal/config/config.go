@@ -1,12 +1,14 @@
 // Package config reads sandpiper's configuration: the environment, then
 // .env.local and .env (read with godotenv, never loaded into the process
-// environment), into the settings of the bot, the model, the sandbox and
-// the file limits. Each env struct is filled with its defaults, taken from
-// the package that owns them (bot.Default…, sandbox.Default…,
-// agent.Default…, the backends' and the providers'), before the variables
-// that are set replace them: a default is declared once, and README's
-// table is checked against them (TestREADMEDefaults). Errors name the
-// variable to fix.
+// environment), into env structs; here those of the sandbox and of the
+// file limits, which every command reads, and in botconfig and
+// agentconfig those of the bot and of the model, which `sandpiper exec`
+// does not link. Each env struct is filled with its defaults, taken from
+// the package that owns them (sandbox.Default…, the backends', bot's,
+// agent's and the providers'), before the variables that are set replace
+// them: a default is declared once, and README's table is checked against
+// them (cmd/sandpiper's TestREADMEDefaults). Errors name the variable to
+// fix.
 package config
 
 import (
@@ -94,14 +96,14 @@ func parseDotenv(data []byte) (map[string]string, error) {
 	return vars, nil
 }
 
-// process sets the fields of target (a pointer to an env struct) whose
+// Process sets the fields of target (a pointer to an env struct) whose
 // variables are set, keeping the others. Its errors name the variable.
-func process(ctx context.Context, lookup envconfig.Lookuper, target any) error {
+func Process(ctx context.Context, lookup envconfig.Lookuper, target any) error {
 	t := reflect.TypeOf(target).Elem()
 	for i := range t.NumField() {
 		// envconfig does not name the field whose struct decoder failed.
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("env"), ",")
-		if v, ok := lookup.Lookup(name); ok && t.Field(i).Type == reflect.TypeFor[byteSize]() {
+		if v, ok := lookup.Lookup(name); ok && t.Field(i).Type == reflect.TypeFor[ByteSize]() {
 			if _, err := parseByteSize(v); err != nil {
 				return fmt.Errorf("config: %s: %w", name, err)
 			}
@@ -127,68 +129,36 @@ func envNames(msg string, t reflect.Type) string {
 	return msg
 }
 
-// lookupNonEmpty looks key up, treating an empty value as unset.
-func lookupNonEmpty(l envconfig.Lookuper, key string) (string, bool) {
-	v, ok := l.Lookup(key)
-	return v, ok && strings.TrimSpace(v) != ""
-}
-
-// rangeCheck is one setting's bounds: a start-up error names the
-// variable, its value and what it may be.
-type rangeCheck struct {
-	name, value, want string
-	bad               bool
-}
-
-// checkRanges returns the error for the first setting out of bounds.
-func checkRanges(checks ...rangeCheck) error {
-	for _, c := range checks {
-		if c.bad {
-			return fmt.Errorf("config: %s=%s is out of range: want %s", c.name, c.value, c.want)
-		}
+// CheckRange is one setting's bounds: when bad, it returns the start-up
+// error naming the variable, its value and what it may be. A Load
+// function returns the first of its checks that fails, with cmp.Or.
+func CheckRange(name string, value any, want string, bad bool) error {
+	if !bad {
+		return nil
 	}
-	return nil
+	return fmt.Errorf("config: %s=%v is out of range: want %s", name, value, want)
 }
 
-// onOff is a switch written "on" or "off".
-type onOff bool
-
-func (o *onOff) EnvDecode(s string) error {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "on":
-		*o = true
-	case "off":
-		*o = false
-	default:
-		return fmt.Errorf("%q is not on or off", s)
-	}
-	return nil
-}
-
-func (o onOff) String() string {
-	if o {
-		return "on"
-	}
-	return "off"
-}
-
-// byteSize is a size in bytes written as 512MiB, 64MB, 1G or 4096. It
+// ByteSize is a size in bytes written as 512MiB, 64MB, 1G or 4096. It
 // keeps the text it was read from, to name it in errors.
-type byteSize struct {
+type ByteSize struct {
 	n    int64
 	text string
 }
 
-func (b *byteSize) EnvDecode(s string) error {
+// Bytes returns the size.
+func (b ByteSize) Bytes() int64 { return b.n }
+
+func (b *ByteSize) EnvDecode(s string) error {
 	n, err := parseByteSize(s)
 	if err != nil {
 		return err
 	}
-	*b = byteSize{n, strings.TrimSpace(s)}
+	*b = ByteSize{n, strings.TrimSpace(s)}
 	return nil
 }
 
-func (b byteSize) String() string {
+func (b ByteSize) String() string {
 	if b.text != "" {
 		return b.text
 	}

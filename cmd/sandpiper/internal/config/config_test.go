@@ -1,16 +1,11 @@
 package config
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/sethvargo/go-envconfig"
 )
 
 // failed fails t unless err is what want says (no error when want is "",
@@ -51,72 +46,6 @@ func TestParseByteSize(t *testing.T) {
 		if (err == nil) != tc.ok || got != tc.want {
 			t.Errorf("parseByteSize(%q) = %d, %v; want %d, ok=%v", tc.in, got, err, tc.want, tc.ok)
 		}
-	}
-}
-
-// TestREADMEDefaults: the Default column of README's variable table says
-// what the configuration takes when a variable is unset. The defaults are
-// declared once, in the packages that own them; this holds README to them.
-func TestREADMEDefaults(t *testing.T) {
-	readme, err := os.ReadFile("../../../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	documented := map[string]string{} // variable → the first `value` of its Default cell
-	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z0-9_]+)` \\| [^|`]*`([^`]*)`").FindAllSubmatch(readme, -1) {
-		documented[string(m[1])] = string(m[2])
-	}
-	none := envconfig.MapLookuper(nil)
-	ctx := t.Context()
-	b, err := LoadBot(ctx, none)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := LoadModel(ctx, envconfig.MapLookuper(map[string]string{"SANDPIPER_MODEL_API_KEY": "k"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := LoadSandbox(ctx, none)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lim, err := LoadFiles(ctx, none)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := files{byteSize{n: lim.FileSize}, byteSize{n: lim.RunSize}, lim.RunFiles, byteSize{n: lim.ThreadSize}, lim.Uploads}
-	checked := 0
-	for _, env := range []any{b, m, s, f} {
-		v := reflect.ValueOf(env)
-		for i := range v.NumField() {
-			name := v.Type().Field(i).Tag.Get("env")
-			if name == "" || v.Field(i).IsZero() {
-				continue // no default: README says what happens instead
-			}
-			doc, ok := documented[name]
-			if !ok {
-				t.Errorf("README has no default for %s", name)
-				continue
-			}
-			var same bool
-			switch val := v.Field(i).Interface().(type) {
-			case time.Duration:
-				d, err := time.ParseDuration(doc)
-				same = err == nil && d == val
-			case byteSize:
-				n, err := parseByteSize(doc)
-				same = err == nil && n == val.n
-			default: // strings and numbers
-				same = doc == fmt.Sprint(val)
-			}
-			if !same {
-				t.Errorf("README says %s defaults to %q; the configuration takes %v", name, doc, v.Field(i))
-			}
-			checked++
-		}
-	}
-	if checked < 30 {
-		t.Errorf("checked %d defaults; README's table was not read?", checked)
 	}
 }
 

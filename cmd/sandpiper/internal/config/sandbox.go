@@ -1,13 +1,13 @@
 package config
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,13 +25,13 @@ type Sandbox struct {
 	Python      string        `env:"SANDPIPER_PYTHON"`
 	Concurrency int           `env:"SANDPIPER_SANDBOX_CONCURRENCY"` // default: the backend's
 	Timeout     time.Duration `env:"SANDPIPER_SANDBOX_TIMEOUT"`
-	Memory      byteSize      `env:"SANDPIPER_SANDBOX_MEMORY"`
+	Memory      ByteSize      `env:"SANDPIPER_SANDBOX_MEMORY"`
 	Processes   int           `env:"SANDPIPER_SANDBOX_PROCESSES"`
 	CPUTime     time.Duration `env:"SANDPIPER_SANDBOX_CPU_TIME"`
 	CPUs        float64       `env:"SANDPIPER_SANDBOX_CPUS"` // local, with cgroups
 	OpenFiles   int           `env:"SANDPIPER_SANDBOX_OPEN_FILES"`
-	Disk        byteSize      `env:"SANDPIPER_SANDBOX_DISK"`
-	Output      byteSize      `env:"SANDPIPER_SANDBOX_OUTPUT"`
+	Disk        ByteSize      `env:"SANDPIPER_SANDBOX_DISK"`
+	Output      ByteSize      `env:"SANDPIPER_SANDBOX_OUTPUT"`
 	// Preload lists the modules warm runs start with (local), comma-
 	// separated; empty: every run starts cold.
 	Preload string `env:"SANDPIPER_SANDBOX_PRELOAD"`
@@ -76,16 +76,16 @@ const (
 
 // validate names the variable to fix, its value and what it may be.
 func (c Sandbox) validate() error {
-	if err := checkRanges(
-		rangeCheck{"SANDPIPER_SANDBOX_TIMEOUT", c.Timeout.String(), "more than 0s", c.Timeout <= 0},
-		rangeCheck{"SANDPIPER_SANDBOX_MEMORY", c.Memory.String(), "at least 16MiB", c.Memory.n < 16<<20},
-		rangeCheck{"SANDPIPER_SANDBOX_PROCESSES", strconv.Itoa(c.Processes), "at least 1", c.Processes < 1},
-		rangeCheck{"SANDPIPER_SANDBOX_CPU_TIME", c.CPUTime.String(), "at least 1s", c.CPUTime < time.Second},
-		rangeCheck{"SANDPIPER_SANDBOX_CPUS", strconv.FormatFloat(c.CPUs, 'g', -1, 64), fmt.Sprintf("%g to %g", minCPUs, maxCPUs), !(c.CPUs >= minCPUs && c.CPUs <= maxCPUs)},
-		rangeCheck{"SANDPIPER_SANDBOX_OPEN_FILES", strconv.Itoa(c.OpenFiles), "at least 16", c.OpenFiles < 16},
-		rangeCheck{"SANDPIPER_SANDBOX_DISK", c.Disk.String(), "at least 1MiB", c.Disk.n < 1<<20},
-		rangeCheck{"SANDPIPER_SANDBOX_OUTPUT", c.Output.String(), "at least 1KiB", c.Output.n < 1<<10},
-		rangeCheck{"SANDPIPER_SANDBOX_CONCURRENCY", strconv.Itoa(c.Concurrency), fmt.Sprintf("0 (the number of CPUs) to %d", maxConcurrency), c.Concurrency < 0 || c.Concurrency > maxConcurrency},
+	if err := cmp.Or(
+		CheckRange("SANDPIPER_SANDBOX_TIMEOUT", c.Timeout, "more than 0s", c.Timeout <= 0),
+		CheckRange("SANDPIPER_SANDBOX_MEMORY", c.Memory, "at least 16MiB", c.Memory.n < 16<<20),
+		CheckRange("SANDPIPER_SANDBOX_PROCESSES", c.Processes, "at least 1", c.Processes < 1),
+		CheckRange("SANDPIPER_SANDBOX_CPU_TIME", c.CPUTime, "at least 1s", c.CPUTime < time.Second),
+		CheckRange("SANDPIPER_SANDBOX_CPUS", c.CPUs, fmt.Sprintf("%g to %g", minCPUs, maxCPUs), !(c.CPUs >= minCPUs && c.CPUs <= maxCPUs)),
+		CheckRange("SANDPIPER_SANDBOX_OPEN_FILES", c.OpenFiles, "at least 16", c.OpenFiles < 16),
+		CheckRange("SANDPIPER_SANDBOX_DISK", c.Disk, "at least 1MiB", c.Disk.n < 1<<20),
+		CheckRange("SANDPIPER_SANDBOX_OUTPUT", c.Output, "at least 1KiB", c.Output.n < 1<<10),
+		CheckRange("SANDPIPER_SANDBOX_CONCURRENCY", c.Concurrency, fmt.Sprintf("0 (the number of CPUs) to %d", maxConcurrency), c.Concurrency < 0 || c.Concurrency > maxConcurrency),
 	); err != nil {
 		return err
 	}
@@ -95,8 +95,8 @@ func (c Sandbox) validate() error {
 	switch c.Backend {
 	case "local":
 	case "vercel":
-		if err := checkRanges(rangeCheck{"SANDPIPER_SANDBOX_MEMORY", c.Memory.String(),
-			"at most " + sandbox.FormatSize(vercel.MaxMemory) + " with SANDPIPER_SANDBOX=vercel", c.Memory.n > vercel.MaxMemory}); err != nil {
+		if err := CheckRange("SANDPIPER_SANDBOX_MEMORY", c.Memory,
+			"at most "+sandbox.FormatSize(vercel.MaxMemory)+" with SANDPIPER_SANDBOX=vercel", c.Memory.n > vercel.MaxMemory); err != nil {
 			return err
 		}
 		if c.VercelVCPUs != 1 && (c.VercelVCPUs < 2 || c.VercelVCPUs > 8 || c.VercelVCPUs%2 != 0) {
@@ -127,12 +127,12 @@ func LoadSandbox(ctx context.Context, lookup envconfig.Lookuper) (Sandbox, error
 	d := sandbox.Limits{}.WithDefaults()
 	c := Sandbox{
 		Backend: "local", Python: local.DefaultPython,
-		Timeout: d.Timeout, Memory: byteSize{n: d.Memory}, Processes: d.Processes, CPUTime: d.CPUTime,
-		CPUs: d.CPUs, OpenFiles: d.OpenFiles, Disk: byteSize{n: d.DiskSize}, Output: byteSize{n: d.Output},
+		Timeout: d.Timeout, Memory: ByteSize{n: d.Memory}, Processes: d.Processes, CPUTime: d.CPUTime,
+		CPUs: d.CPUs, OpenFiles: d.OpenFiles, Disk: ByteSize{n: d.DiskSize}, Output: ByteSize{n: d.Output},
 		Preload:      strings.Join(local.DefaultPreload, ","),
 		VercelAPIURL: vercel.DefaultAPIURL, VercelVCPUs: vercel.DefaultVCPUs,
 	}
-	if err := process(ctx, lookup, &c); err != nil {
+	if err := Process(ctx, lookup, &c); err != nil {
 		return c, err
 	}
 	if v, ok := lookup.Lookup("SANDPIPER_SANDBOX_PRELOAD"); ok && v == "" {

@@ -1,4 +1,4 @@
-package config
+package botconfig
 
 import (
 	"bytes"
@@ -49,7 +49,7 @@ func TestNumberCheckSwitch(t *testing.T) {
 		if tc.set {
 			env["SANDPIPER_NUMBER_CHECK"] = tc.value
 		}
-		e, err := LoadBot(t.Context(), envconfig.MapLookuper(env))
+		e, err := Load(t.Context(), envconfig.MapLookuper(env))
 		if (err == nil) != tc.ok {
 			t.Errorf("%q: err = %v, want ok %v", tc.value, err, tc.ok)
 			continue
@@ -86,8 +86,11 @@ func TestLoadBotRedis(t *testing.T) {
 		{name: "replica name", env: map[string]string{"SANDPIPER_REPLICA": "bot one"}, wantErr: "SANDPIPER_REPLICA=bot one is out of range"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e, err := LoadBot(t.Context(), envconfig.MapLookuper(tt.env))
-			if failed(t, err, tt.wantErr) {
+			e, err := Load(t.Context(), envconfig.MapLookuper(tt.env))
+			if err != nil || tt.wantErr != "" {
+				if err == nil || tt.wantErr == "" || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("err = %v, want one with %q", err, tt.wantErr)
+				}
 				return
 			}
 			c := e.Config(nil)

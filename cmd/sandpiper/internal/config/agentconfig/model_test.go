@@ -1,4 +1,4 @@
-package config
+package agentconfig
 
 import (
 	"fmt"
@@ -110,7 +110,10 @@ func TestLoadModelConfig(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := LoadModel(t.Context(), envconfig.MapLookuper(tt.env))
-			if failed(t, err, tt.wantErr) {
+			if err != nil || tt.wantErr != "" {
+				if err == nil || tt.wantErr == "" || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("err = %v, want one with %q", err, tt.wantErr)
+				}
 				return
 			}
 			if c.API != tt.wantAPI || c.BaseURL != tt.wantURL || c.Model != tt.model || c.Key != tt.key {

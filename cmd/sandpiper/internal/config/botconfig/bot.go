@@ -1,25 +1,29 @@
-package config
+// Package botconfig reads the bot's part of sandpiper's configuration
+// (see package config), apart from what every command reads: only
+// `sandpiper run` and doctor link the bot.
+package botconfig
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/sandpiper-bot/sandpiper/bot"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 )
 
 // Bot is the bot's part of the environment. Its defaults are bot's.
 type Bot struct {
 	// NumberCheck lists under an answer its numbers found in no run's
 	// output.
-	NumberCheck onOff `env:"SANDPIPER_NUMBER_CHECK"`
+	NumberCheck OnOff `env:"SANDPIPER_NUMBER_CHECK"`
 
 	BotToken        string        `env:"SLACK_BOT_TOKEN"`
 	AppToken        string        `env:"SLACK_APP_TOKEN"`
@@ -49,9 +53,9 @@ type Bot struct {
 // reReplica is what a replica name may hold (Redis consumer names).
 var reReplica = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,100}$`)
 
-// LoadBot reads and checks the bot's variables; errors name the
-// variable to fix.
-func LoadBot(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
+// Load reads and checks the bot's variables; errors name the variable to
+// fix.
+func Load(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
 	e := Bot{
 		APIURL: bot.DefaultAPIURL, DataDir: bot.DefaultDataDir, ThreadTTL: bot.DefaultThreadTTL,
 		ShutdownTimeout: bot.DefaultShutdownTimeout, AnswerTimeout: bot.DefaultAnswerTimeout, NumberCheck: bot.DefaultNumberCheck,
@@ -59,23 +63,46 @@ func LoadBot(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
 		RedisClaimAfter: bot.DefaultRedisClaimAfter,
 		Stream:          true, StreamAppendsMin: bot.DefaultStreamAppendsPerMinute,
 	}
-	if err := process(ctx, lookup, &e); err != nil {
+	if err := config.Process(ctx, lookup, &e); err != nil {
 		return e, err
 	}
 	if v, ok := lookup.Lookup("SANDPIPER_HTTP_ADDR"); ok && strings.TrimSpace(v) == "" {
 		e.HTTPAddr = "-"
 	}
-	return e, checkRanges(
-		rangeCheck{"SANDPIPER_THREAD_TTL", e.ThreadTTL.String(), "at least 1m", e.ThreadTTL < time.Minute},
-		rangeCheck{"SANDPIPER_SHUTDOWN_TIMEOUT", e.ShutdownTimeout.String(), "more than 0s", e.ShutdownTimeout <= 0},
-		rangeCheck{"SANDPIPER_ANSWER_TIMEOUT", e.AnswerTimeout.String(), "at least 10s", e.AnswerTimeout < 10*time.Second},
-		rangeCheck{"SANDPIPER_WORKERS", strconv.Itoa(e.Workers), "at least 1", e.Workers < 1},
-		rangeCheck{"SANDPIPER_REDIS_CLAIM_AFTER", e.RedisClaimAfter.String(), "at least 1s", e.RedisClaimAfter < time.Second},
-		rangeCheck{"SANDPIPER_REPLICA", e.Replica, "1 to 100 letters, digits and . _ : -", e.Replica != "" && !reReplica.MatchString(e.Replica)},
-		rangeCheck{"SANDPIPER_STREAM_APPENDS_PER_MINUTE", strconv.Itoa(e.StreamAppendsMin), "between 1 and 6000", e.StreamAppendsMin < 1 || e.StreamAppendsMin > 6000},
+	return e, cmp.Or(
+		config.CheckRange("SANDPIPER_THREAD_TTL", e.ThreadTTL, "at least 1m", e.ThreadTTL < time.Minute),
+		config.CheckRange("SANDPIPER_SHUTDOWN_TIMEOUT", e.ShutdownTimeout, "more than 0s", e.ShutdownTimeout <= 0),
+		config.CheckRange("SANDPIPER_ANSWER_TIMEOUT", e.AnswerTimeout, "at least 10s", e.AnswerTimeout < 10*time.Second),
+		config.CheckRange("SANDPIPER_WORKERS", e.Workers, "at least 1", e.Workers < 1),
+		config.CheckRange("SANDPIPER_REDIS_CLAIM_AFTER", e.RedisClaimAfter, "at least 1s", e.RedisClaimAfter < time.Second),
+		config.CheckRange("SANDPIPER_REPLICA", e.Replica, "1 to 100 letters, digits and . _ : -", e.Replica != "" && !reReplica.MatchString(e.Replica)),
+		config.CheckRange("SANDPIPER_STREAM_APPENDS_PER_MINUTE", e.StreamAppendsMin, "between 1 and 6000", e.StreamAppendsMin < 1 || e.StreamAppendsMin > 6000),
 	)
 }
 
+// OnOff is a switch written "on" or "off".
+type OnOff bool
+
+func (o *OnOff) EnvDecode(s string) error {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "on":
+		*o = true
+	case "off":
+		*o = false
+	default:
+		return fmt.Errorf("%q is not on or off", s)
+	}
+	return nil
+}
+
+func (o OnOff) String() string {
+	if o {
+		return "on"
+	}
+	return "off"
+}
+
+// Logger returns the bot's logger, at SANDPIPER_LOG_LEVEL, writing to w.
 func (e Bot) Logger(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(e.LogLevel)); err != nil {
@@ -84,6 +111,7 @@ func (e Bot) Logger(w io.Writer) (*slog.Logger, error) {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
 }
 
+// Config returns the bot's configuration, logging to log.
 func (e Bot) Config(log *slog.Logger) bot.Config {
 	return bot.Config{
 		BotToken: e.BotToken, AppToken: e.AppToken, APIURL: e.APIURL,

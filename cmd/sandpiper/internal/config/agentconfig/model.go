@@ -1,4 +1,4 @@
-package config
+package agentconfig
 
 import (
 	"cmp"
@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/agent/anthropic"
 	"github.com/sandpiper-bot/sandpiper/agent/openai"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 )
 
 // Model APIs (SANDPIPER_MODEL_API).
@@ -58,7 +58,7 @@ type Model struct {
 // the key. Its errors name the variable to fix.
 func LoadModel(ctx context.Context, lookup envconfig.Lookuper) (Model, error) {
 	c := Model{API: apiOpenAI, Timeout: agent.DefaultRequestTimeout, Retries: agent.DefaultMaxRetries, MaxSteps: agent.DefaultMaxSteps}
-	if err := process(ctx, lookup, &c); err != nil {
+	if err := config.Process(ctx, lookup, &c); err != nil {
 		return c, err
 	}
 	c.API = strings.ToLower(strings.TrimSpace(c.API))
@@ -81,11 +81,11 @@ func LoadModel(ctx context.Context, lookup envconfig.Lookuper) (Model, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return c, fmt.Errorf("config: SANDPIPER_MODEL_BASE_URL=%q is not an http(s) URL", c.BaseURL)
 	}
-	if err := checkRanges(
-		rangeCheck{"SANDPIPER_MAX_STEPS", strconv.Itoa(c.MaxSteps), "at least 1", c.MaxSteps < 1},
-		rangeCheck{"SANDPIPER_MODEL_TIMEOUT", c.Timeout.String(), "at least 1s", c.Timeout < time.Second},
-		rangeCheck{"SANDPIPER_MODEL_RETRIES", strconv.Itoa(c.Retries), "0 to 20", c.Retries < 0 || c.Retries > 20},
-		rangeCheck{"SANDPIPER_MODEL_MAX_TOKENS", strconv.FormatInt(c.MaxTokens, 10), "0 (the provider's default) or more", c.MaxTokens < 0},
+	if err := cmp.Or(
+		config.CheckRange("SANDPIPER_MAX_STEPS", c.MaxSteps, "at least 1", c.MaxSteps < 1),
+		config.CheckRange("SANDPIPER_MODEL_TIMEOUT", c.Timeout, "at least 1s", c.Timeout < time.Second),
+		config.CheckRange("SANDPIPER_MODEL_RETRIES", c.Retries, "0 to 20", c.Retries < 0 || c.Retries > 20),
+		config.CheckRange("SANDPIPER_MODEL_MAX_TOKENS", c.MaxTokens, "0 (the provider's default) or more", c.MaxTokens < 0),
 	); err != nil {
 		return c, err
 	}
@@ -99,7 +99,7 @@ func LoadModel(ctx context.Context, lookup envconfig.Lookuper) (Model, error) {
 		}
 	}
 	for _, name := range candidates {
-		if v, ok := lookupNonEmpty(lookup, name); ok {
+		if v, ok := lookup.Lookup(name); ok && strings.TrimSpace(v) != "" {
 			c.Key = agent.APIKey{Value: strings.TrimSpace(v), Source: name}
 			break
 		}
