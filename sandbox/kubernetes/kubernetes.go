@@ -236,13 +236,8 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request, lim sandbox.Limi
 			err = fmt.Errorf("the sandbox %s", why)
 		}
 		log.WarnContext(ctx, "sandbox: output files not collected", "err", err)
-		omitted = append(omitted, fmt.Sprintf("%s (output files could not be read: %v)", sandbox.WorkDir, err))
 	}
-	res.Files, res.FilesOmitted = files, omitted
-	if capped {
-		res.AddCap(sandbox.CapResultList)
-	}
-	res.Bound(lim)
+	remote.Attach(res, lim, files, omitted, capped, err)
 	res.Duration = time.Since(start)
 	log.DebugContext(ctx, "sandbox: ran", "exit", res.ExitCode, "limit", res.Limit,
 		"ready", ready.Round(time.Millisecond), "files_written", wrote.Round(time.Millisecond),

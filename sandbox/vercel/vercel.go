@@ -274,13 +274,8 @@ func (s *Sandbox) run(parent context.Context, req sandbox.Request, lim sandbox.L
 		}
 		// The program ran: keep what it printed, and say the files are missing.
 		log.WarnContext(ctx, "sandbox: output files not collected", "err", err)
-		omitted = append(omitted, fmt.Sprintf("%s (output files could not be read: %v)", sandbox.WorkDir, err))
 	}
-	res.Files, res.FilesOmitted = files, omitted
-	if capped {
-		res.AddCap(sandbox.CapResultList)
-	}
-	res.Bound(lim)
+	remote.Attach(res, lim, files, omitted, capped, err)
 	res.Duration = time.Since(start)
 	log.DebugContext(ctx, "sandbox: ran", "exit", res.ExitCode, "limit", res.Limit, "took", res.Duration.Round(time.Millisecond))
 	return res, nil

@@ -216,6 +216,21 @@ func Files(ctx context.Context, out *sandbox.CapBuffer, code int, stderr []byte,
 	return files, omitted, capped, nil
 }
 
+// Attach puts a run's output files into res as [Files] gave them (files,
+// omitted, capped), and bounds res by lim. When they could not be had
+// (err), the program's output is kept and an entry of FilesOmitted says
+// that the files are missing, and why.
+func Attach(res *sandbox.Result, lim sandbox.Limits, files []sandbox.File, omitted []string, capped bool, err error) {
+	if err != nil {
+		omitted = append(omitted, fmt.Sprintf("%s (output files could not be read: %v)", sandbox.WorkDir, err))
+	}
+	res.Files, res.FilesOmitted = files, omitted
+	if capped {
+		res.AddCap(sandbox.CapResultList)
+	}
+	res.Bound(lim)
+}
+
 // CollectorArgs are python3's arguments that run [Collector] over the
 // directory work (absolute, or relative to the command's working
 // directory), for a run with limits lim and input files inputs.
