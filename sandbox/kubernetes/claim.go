@@ -169,8 +169,9 @@ func (s *Sandbox) watchGone(ctx context.Context, l *lease, gone func(why string)
 // release deletes the claim, whatever ended the run, and agent-sandbox
 // deletes its sandbox and pod. It retries for releaseTimeout on a
 // context of its own; a claim it cannot delete is counted as leaked and
-// ends at its shutdownTime.
-func (s *Sandbox) release(ctx context.Context, name string) {
+// ends at its shutdownTime. created says the claim is known to exist;
+// otherwise one not found was never made, and is not counted.
+func (s *Sandbox) release(ctx context.Context, name string, created bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	background := metav1.DeletePropagationBackground
@@ -179,8 +180,10 @@ retry:
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
 		err = s.k8s.dyn.Resource(claimsResource).Namespace(s.k8s.namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &background})
 		switch {
-		case err == nil || apierrors.IsNotFound(err):
+		case err == nil || created && apierrors.IsNotFound(err):
 			s.metrics.claims.WithLabelValues("cleaned").Inc()
+			return
+		case apierrors.IsNotFound(err):
 			return
 		case apierrors.IsForbidden(err):
 			break retry

@@ -169,14 +169,14 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request, lim sandbox.Limi
 	if err := s.create(ctx, name, s.cfg.ReadyTimeout+lim.Timeout+s.slack); err != nil {
 		var status apierrors.APIStatus
 		if !errors.As(err, &status) {
-			s.release(ctx, name) // the request may have reached the server
+			s.release(ctx, name, false) // the request may have reached the server
 		}
 		return nil, s.fail(ctx, "claim", err)
 	}
 	s.metrics.claims.WithLabelValues("created").Inc()
 	s.metrics.held.Inc()
 	defer func() {
-		s.release(ctx, name)
+		s.release(ctx, name, true)
 		s.metrics.held.Dec()
 	}()
 	l, err := s.await(ctx, name)
