@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -86,17 +87,14 @@ func startCluster() (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	py := testPython()
-	if py == "" {
-		return nil, errors.New("no python3: the fake sandboxes run programs with sandbox/local")
-	}
-	// sandboxd runs "python3" from PATH (the collector): the real one,
-	// not a version manager's slow shim.
-	os.Setenv("PATH", filepath.Dir(py)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	lsb, err := local.New(context.Background(), local.Config{Python: py, Concurrency: 4})
+	// The interpreter sandbox/local resolves (through a version
+	// manager's shims) is also the python3 sandboxd runs from PATH (the
+	// collector).
+	lsb, err := local.New(context.Background(), local.Config{Python: cmp.Or(os.Getenv("SANDPIPER_TEST_PYTHON"), local.DefaultPython), Concurrency: 4})
 	if err != nil {
 		return nil, fmt.Errorf("the local backend the fake sandboxes run programs with: %w", err)
 	}
+	os.Setenv("PATH", filepath.Dir(lsb.Python().Executable)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	testEnv = &envtest.Environment{
 		BinaryAssetsDirectory:    assets,
 		CRDDirectoryPaths:        []string{crds},
@@ -166,18 +164,6 @@ func agentSandboxCRDs() (string, error) {
 	}
 	return filepath.Join(strings.TrimSpace(string(out)), "k8s", "crds"), nil
 }
-
-// testPython is the real interpreter (not a pyenv shim: those are slow).
-var testPython = sync.OnceValue(func() string {
-	if p := os.Getenv("SANDPIPER_TEST_PYTHON"); p != "" {
-		return p
-	}
-	out, err := exec.Command("python3", "-c", "import sys; print(sys.executable)").Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
-})
 
 // freePorts picks the ports every fake sandbox's sandboxd listens on, at
 // its own address (127.1.x.y): ports free on loopback.
