@@ -167,8 +167,7 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request, lim sandbox.Limi
 	start := time.Now()
 	name := claimName()
 	if err := s.create(ctx, name, s.cfg.ReadyTimeout+lim.Timeout+s.slack); err != nil {
-		var status apierrors.APIStatus
-		if !errors.As(err, &status) {
+		if errors.Is(err, ErrUnreachable) || ctx.Err() != nil {
 			s.release(ctx, name, false) // the request may have reached the server
 		}
 		return nil, s.fail(ctx, "claim", err)

@@ -225,6 +225,9 @@ func TestForbiddenRun(t *testing.T) {
 	if !errors.Is(err, ErrForbidden) || !strings.Contains(err.Error(), "cannot create resource \"sandboxclaims\"") || !strings.Contains(err.Error(), "deploy/rbac.yaml") {
 		t.Errorf("Run without the Role: %v", err)
 	}
+	if got := testutil.ToFloat64(s.metrics.claims.WithLabelValues("leaked")); got != 0 {
+		t.Errorf("claims leaked: %v; a refused claim was never made", got)
+	}
 }
 
 // TestMissingCRDs starts a control plane of its own, without
