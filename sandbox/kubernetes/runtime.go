@@ -147,23 +147,45 @@ type run struct {
 }
 
 // start starts cmd with env, and streams its output until it exits.
-// Once started, the stream outlives ctx until run.stop: ending it first
-// would have sandboxd kill the command's first process alone, before
-// kill reaches its group.
+// Once the request is sent, the stream outlives ctx until run.stop:
+// ending it first would have sandboxd kill the command's first process
+// alone, before kill reaches its group. When ctx ends before the command
+// has started, start waits up to killGrace for its InitEvent, so that
+// the caller can kill it.
 func (p *pod) start(ctx context.Context, cmd []string, env map[string]string, stdout, stderr io.Writer) (*run, error) {
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	starting := context.AfterFunc(ctx, cancel)
+	connecting := context.AfterFunc(ctx, cancel)
 	stream, err := p.proc.Start(sctx, &processv1.StartRequest{Config: &processv1.ProcessConfig{Command: cmd, EnvVars: env}})
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	first, err := stream.Recv()
-	if !starting() || err != nil {
+	if !connecting() || err != nil {
 		cancel()
 		if err == nil {
 			err = context.Cause(ctx)
 		}
+		return nil, err
+	}
+	type recv struct {
+		ev  *processv1.StartResponse
+		err error
+	}
+	firstc := make(chan recv, 1)
+	go func() {
+		ev, err := stream.Recv()
+		firstc <- recv{ev, err}
+	}()
+	var f recv
+	select {
+	case f = <-firstc:
+	case <-ctx.Done():
+		select {
+		case f = <-firstc:
+		case <-time.After(killGrace):
+			cancel()
+			return nil, context.Cause(ctx)
+		}
+	}
+	first, err := f.ev, f.err
+	if err != nil {
+		cancel()
 		return nil, err
 	}
 	init := first.GetInit()
