@@ -211,7 +211,7 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request, lim sandbox.Limi
 	for _, f := range req.Files {
 		if err := p.put(ctx, f); err != nil {
 			if why := s.why(ctx, l, gone); why != "" {
-				return s.goneResult(nil, l, why), nil
+				return s.goneResult(nil, l, why, lim, start), nil
 			}
 			return nil, s.fail(ctx, "write files", fmt.Errorf("the sandbox %s: %w", l.sandbox, err))
 		}
@@ -220,7 +220,7 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request, lim sandbox.Limi
 	res, why, err := s.exec(ctx, p, l, req.Code, lim, gone)
 	switch {
 	case why != "":
-		return s.goneResult(res, l, why), nil
+		return s.goneResult(res, l, why, lim, start), nil
 	case err != nil:
 		return nil, s.fail(ctx, "run", err)
 	}
@@ -361,14 +361,18 @@ func (s *Sandbox) why(ctx context.Context, l *lease, gone <-chan string) string 
 // goneResult is the result of a run whose sandbox went away: what the
 // program printed before, the exit of a killed program, and a line that
 // says what happened.
-func (s *Sandbox) goneResult(res *sandbox.Result, l *lease, why string) *sandbox.Result {
+func (s *Sandbox) goneResult(res *sandbox.Result, l *lease, why string, lim sandbox.Limits, start time.Time) *sandbox.Result {
 	if res == nil {
 		res = &sandbox.Result{}
 	}
 	s.log.Warn("sandbox: the sandbox went away during the run", "sandbox", l.sandbox, "why", why)
 	res.ExitCode = exitKilled
-	res.Stderr = append(res.Stderr, fmt.Sprintf("\n[sandbox: the Kubernetes sandbox %s %s during the run, which ended the program; this is not a problem with the code, and running it again gets a new sandbox]\n", l.sandbox, why)...)
-	res.StderrSize = max(res.StderrSize, int64(len(res.Stderr)))
+	res.Bound(lim)
+	// Past the output cap if need be: this line must be seen.
+	note := fmt.Sprintf("\n[sandbox: the Kubernetes sandbox %s %s during the run, which ended the program; this is not a problem with the code, and running it again gets a new sandbox]\n", l.sandbox, why)
+	res.Stderr = append(res.Stderr, note...)
+	res.StderrSize += int64(len(note))
+	res.Duration = time.Since(start)
 	return res
 }
 
