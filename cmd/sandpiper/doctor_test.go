@@ -73,32 +73,26 @@ func TestDoctorListsTheSandboxModules(t *testing.T) {
 	}
 }
 
-// TestDoctorKubernetesUnreachable: with SANDPIPER_SANDBOX=kubernetes and
-// no API server, doctor says so once, with the address, and what the
-// sandbox checks would repeat is left out.
-func TestDoctorKubernetesUnreachable(t *testing.T) {
+// TestDoctorKubernetesNoCluster: with SANDPIPER_SANDBOX=kubernetes and no
+// cluster to use, doctor says so once, and what the sandbox's checks
+// would repeat is left out.
+func TestDoctorKubernetesNoCluster(t *testing.T) {
 	t.Chdir(t.TempDir())
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	os.WriteFile(kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters: [{name: c, cluster: {server: "https://127.0.0.1:9"}}]
-users: [{name: u, user: {token: t}}]
-contexts: [{name: c, context: {cluster: c, user: u, namespace: sandpiper}}]
-current-context: c
-`), 0o600)
+	t.Setenv("HOME", t.TempDir()) // no ~/.kube/config
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("KUBERNETES_SERVICE_HOST", "") // not in a pod
 	t.Setenv("SLACK_BOT_TOKEN", "")
 	t.Setenv("SANDPIPER_DATA_DIR", t.TempDir())
 	t.Setenv("SANDPIPER_SANDBOX", "kubernetes")
 	t.Setenv("SANDPIPER_KUBERNETES_WARM_POOL", "python")
-	t.Setenv("SANDPIPER_KUBERNETES_KUBECONFIG", kubeconfig)
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"doctor"}, strings.NewReader(""), &out, &errb)
 	got := out.String()
-	if want := "FAIL kubernetes cluster: kubernetes: cannot reach the cluster at https://127.0.0.1:9"; !strings.Contains(got, want) {
+	if want := "FAIL kubernetes cluster: kubernetes: no cluster configured: the bot is not in a pod"; !strings.Contains(got, want) {
 		t.Errorf("doctor output lacks %q:\n%s", want, got)
 	}
 	if strings.Contains(got, "FAIL sandbox:") || strings.Contains(got, "kubernetes CRDs") {
-		t.Errorf("doctor went on past the unreachable cluster:\n%s", got)
+		t.Errorf("doctor went on past the missing cluster:\n%s", got)
 	}
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
