@@ -22,6 +22,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/botconfig"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/kubernetes"
 	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 )
 
@@ -72,6 +73,8 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 
 	if sbCfg, err := config.LoadSandbox(ctx, lookup); err != nil {
 		fail("sandbox", err)
+	} else if sbCfg.Backend == "kubernetes" && !clusterChecks(ctx, &checks, sbCfg, quiet) {
+		// The cluster's checks said what to fix.
 	} else if sb, err := sbCfg.New(ctx, quiet); err != nil {
 		fail("sandbox", err)
 	} else {
@@ -148,6 +151,18 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 	}
 	fmt.Fprintln(stdout, "\nAll checks passed. Start the bot with: sandpiper run")
 	return nil
+}
+
+// clusterChecks adds the Kubernetes backend's checks of the cluster
+// (reachable, CRDs, RBAC, warm pool, one run) and reports whether they
+// passed.
+func clusterChecks(ctx context.Context, checks *[]bot.Check, cfg config.Sandbox, log *slog.Logger) bool {
+	ok := true
+	for _, c := range kubernetes.Doctor(ctx, cfg.Kubernetes(log)) {
+		*checks = append(*checks, bot.Check{Name: c.Name, OK: c.OK, Warn: c.Warn, Detail: c.Detail})
+		ok = ok && c.OK
+	}
+	return ok
 }
 
 // dataModules are the modules data questions, files and charts need: run

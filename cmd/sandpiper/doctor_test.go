@@ -72,3 +72,29 @@ func TestDoctorListsTheSandboxModules(t *testing.T) {
 		t.Errorf("doctor does not check the file limits:\n%s", got)
 	}
 }
+
+// TestDoctorKubernetesNoCluster: with SANDPIPER_SANDBOX=kubernetes and no
+// cluster to use, doctor says so once, and what the sandbox's checks
+// would repeat is left out.
+func TestDoctorKubernetesNoCluster(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("HOME", t.TempDir()) // no ~/.kube/config
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("KUBERNETES_SERVICE_HOST", "") // not in a pod
+	t.Setenv("SLACK_BOT_TOKEN", "")
+	t.Setenv("SANDPIPER_DATA_DIR", t.TempDir())
+	t.Setenv("SANDPIPER_SANDBOX", "kubernetes")
+	t.Setenv("SANDPIPER_KUBERNETES_WARM_POOL", "python")
+	var out, errb bytes.Buffer
+	code := run(context.Background(), []string{"doctor"}, strings.NewReader(""), &out, &errb)
+	got := out.String()
+	if want := "FAIL kubernetes cluster: kubernetes: no cluster configured: the bot is not in a pod"; !strings.Contains(got, want) {
+		t.Errorf("doctor output lacks %q:\n%s", want, got)
+	}
+	if strings.Contains(got, "FAIL sandbox:") || strings.Contains(got, "kubernetes CRDs") {
+		t.Errorf("doctor went on past the missing cluster:\n%s", got)
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox/httpretry"
+	"github.com/sandpiper-bot/sandpiper/sandbox/internal/remote"
 )
 
 // client speaks the Sandbox REST API v1, the API of @vercel/sandbox 1.x.
@@ -297,8 +298,11 @@ func (c *client) writeFiles(ctx context.Context, id, dir string, tgz []byte) err
 		contentType: "application/gzip", header: http.Header{"X-Cwd": {dir}}, body: tgz}, nil, nil)
 }
 
-// errNotFound is readFile's error for a file that is not there.
-var errNotFound = errors.New("no such file")
+// readFile's errors, as remote.Files wants them.
+var (
+	errNotFound = remote.ErrNotFound // no such file
+	errTooBig   = remote.ErrTooBig
+)
 
 // readFile returns the file at path, failing when it holds more than max bytes.
 func (c *client) readFile(ctx context.Context, id, path string, max int64) ([]byte, error) {

@@ -1,9 +1,6 @@
 package vercel
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"strconv"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
@@ -40,138 +37,6 @@ for name, soft, hard in (("RLIMIT_DATA", int(mem), int(mem)), ("RLIMIT_CPU", int
 os.execv(sys.executable, [sys.executable, "-c", code])
 `
 
-// collector lists the files the program created or changed in the working
-// directory, within the count and size limits and the caps on the listing
-// (sandbox.Max*), as JSON on stdout: {"files": [{"name", "size"}],
-// "omitted": ["name (why)"], "unlisted": n, "stopped": bool, "skipped": bool,
-// "cut": bool}.
-// It looks at max-entries directory entries at most, max-depth levels deep,
-// keeps the first max-names regular files in lexical order to choose from,
-// omits paths longer than path-max bytes, and lists at most max-omitted
-// entries of omit-bytes in all, each name cut to omit-name bytes; unlisted
-// counts what the caps left out, stopped says the walk stopped early,
-// skipped that a directory was not looked into, and cut that a cap fired. It never follows symbolic links. Inputs that are
-// unchanged (same SHA-256) are not listed.
-//
-// argv: work-dir max-files max-bytes inputs-json ({name: sha256})
-// max-entries max-depth max-names path-max max-omitted omit-bytes omit-name
-const collector = `import hashlib, json, os, stat, sys
-work, max_files, budget, inputs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), json.loads(sys.argv[4])
-max_entries, max_depth, max_names, path_max, max_omitted, omit_bytes, omit_name = map(int, sys.argv[5:12])
-names, omitted = [], []
-entries = unlisted = omit_used = 0
-stopped = skipped = full = cut = False
-
-def size(s):
-    return len(s.encode("utf-8", "surrogateescape"))
-
-def cut_name(s):
-    global cut
-    b = s.encode("utf-8", "surrogateescape")
-    if len(b) <= omit_name:
-        return s
-    cut = True
-    k = omit_name - 3
-    i = 0
-    while i < 3 and k > 0 and b[k] & 0xC0 == 0x80:
-        k, i = k - 1, i + 1
-    return b[:k].decode("utf-8", "surrogateescape") + "\u2026"
-
-def omit(rel, why):
-    global unlisted, omit_used, full, cut
-    if not full and len(omitted) < max_omitted:
-        e = cut_name(rel) + " (" + why + ")"
-        if omit_used + size(e) <= omit_bytes:
-            omitted.append(e)
-            omit_used += size(e)
-            return
-    full = cut = True
-    unlisted += 1
-
-def keep(rel, st_size):
-    global unlisted, cut
-    names.append((rel, st_size))
-    if len(names) > 2 * max_names:
-        names.sort()
-        unlisted += len(names) - max_names
-        cut = True
-        del names[max_names:]
-
-stack = [("", 0)]
-while stack and not stopped:
-    rel, depth = stack.pop()
-    try:
-        it = os.scandir(os.path.join(work, rel))
-    except OSError as e:
-        omit(rel or ".", e.strerror or str(e))
-        continue
-    with it:
-        for e in it:
-            if entries >= max_entries:
-                stopped = cut = True
-                break
-            entries += 1
-            p = rel + "/" + e.name if rel else e.name
-            try:
-                st = e.stat(follow_symlinks=False)
-            except OSError as err:
-                omit(p, err.strerror or str(err))
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                if size(p) > path_max:
-                    cut = skipped = True
-                    omit(p, "path too long; not looked into")
-                elif depth >= max_depth:
-                    cut = skipped = True
-                    omit(p, "too deep")
-                else:
-                    stack.append((p, depth + 1))
-            elif stat.S_ISREG(st.st_mode):
-                if size(p) > path_max:
-                    cut = True
-                    omit(p, "path too long")
-                else:
-                    keep(p, st.st_size)
-            else:
-                omit(p, "not a regular file")
-names.sort()
-if len(names) > max_names:
-    unlisted += len(names) - max_names
-    cut = True
-    del names[max_names:]
-out = []
-for rel, st_size in names:
-    if rel in inputs:
-        try:
-            with open(os.path.join(work, rel), "rb") as fh:
-                if hashlib.sha256(fh.read()).hexdigest() == inputs[rel]:
-                    continue
-        except OSError:
-            pass
-    if st_size > budget:
-        omit(rel, "too large")
-        continue
-    if len(out) >= max_files:
-        omit(rel, "too many files")
-        continue
-    budget -= st_size
-    out.append({"name": rel, "size": st_size})
-json.dump({"files": out, "omitted": omitted, "unlisted": unlisted, "stopped": stopped, "skipped": skipped, "cut": cut}, sys.stdout)
-`
-
-// manifest is the collector's output.
-type manifest struct {
-	Files []struct {
-		Name string `json:"name"`
-		Size int64  `json:"size"`
-	} `json:"files"`
-	Omitted  []string `json:"omitted"`
-	Unlisted int64    `json:"unlisted"`
-	Stopped  bool     `json:"stopped"`
-	Skipped  bool     `json:"skipped"`
-	Cut      bool     `json:"cut"`
-}
-
 func launcherArgs(work, alias string, lim sandbox.Limits, code string) []string {
 	return []string{"-c", launcher, work, alias,
 		strconv.FormatInt(lim.Memory, 10),
@@ -179,19 +44,4 @@ func launcherArgs(work, alias string, lim sandbox.Limits, code string) []string 
 		strconv.Itoa(lim.OpenFiles),
 		strconv.FormatInt(lim.DiskSize, 10),
 		code}
-}
-
-func collectorArgs(work string, lim sandbox.Limits, inputs []sandbox.File) []string {
-	sums := make(map[string]string, len(inputs))
-	for _, f := range inputs {
-		h := sha256.Sum256(f.Data)
-		sums[f.Name] = hex.EncodeToString(h[:])
-	}
-	b, _ := json.Marshal(sums)
-	// -I: nothing the program left in the VM (a json.py in the working
-	// directory, PYTHON* variables, a user site) runs in the collector.
-	return []string{"-I", "-c", collector, work, strconv.Itoa(lim.Files), strconv.FormatInt(lim.DiskSize, 10), string(b),
-		strconv.Itoa(sandbox.MaxListed), strconv.Itoa(sandbox.MaxDepth), strconv.Itoa(sandbox.Candidates(lim, len(inputs))),
-		strconv.Itoa(sandbox.MaxPathLen), strconv.Itoa(sandbox.MaxOmitted), strconv.Itoa(sandbox.MaxOmittedBytes),
-		strconv.Itoa(sandbox.MaxOmittedName)}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/internal/remote"
 )
 
 // DefaultAPIURL is the Vercel REST API's base URL.
@@ -53,8 +54,6 @@ const (
 	killGrace = 2 * time.Second
 	// sigkill is SIGKILL's number, sent to a program past its timeout.
 	sigkill = 9
-	// maxManifest bounds the collector's output.
-	maxManifest = 4 << 20
 
 	maxAttempts   = 5 // tries of one API call
 	retryBase     = 250 * time.Millisecond
@@ -258,13 +257,8 @@ func (s *Sandbox) run(parent context.Context, req sandbox.Request, lim sandbox.L
 		}
 		// The program ran: keep what it printed, and say the files are missing.
 		log.WarnContext(ctx, "sandbox: output files not collected", "err", err)
-		omitted = append(omitted, fmt.Sprintf("%s (output files could not be read: %v)", sandbox.WorkDir, err))
 	}
-	res.Files, res.FilesOmitted = files, omitted
-	if capped {
-		res.AddCap(sandbox.CapResultList)
-	}
-	res.Bound(lim)
+	remote.Attach(res, lim, files, omitted, capped, err)
 	res.Duration = time.Since(start)
 	log.DebugContext(ctx, "sandbox: ran", "exit", res.ExitCode, "limit", res.Limit, "took", res.Duration.Round(time.Millisecond))
 	return res, nil
@@ -373,7 +367,7 @@ func (s *Sandbox) exec(ctx context.Context, id, code string, lim sandbox.Limits)
 
 	res := sandbox.Captured(stdout, stderr)
 	res.ExitCode = end.code
-	last := lastLine(res.Stderr)
+	last := remote.LastLine(res.Stderr)
 	switch {
 	case timedOut:
 		res.Limit = sandbox.LimitTimeout
@@ -393,16 +387,15 @@ func (s *Sandbox) exec(ctx context.Context, id, code string, lim sandbox.Limits)
 // sigxcpu is the signal RLIMIT_CPU sends.
 const sigxcpu = 24
 
-// collect reads back the files the program created or changed. What the
-// collector lists comes from the VM, where the program ran: it is checked
-// before any file is read (names, count), and capped reports whether the
-// listing was cut.
+// collect reads back the files the program created or changed: the
+// collector lists them in the VM (see [remote.Files]), and capped reports
+// whether the listing was cut.
 func (s *Sandbox) collect(ctx context.Context, id string, inputs []sandbox.File, lim sandbox.Limits) (files []sandbox.File, omitted []string, capped bool, err error) {
-	out := &sandbox.CapBuffer{Max: maxManifest}
+	out := &sandbox.CapBuffer{Max: remote.MaxManifest}
 	errOut := &sandbox.CapBuffer{Max: 4 << 10}
 	cmd, stream, err := s.api.startCommand(ctx, id, commandRequest{
 		Command: "python3",
-		Args:    collectorArgs(workName, lim, inputs),
+		Args:    remote.CollectorArgs(workName, lim, inputs),
 		Cwd:     vmHome,
 		Env:     map[string]string{},
 	})
@@ -417,50 +410,10 @@ func (s *Sandbox) collect(ctx context.Context, id string, inputs []sandbox.File,
 	if err != nil {
 		return nil, nil, false, err
 	}
-	if out.Truncated() {
-		return nil, nil, true, fmt.Errorf("the listing of the files passed %d bytes", maxManifest)
-	}
-	if code != 0 {
-		return nil, nil, false, fmt.Errorf("listing the files failed (exit %d): %s", code, clip(string(lastLine(errOut.Bytes())), 200))
-	}
-	var m manifest
-	if err := jsonUnmarshal(out.Bytes(), &m); err != nil {
-		return nil, nil, false, fmt.Errorf("listing the files: %w", err)
-	}
-	omitted = m.Omitted
-	if m.Unlisted > 0 || m.Stopped {
-		omitted = append(omitted, sandbox.MoreOmitted(m.Unlisted, m.Stopped || m.Skipped))
-	}
-	capped = m.Cut || m.Unlisted > 0 || m.Stopped
-	budget, reads := lim.DiskSize, 0
-	for _, f := range m.Files {
-		switch {
-		case !sandbox.ValidName(f.Name):
-			omitted = append(omitted, f.Name+" (not a clean relative path)")
-			continue
-		case reads >= lim.Files: // the collector lists no more
-			omitted = append(omitted, f.Name+" (too many files)")
-			continue
-		}
-		reads++
-		data, err := s.api.readFile(ctx, id, path.Join(WorkDir, f.Name), budget)
-		switch {
-		case errors.Is(err, errNotFound):
-			omitted = append(omitted, f.Name+" (removed while being read)")
-			continue
-		case errors.Is(err, errTooBig):
-			omitted = append(omitted, f.Name+" (too large)")
-			continue
-		case err != nil:
-			return files, omitted, capped, err
-		}
-		budget -= int64(len(data))
-		files = append(files, sandbox.File{Name: f.Name, Data: data})
-	}
-	return files, omitted, capped, nil
+	return remote.Files(ctx, out, code, errOut.Bytes(), lim, func(ctx context.Context, name string, max int64) ([]byte, error) {
+		return s.api.readFile(ctx, id, path.Join(WorkDir, name), max)
+	})
 }
-
-var errTooBig = errors.New("too large")
 
 // Close waits, a bounded time, for sandboxes being stopped, so that a
 // shutting-down bot leaves none running. Runs in flight are not affected.

@@ -3,6 +3,7 @@ package config
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/kubernetes"
 	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 	"github.com/sandpiper-bot/sandpiper/sandbox/vercel"
 )
@@ -21,7 +23,7 @@ import (
 // Sandbox is the sandbox's part of the environment. Its defaults
 // are sandbox's and the backends'.
 type Sandbox struct {
-	Backend     string        `env:"SANDPIPER_SANDBOX"` // local or vercel
+	Backend     string        `env:"SANDPIPER_SANDBOX"` // local, vercel or kubernetes
 	Python      string        `env:"SANDPIPER_PYTHON"`
 	Concurrency int           `env:"SANDPIPER_SANDBOX_CONCURRENCY"` // default: the backend's
 	Timeout     time.Duration `env:"SANDPIPER_SANDBOX_TIMEOUT"`
@@ -52,6 +54,16 @@ type Sandbox struct {
 	VercelToken     string `env:"VERCEL_TOKEN"`
 	VercelTeamID    string `env:"VERCEL_TEAM_ID"`
 	VercelProjectID string `env:"VERCEL_PROJECT_ID"`
+
+	// The Kubernetes backend (agent-sandbox): a claim per run from the
+	// warm pool; the kubeconfig falls back to KUBECONFIG, then in a pod
+	// to its service account.
+	KubernetesWarmPool     string        `env:"SANDPIPER_KUBERNETES_WARM_POOL"`
+	KubernetesNamespace    string        `env:"SANDPIPER_KUBERNETES_NAMESPACE"`
+	KubernetesKubeconfig   string        `env:"SANDPIPER_KUBERNETES_KUBECONFIG"`
+	KubernetesContext      string        `env:"SANDPIPER_KUBERNETES_CONTEXT"`
+	KubernetesReadyTimeout time.Duration `env:"SANDPIPER_KUBERNETES_READY_TIMEOUT"`
+	Kubeconfig             string        `env:"KUBECONFIG"`
 }
 
 func (c Sandbox) Limits() sandbox.Limits {
@@ -105,8 +117,15 @@ func (c Sandbox) validate() error {
 		if u, err := url.Parse(c.VercelAPIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			return fmt.Errorf("config: SANDPIPER_VERCEL_API_URL=%q is not an http(s) URL", c.VercelAPIURL)
 		}
+	case "kubernetes":
+		if c.KubernetesWarmPool == "" {
+			return errors.New("config: SANDPIPER_SANDBOX=kubernetes needs SANDPIPER_KUBERNETES_WARM_POOL, the SandboxWarmPool to claim sandboxes from")
+		}
+		if err := checkRanges(rangeCheck{"SANDPIPER_KUBERNETES_READY_TIMEOUT", c.KubernetesReadyTimeout.String(), "more than 0s", c.KubernetesReadyTimeout <= 0}); err != nil {
+			return err
+		}
 	default:
-		return fmt.Errorf("config: SANDPIPER_SANDBOX=%q: want \"local\" (this host) or \"vercel\" (Vercel Sandbox)", c.Backend)
+		return fmt.Errorf("config: SANDPIPER_SANDBOX=%q: want \"local\" (this host), \"vercel\" (Vercel Sandbox) or \"kubernetes\" (agent-sandbox on a cluster)", c.Backend)
 	}
 	return nil
 }
@@ -131,6 +150,7 @@ func LoadSandbox(ctx context.Context, lookup envconfig.Lookuper) (Sandbox, error
 		CPUs: d.CPUs, OpenFiles: d.OpenFiles, Disk: ByteSize{n: d.DiskSize}, Output: ByteSize{n: d.Output},
 		Preload:      strings.Join(local.DefaultPreload, ","),
 		VercelAPIURL: vercel.DefaultAPIURL, VercelVCPUs: vercel.DefaultVCPUs,
+		KubernetesReadyTimeout: kubernetes.DefaultReadyTimeout,
 	}
 	if err := Process(ctx, lookup, &c); err != nil {
 		return c, err
@@ -147,8 +167,29 @@ type Backend interface {
 	Close() error
 }
 
+// Kubernetes is the Kubernetes backend's configuration.
+func (c Sandbox) Kubernetes(log *slog.Logger) kubernetes.Config {
+	return kubernetes.Config{
+		WarmPool:     c.KubernetesWarmPool,
+		Namespace:    c.KubernetesNamespace,
+		Kubeconfig:   cmp.Or(c.KubernetesKubeconfig, c.Kubeconfig),
+		Context:      c.KubernetesContext,
+		ReadyTimeout: c.KubernetesReadyTimeout,
+		Concurrency:  c.Concurrency,
+		Limits:       c.Limits(),
+		Logger:       log,
+	}
+}
+
 // New builds the configured backend.
 func (c Sandbox) New(ctx context.Context, log *slog.Logger) (Backend, error) {
+	if c.Backend == "kubernetes" {
+		s, err := kubernetes.New(ctx, c.Kubernetes(log))
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return s, nil
+	}
 	if c.Backend == "vercel" {
 		s, err := vercel.New(ctx, vercel.Config{
 			APIURL:      c.VercelAPIURL,
