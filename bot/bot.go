@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/patrickmn/go-cache"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/slack-go/slack"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
@@ -48,6 +49,9 @@ type Config struct {
 	NumberCheckOff bool
 
 	Agent Agent
+	// Metrics are served on /metrics beside the bot's own, such as the
+	// sandbox backend's.
+	Metrics []prometheus.Collector
 	// SandboxLimits are the limits runs get, shown in debug cards.
 	SandboxLimits sandbox.Limits
 	// Files bound the files read from Slack into runs, kept in threads'
@@ -273,6 +277,11 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		m.reg.MustRegister(replica.NewCollector(rs))
 	}
 	m.gauges(b.connected.Load, b.intake.busy)
+	for _, c := range cfg.Metrics {
+		if err := m.reg.Register(c); err != nil {
+			return nil, fmt.Errorf("bot: metrics: %w", err)
+		}
+	}
 	b.actions.handle(render.StopActionID, b.onStopClick)
 	b.agentView.checkScopes(auth.Header.Get("X-OAuth-Scopes"), log)
 	if cfg.HTTPAddr != "-" {

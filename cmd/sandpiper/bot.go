@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sandpiper-bot/sandpiper/bot"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
@@ -48,6 +49,9 @@ func runBot(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer
 		}
 	}
 	cfg.Agent, cfg.Files, cfg.SandboxLimits = a, c.Files, c.Sandbox.Limits()
+	if m, ok := sb.(prometheus.Collector); ok {
+		cfg.Metrics = append(cfg.Metrics, m) // the backend's own (the cluster's claims)
+	}
 	b, err := bot.New(ctx, cfg)
 	if err != nil {
 		if _, ok := errors.AsType[*bot.ConfigError](err); ok {

@@ -13,6 +13,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/botconfig"
+	"github.com/sandpiper-bot/sandpiper/sandbox/kubernetes"
 )
 
 // TestREADMEDefaults: the Default column of README's variable table says
@@ -73,6 +74,13 @@ func TestREADMEDefaults(t *testing.T) {
 				t.Errorf("README says %s defaults to %q; the configuration takes %v", name, doc, v.Field(i))
 			}
 			checked++
+		}
+	}
+	// Defaults a backend applies to a zero setting, which the
+	// configuration leaves zero.
+	for name, val := range map[string]time.Duration{"SANDPIPER_KUBERNETES_READY_TIMEOUT": kubernetes.DefaultReadyTimeout} {
+		if d, err := time.ParseDuration(documented[name]); err != nil || d != val {
+			t.Errorf("README says %s defaults to %q; the backend takes %v", name, documented[name], val)
 		}
 	}
 	if checked < 30 {

@@ -75,7 +75,7 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 		fail("sandbox", err)
 	} else if sbCfg.Backend == "kubernetes" && !clusterChecks(ctx, &checks, sbCfg, quiet) {
 		// The cluster's checks said what to fix.
-	} else if sb, err := sbCfg.New(ctx, quiet); err != nil {
+	} else if sb, err := newBackend(ctx, sbCfg, quiet); err != nil {
 		fail("sandbox", err)
 	} else {
 		defer sb.Close()
@@ -158,7 +158,7 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 // passed.
 func clusterChecks(ctx context.Context, checks *[]bot.Check, cfg config.Sandbox, log *slog.Logger) bool {
 	ok := true
-	for _, c := range kubernetes.Doctor(ctx, cfg.Kubernetes(log)) {
+	for _, c := range kubernetes.Doctor(ctx, kubernetesConfig(cfg, log)) {
 		*checks = append(*checks, bot.Check{Name: c.Name, OK: c.OK, Warn: c.Warn, Detail: c.Detail})
 		ok = ok && c.OK
 	}

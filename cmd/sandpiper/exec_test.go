@@ -403,3 +403,24 @@ func TestExecHandsBack(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q, handed over %v; want 0, 42, run by sandpiper", code, stdout, stderr, handedOver)
 	}
 }
+
+// TestExecKubernetesHandsBack: sandpiper-exec does not link the cluster
+// backend; with SANDPIPER_SANDBOX=kubernetes it hands the run back, code
+// and flags with it, and sandpiper runs it (here, says there is no
+// cluster), as it does alone.
+func TestExecKubernetesHandsBack(t *testing.T) {
+	bin := buildSandpiper(t)
+	home := t.TempDir() // no ~/.kube/config
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "KUBERNETES_SERVICE_HOST=",
+		"SANDPIPER_SANDBOX=kubernetes", "SANDPIPER_KUBERNETES_WARM_POOL=python"}
+	for _, stdin := range []string{"", "print(6 * 7)"} {
+		args := []string{"exec", "-v", "-c", "print(6 * 7)"}
+		if stdin != "" {
+			args = []string{"exec", "-v"}
+		}
+		_, stderr, code, handedOver := runBinary(t.Context(), t, bin, nil, home, env, stdin, args...)
+		if want := "kubernetes: no cluster configured"; code != 1 || !strings.Contains(stderr, want) || handedOver {
+			t.Errorf("%v: exit %d, stderr %q, run by sandpiper-exec %v; want 1, %q from sandpiper", args, code, stderr, handedOver, want)
+		}
+	}
+}

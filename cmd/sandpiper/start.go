@@ -22,7 +22,7 @@ func start(ctx context.Context, c agentconfig.Agent, log *slog.Logger) (*agent.A
 	if err != nil {
 		return nil, agent.Runtime{}, nil, cli.ConfigError(err)
 	}
-	sb, err := c.Sandbox.New(ctx, log)
+	sb, err := newBackend(ctx, c.Sandbox, log)
 	if err != nil {
 		return nil, agent.Runtime{}, nil, err
 	}

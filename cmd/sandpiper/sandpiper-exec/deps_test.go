@@ -27,6 +27,9 @@ func TestDeps(t *testing.T) {
 		"github.com/anthropics/anthropic-sdk-go":                         "a model provider's SDK",
 		"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/tui":  "the terminal UI",
 		"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/chat": "the terminal chat",
+		"github.com/sandpiper-bot/sandpiper/sandbox/kubernetes":          "the cluster backend (exec hands a run on a cluster back to sandpiper)",
+		"k8s.io/client-go":                                               "the Kubernetes client",
+		"google.golang.org/grpc":                                         "gRPC",
 	}
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {

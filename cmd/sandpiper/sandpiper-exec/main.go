@@ -16,8 +16,8 @@ import (
 )
 
 func main() {
-	execcmd.TakeHandover(os.Args[1:])
+	e := execcmd.Exec{HandBack: execcmd.TakeHandover(os.Args[1:])}
 	cli.Main(func(ctx context.Context) int {
-		return cli.Report(os.Stderr, execcmd.Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+		return cli.Report(os.Stderr, e.Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	})
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
-	"github.com/sandpiper-bot/sandpiper/sandbox/kubernetes"
 	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 	"github.com/sandpiper-bot/sandpiper/sandbox/vercel"
 )
@@ -62,7 +61,7 @@ type Sandbox struct {
 	KubernetesNamespace    string        `env:"SANDPIPER_KUBERNETES_NAMESPACE"`
 	KubernetesKubeconfig   string        `env:"SANDPIPER_KUBERNETES_KUBECONFIG"`
 	KubernetesContext      string        `env:"SANDPIPER_KUBERNETES_CONTEXT"`
-	KubernetesReadyTimeout time.Duration `env:"SANDPIPER_KUBERNETES_READY_TIMEOUT"`
+	KubernetesReadyTimeout time.Duration `env:"SANDPIPER_KUBERNETES_READY_TIMEOUT"` // 0: the backend's default
 	Kubeconfig             string        `env:"KUBECONFIG"`
 }
 
@@ -121,7 +120,7 @@ func (c Sandbox) validate() error {
 		if c.KubernetesWarmPool == "" {
 			return errors.New("config: SANDPIPER_SANDBOX=kubernetes needs SANDPIPER_KUBERNETES_WARM_POOL, the SandboxWarmPool to claim sandboxes from")
 		}
-		if err := checkRanges(rangeCheck{"SANDPIPER_KUBERNETES_READY_TIMEOUT", c.KubernetesReadyTimeout.String(), "more than 0s", c.KubernetesReadyTimeout <= 0}); err != nil {
+		if err := CheckRange("SANDPIPER_KUBERNETES_READY_TIMEOUT", c.KubernetesReadyTimeout, "more than 0s", c.KubernetesReadyTimeout < 0); err != nil {
 			return err
 		}
 	default:
@@ -150,7 +149,6 @@ func LoadSandbox(ctx context.Context, lookup envconfig.Lookuper) (Sandbox, error
 		CPUs: d.CPUs, OpenFiles: d.OpenFiles, Disk: ByteSize{n: d.DiskSize}, Output: ByteSize{n: d.Output},
 		Preload:      strings.Join(local.DefaultPreload, ","),
 		VercelAPIURL: vercel.DefaultAPIURL, VercelVCPUs: vercel.DefaultVCPUs,
-		KubernetesReadyTimeout: kubernetes.DefaultReadyTimeout,
 	}
 	if err := Process(ctx, lookup, &c); err != nil {
 		return c, err
@@ -167,28 +165,16 @@ type Backend interface {
 	Close() error
 }
 
-// Kubernetes is the Kubernetes backend's configuration.
-func (c Sandbox) Kubernetes(log *slog.Logger) kubernetes.Config {
-	return kubernetes.Config{
-		WarmPool:     c.KubernetesWarmPool,
-		Namespace:    c.KubernetesNamespace,
-		Kubeconfig:   cmp.Or(c.KubernetesKubeconfig, c.Kubeconfig),
-		Context:      c.KubernetesContext,
-		ReadyTimeout: c.KubernetesReadyTimeout,
-		Concurrency:  c.Concurrency,
-		Limits:       c.Limits(),
-		Logger:       log,
-	}
-}
+// ErrNotLinked is New's error for a backend this package does not build
+// (kubernetes): its client takes long to initialise, so only the binaries
+// that run it link it (cmd/sandpiper does; sandpiper-exec does not).
+var ErrNotLinked = errors.New("config: this binary does not link the configured sandbox backend")
 
-// New builds the configured backend.
+// New builds the configured backend: local or vercel; any other is
+// [ErrNotLinked].
 func (c Sandbox) New(ctx context.Context, log *slog.Logger) (Backend, error) {
-	if c.Backend == "kubernetes" {
-		s, err := kubernetes.New(ctx, c.Kubernetes(log))
-		if err != nil {
-			return nil, err // not a typed nil in the interface
-		}
-		return s, nil
+	if c.Backend != "local" && c.Backend != "vercel" {
+		return nil, fmt.Errorf("%w (SANDPIPER_SANDBOX=%s)", ErrNotLinked, c.Backend)
 	}
 	if c.Backend == "vercel" {
 		s, err := vercel.New(ctx, vercel.Config{

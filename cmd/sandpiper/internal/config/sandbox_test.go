@@ -11,7 +11,6 @@ import (
 
 	"github.com/sethvargo/go-envconfig"
 
-	"github.com/sandpiper-bot/sandpiper/sandbox/kubernetes"
 	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 	"github.com/sandpiper-bot/sandpiper/sandbox/vercel"
 )
@@ -39,23 +38,21 @@ func TestLoadSandboxConfigVercel(t *testing.T) {
 		{name: "unknown backend", env: map[string]string{"SANDPIPER_SANDBOX": "docker"}, wantErr: `SANDPIPER_SANDBOX="docker": want "local" (this host), "vercel" (Vercel Sandbox) or "kubernetes"`},
 		{name: "kubernetes", env: map[string]string{"SANDPIPER_SANDBOX": "kubernetes", "SANDPIPER_KUBERNETES_WARM_POOL": "python", "KUBECONFIG": "/a:/b"},
 			check: func(t *testing.T, c Sandbox) {
-				k := c.Kubernetes(nil)
-				if k.WarmPool != "python" || k.Kubeconfig != "/a:/b" || k.ReadyTimeout != kubernetes.DefaultReadyTimeout || k.Namespace != "" {
-					t.Errorf("config %+v", k)
+				if c.KubernetesWarmPool != "python" || c.Kubeconfig != "/a:/b" || c.KubernetesReadyTimeout != 0 || c.KubernetesNamespace != "" {
+					t.Errorf("config %+v", c) // a zero ready timeout is the backend's default
 				}
 			}},
 		{name: "kubernetes all set", env: map[string]string{"SANDPIPER_SANDBOX": "kubernetes", "SANDPIPER_KUBERNETES_WARM_POOL": "python",
 			"SANDPIPER_KUBERNETES_NAMESPACE": "ns", "SANDPIPER_KUBERNETES_KUBECONFIG": "/k", "KUBECONFIG": "/ignored",
 			"SANDPIPER_KUBERNETES_CONTEXT": "ctx", "SANDPIPER_KUBERNETES_READY_TIMEOUT": "90s", "SANDPIPER_SANDBOX_CONCURRENCY": "20"},
 			check: func(t *testing.T, c Sandbox) {
-				k := c.Kubernetes(nil)
-				if k.Namespace != "ns" || k.Kubeconfig != "/k" || k.Context != "ctx" || k.ReadyTimeout != 90*time.Second || k.Concurrency != 20 {
-					t.Errorf("config %+v", k)
+				if c.KubernetesNamespace != "ns" || c.KubernetesKubeconfig != "/k" || c.KubernetesContext != "ctx" || c.KubernetesReadyTimeout != 90*time.Second || c.Concurrency != 20 {
+					t.Errorf("config %+v", c)
 				}
 			}},
 		{name: "kubernetes without a pool", env: map[string]string{"SANDPIPER_SANDBOX": "kubernetes"}, wantErr: "SANDPIPER_KUBERNETES_WARM_POOL"},
-		{name: "kubernetes no wait", env: map[string]string{"SANDPIPER_SANDBOX": "kubernetes", "SANDPIPER_KUBERNETES_WARM_POOL": "p", "SANDPIPER_KUBERNETES_READY_TIMEOUT": "0s"},
-			wantErr: "SANDPIPER_KUBERNETES_READY_TIMEOUT=0s is out of range"},
+		{name: "kubernetes no wait", env: map[string]string{"SANDPIPER_SANDBOX": "kubernetes", "SANDPIPER_KUBERNETES_WARM_POOL": "p", "SANDPIPER_KUBERNETES_READY_TIMEOUT": "-1s"},
+			wantErr: "SANDPIPER_KUBERNETES_READY_TIMEOUT=-1s is out of range"},
 		{name: "odd vcpus", env: map[string]string{"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_VERCEL_VCPUS": "3"}, wantErr: "SANDPIPER_VERCEL_VCPUS=3"},
 		{name: "too many vcpus", env: map[string]string{"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_VERCEL_VCPUS": "16"}, wantErr: "SANDPIPER_VERCEL_VCPUS=16"},
 		{name: "bad url", env: map[string]string{"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_VERCEL_API_URL": "api.vercel.com"}, wantErr: "SANDPIPER_VERCEL_API_URL"},

@@ -69,11 +69,22 @@ const (
 	exitKilled   = 137 // SIGKILL: the memory limit
 )
 
+// Exec is `sandpiper exec` as a binary links it.
+type Exec struct {
+	// Backend builds the configured sandbox; nil: [config.Sandbox.New],
+	// the backends config links.
+	Backend func(context.Context, config.Sandbox, *slog.Logger) (config.Backend, error)
+	// HandBack is the sandpiper that handed the run over ([TakeHandover]),
+	// or "": it runs the program when this binary does not link the
+	// configured backend.
+	HandBack string
+}
+
 // Run is `sandpiper exec` with args (after "exec"): run Python once in the
 // configured sandbox, print its stdout and stderr, and exit with its exit
 // code (124 on timeout, 137 when killed for memory); the error carries the
 // exit code ([cli.Report]).
-func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+func (e Exec) Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("exec", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	help := false
@@ -123,7 +134,22 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if *verbose {
 		log = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	sb, err := cfg.New(ctx, log)
+	newBackend := e.Backend
+	if newBackend == nil {
+		newBackend = func(ctx context.Context, c config.Sandbox, log *slog.Logger) (config.Backend, error) { return c.New(ctx, log) }
+	}
+	sb, err := newBackend(ctx, cfg, log)
+	if errors.Is(err, config.ErrNotLinked) && e.HandBack != "" {
+		// The code was read already: it goes back with -c.
+		argv := []string{"exec", "-c", *code}
+		if *verbose {
+			argv = append(argv, "-v")
+		}
+		if *outDir != "" {
+			argv = append(argv, "-out", *outDir)
+		}
+		handBackTo(e.HandBack, argv)
+	}
 	if err != nil {
 		return interrupted(ctx, err)
 	}

@@ -17,17 +17,26 @@ const HandoverEnv = "SANDPIPER_EXEC_HANDOVER"
 // TakeHandover is for sandpiper-exec, before it runs exec with args. When
 // sandpiper handed the run over, and the two binaries are not of one build
 // (see sameBuild), it hands the run back, to run in sandpiper as that
-// version would, and does not return. It takes HandoverEnv out of the
-// environment.
-func TakeHandover(args []string) {
-	from := os.Getenv(HandoverEnv)
+// version would, and does not return. Otherwise it returns the sandpiper
+// that handed the run over ("" when none did), for [Exec.HandBack]. It
+// takes HandoverEnv out of the environment.
+func TakeHandover(args []string) (from string) {
+	from = os.Getenv(HandoverEnv)
 	os.Unsetenv(HandoverEnv)
-	if from == "" || from == "off" || !handBack(from) {
-		return
+	if from == "" || from == "off" {
+		return ""
 	}
-	argv := append([]string{from, "exec"}, args...)
-	syscall.Exec(from, argv, append(os.Environ(), HandoverEnv+"=off"))
-	// Not executed: this binary's exec, then, is the one there is.
+	if handBack(from) {
+		handBackTo(from, append([]string{"exec"}, args...))
+	}
+	return from
+}
+
+// handBackTo runs sandpiper, at path, with args and the environment, to
+// run exec itself; it returns only if that cannot be done (then this
+// binary's exec is the one there is).
+func handBackTo(path string, args []string) {
+	syscall.Exec(path, append([]string{path}, args...), append(os.Environ(), HandoverEnv+"=off"))
 }
 
 // handBack reports whether a run handed over by the binary at path goes
