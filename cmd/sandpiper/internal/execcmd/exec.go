@@ -136,7 +136,9 @@ func (e Exec) Run(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	newBackend := e.Backend
 	if newBackend == nil {
-		newBackend = func(ctx context.Context, c config.Sandbox, log *slog.Logger) (config.Backend, error) { return c.New(ctx, log) }
+		newBackend = func(ctx context.Context, c config.Sandbox, log *slog.Logger) (config.Backend, error) {
+			return c.New(ctx, log)
+		}
 	}
 	sb, err := newBackend(ctx, cfg, log)
 	if errors.Is(err, config.ErrNotLinked) && e.HandBack != "" {
