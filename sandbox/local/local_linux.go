@@ -82,6 +82,7 @@ type Sandbox struct {
 	missing   []string        // the others
 	stdlib    map[string]bool // the standard library's modules, for take
 	bootstrap string
+	runner    string // runs a stateful run's code (sandbox.StateRunner); empty for OneShot
 	warmMsg   []byte
 	maxWarm   int
 	warmIdle  time.Duration // no run for this long before a warm-up
@@ -177,6 +178,9 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	s.seccomp = seccompFilter()
 	if err := s.plan(); err != nil {
 		return nil, err
+	}
+	if !cfg.OneShot {
+		s.runner = sandbox.StateRunner(stateDir)
 	}
 	// Root with CAP_SYS_ADMIN makes its own groups; anyone else needs a
 	// delegated cgroup v2 group.
@@ -494,6 +498,9 @@ func (s *Sandbox) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result
 	if err := req.Check(req.Limits.Or(s.cfg.Limits)); err != nil {
 		return nil, err
 	}
+	if req.KeepState && s.runner == "" {
+		return nil, errors.New("sandbox: this sandbox runs once (sandpiper exec) and keeps no state")
+	}
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -519,7 +526,7 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	start := time.Now()
 	s.runStarted()
 	defer s.runEnded()
-	w, err := s.take(lim, req.Code)
+	w, err := s.take(lim, req.Code, len(req.State) > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -550,6 +557,10 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		start = w.started
 	} else {
 		go func() {
+			if req.KeepState {
+				w.reqW.Write(encodeStateHeader(lim.StateSize, len(req.State)))
+				w.reqW.Write(req.State)
+			}
 			w.reqW.Write(encodeRun(req.Code, req.Files, lim))
 			w.reqW.Close()
 		}()
@@ -622,6 +633,9 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	s.watchCPU.Add(int64(r.MemoryWatch))
 	res.ExitCode = r.ExitCode
 	res.Warm = r.Warm
+	if req.KeepState {
+		res.State = sandbox.ParseState(r.StateReport, r.State)
+	}
 	res.Files, res.FilesOmitted = r.Files, r.Omitted
 	if r.Capped {
 		res.AddCap(sandbox.CapResultList)

@@ -1,0 +1,108 @@
+//go:build linux && cgo && (amd64 || arm64)
+
+package local
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// runState runs code keeping state, starting from state, and fails the
+// test unless the run reported on its state.
+func runState(t *testing.T, s *Sandbox, code string, state []byte, lim sandbox.Limits) *sandbox.Result {
+	t.Helper()
+	warm := s.alwaysWarm && awaitWarm(t, s, lim)
+	res, err := s.Run(t.Context(), sandbox.Request{Code: code, Limits: lim, KeepState: true, State: state})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if warm && !res.Warm {
+		t.Errorf("the run started cold; want it warm")
+	}
+	if res.State == nil {
+		t.Fatalf("no state in the result of a run that keeps state; stderr %q", res.Stderr)
+	}
+	return res
+}
+
+// TestStateCarriesNames: the names a run leaves are there in the next
+// run, warm and cold, whatever sandbox the next run gets; what cannot be
+// saved is named with why.
+func TestStateCarriesNames(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		s    *Sandbox
+	}{{"warm", newTestSandbox(t)}, {"cold", coldSandbox(t)}} {
+		t.Run(tc.name, func(t *testing.T) {
+			first := runState(t, tc.s, `import json
+x = 41
+def f(n):
+    return n + x
+class Point:
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+    def total(self):
+        return self.a + self.b
+p = Point(1, 2)
+alias = p
+gen = (i for i in range(3))
+fh = open("notes.txt", "w")
+print("first")`, nil, sandbox.Limits{})
+			st := first.State
+			if first.ExitCode != 0 || st.Data == nil {
+				t.Fatalf("first run: exit %d, stderr %q, state %+v", first.ExitCode, first.Stderr, st)
+			}
+			if want := []string{"json", "x", "f", "Point", "p", "alias"}; !slices.Equal(st.Kept, want) {
+				t.Errorf("kept %v, want %v", st.Kept, want)
+			}
+			if len(st.Dropped) != 2 || !strings.HasPrefix(st.Dropped[0], "gen (cannot pickle 'generator' object") || !strings.HasPrefix(st.Dropped[1], "fh (cannot pickle '_io.TextIOWrapper'") {
+				t.Errorf("dropped %q", st.Dropped)
+			}
+			if got := names(first.Files); !slices.Equal(got, []string{"notes.txt=0"}) {
+				t.Errorf("files %v, want the program's only", got)
+			}
+			second := runState(t, tc.s, `print(x + 1, f(1), p.total(), alias is p, json.dumps([1]), "gen" in globals())`, st.Data, sandbox.Limits{})
+			if got, want := string(second.Stdout), "42 42 3 True [1] False\n"; got != want || second.ExitCode != 0 {
+				t.Errorf("second run printed %q (exit %d, stderr %q), want %q", got, second.ExitCode, second.Stderr, want)
+			}
+			if got := second.State.Restored; !slices.Equal(got, []string{"json", "x", "f", "Point", "p", "alias"}) {
+				t.Errorf("restored %v", got)
+			}
+		})
+	}
+}
+
+// TestStateLikeCold: a run that keeps state (and starts with none) runs
+// its code as python3 -c does: output, tracebacks and exit codes are the
+// same, warm and cold.
+func TestStateLikeCold(t *testing.T) {
+	shared, cold := newTestSandbox(t), coldSandbox(t)
+	for _, tc := range []struct{ name, code string }{
+		{"NameError on line 3", "x = 1\ny = 2\nprint(undefined_name)"},
+		{"SyntaxError", "print('a')\nx = (\n"},
+		{"SystemExit with a code", "import sys\nprint('before')\nsys.exit(3)"},
+		{"error in a function", "def f():\n    return 1 / 0\n\nf()"},
+		{"chained exceptions", "def f():\n    raise ValueError('in f')\ntry:\n    f()\nexcept ValueError as e:\n    raise RuntimeError('wrapped') from e"},
+		{"KeyboardInterrupt", "print('x', flush=True)\nraise KeyboardInterrupt"},
+		{"the program's own excepthook", "import sys\ndef hook(t, v, tb):\n    print('hook', t.__name__, tb.tb_frame.f_code.co_filename, tb.tb_lineno, tb.tb_next)\nsys.excepthook = hook\nraise ValueError(1)"},
+		{"atexit after an error", "import atexit, sys\natexit.register(lambda: print('atexit', sys.last_type.__name__, sys.last_traceback.tb_lineno))\n\n1/0"},
+		{"what the program sees", "import os, sys\nprint(__name__, sys.argv, repr(sys.path[0]), os.getcwd(), repr(sys.stdin.read()), sys.orig_argv[1], sys.orig_argv[2].startswith('import os, sys'))"},
+		{"descriptors", "import os\nprint(sorted(os.listdir('/proc/self/fd')))"},
+		{"os._exit", "import os\nprint('bye', flush=True)\nos._exit(7)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			plain := run(t, cold, tc.code, sandbox.Limits{})
+			for _, s := range []*Sandbox{shared, cold} {
+				got := runState(t, s, tc.code, nil, sandbox.Limits{})
+				if !bytes.Equal(got.Stdout, plain.Stdout) || !bytes.Equal(got.Stderr, plain.Stderr) || got.ExitCode != plain.ExitCode {
+					t.Errorf("keeping state (warm %v): exit %d\nstdout %q\nstderr %q\nplain: exit %d\nstdout %q\nstderr %q",
+						got.Warm, got.ExitCode, got.Stdout, got.Stderr, plain.ExitCode, plain.Stdout, plain.Stderr)
+				}
+			}
+		})
+	}
+}
