@@ -44,7 +44,8 @@ func StateRunner(dir string) string {
 //     wrapper around sys.excepthook put in place at that moment (a hook
 //     the code set itself is kept and called).
 //
-// When dir holds "max" (the run keeps state), the state module is run as
+// When dir (relative to the working directory the program starts in, or
+// absolute) holds "max" (the run keeps state), the state module is run as
 // _sandpiper_state (in sys.modules: pickle finds its reconstructors
 // there), the names saved in dir/in are restored into the fresh __main__
 // before the code is compiled, and the names the code leaves are saved to
@@ -76,8 +77,9 @@ sys.modules["__main__"] = _m
 if hasattr(sys, "orig_argv"):
     sys.orig_argv = sys.orig_argv[:2] + [_c]
 _sr = _sl = None
+_sd = sys.modules["os"].path.abspath(STATEDIR)
 try:
-    with open(STATEDIR + "/max") as _f:
+    with open(_sd + "/max") as _f:
         _sl = int(_f.read())
 except (OSError, ValueError):
     pass
@@ -87,7 +89,7 @@ if _sl is not None:
             _st = type(sys)("_sandpiper_state")
             exec(compile(STATESOURCE, "<sandpiper-state>", "exec", dont_inherit=True), _st.__dict__)
         sys.modules["_sandpiper_state"] = _st
-        _sr = _st.restore(STATEDIR, _m)
+        _sr = _st.restore(_sd, _m)
     except Exception:
         _sl = None
 
@@ -95,7 +97,7 @@ if _sl is not None:
 def _save():
     if _sl is not None and _sr is not None:
         try:
-            _st.save(STATEDIR, _m, _sl, _sr)
+            _st.save(_sd, _m, _sl, _sr)
         except BaseException:
             pass
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
@@ -104,5 +105,106 @@ func TestStateLikeCold(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStateLimits: a value past the state's limit is dropped with why and
+// the rest kept; a run stopped by its time or memory limit saves nothing
+// (the state before it stands); an error in the code saves what the code
+// left until then.
+func TestStateLimits(t *testing.T) {
+	s := newTestSandbox(t)
+	small := sandbox.Limits{StateSize: 64 << 10}
+	res := runState(t, s, "big = b'x' * 200_000\nsmall = 7", nil, small)
+	if st := res.State; st.Data == nil || !slices.Equal(st.Kept, []string{"small"}) ||
+		len(st.Dropped) != 1 || !strings.HasPrefix(st.Dropped[0], "big (too large: the state would pass its limit of 64 KiB") {
+		t.Fatalf("state %+v", st)
+	}
+	if n := len(res.State.Data); n > 64<<10 {
+		t.Errorf("a state of %d bytes under a limit of 64 KiB", n)
+	}
+	before := res.State.Data
+
+	res = runState(t, s, "small = 8\nimport time\ntime.sleep(5)", before, sandbox.Limits{Timeout: time.Second})
+	if res.Limit != sandbox.LimitTimeout || res.State.Data != nil || res.State.Unsaved == "" {
+		t.Errorf("timed out: limit %q, state %+v", res.Limit, res.State)
+	}
+	if got := res.State.Restored; !slices.Equal(got, []string{"small"}) {
+		t.Errorf("restored %v before the timeout", got)
+	}
+
+	res = runState(t, s, "small = 9\nx = 1 / 0", before, sandbox.Limits{})
+	if res.ExitCode != 1 || res.State.Data == nil || !slices.Equal(res.State.Kept, []string{"small"}) {
+		t.Fatalf("after an error: exit %d, state %+v", res.ExitCode, res.State)
+	}
+	res = runState(t, s, "print(small)", res.State.Data, sandbox.Limits{})
+	if string(res.Stdout) != "9\n" {
+		t.Errorf("after an error, the next run printed %q, want 9", res.Stdout)
+	}
+
+	// The program cannot grow the state's directory past the limit
+	// either: it is a tmpfs of that size.
+	res = runState(t, s, `import os
+try:
+    with open("/tmp/.sandpiper-state/junk", "wb") as f:
+        f.write(b"x" * (4 << 20))
+    print("wrote")
+except OSError as e:
+    print(e.strerror)`, nil, sandbox.Limits{StateSize: 1 << 20})
+	if got := string(res.Stdout); got != "No space left on device\n" {
+		t.Errorf("writing past the state's room: %q", got)
+	}
+}
+
+// TestStateMemoryKill: a run the memory limit kills saves nothing.
+func TestStateMemoryKill(t *testing.T) {
+	s := newTestSandbox(t)
+	res := runState(t, s, "x = 1\nb = bytearray(1 << 30)", nil, sandbox.Limits{Memory: 256 << 20})
+	if res.Limit != sandbox.LimitMemory || res.State.Data != nil {
+		t.Errorf("killed at the memory limit: limit %q, state %+v", res.Limit, res.State)
+	}
+}
+
+// TestStateUnreadable: a damaged state is reported unreadable, and the
+// run goes on without names.
+func TestStateUnreadable(t *testing.T) {
+	s := newTestSandbox(t)
+	for _, state := range [][]byte{[]byte("not a state"), []byte("SANDPIPER STATE 1\n\x00\x00\x00\x00\x00\x00\x00\x00")} {
+		res := runState(t, s, "print('ran')\ny = 2", state, sandbox.Limits{})
+		if string(res.Stdout) != "ran\n" || res.ExitCode != 0 {
+			t.Errorf("printed %q, exit %d, stderr %q", res.Stdout, res.ExitCode, res.Stderr)
+		}
+		if st := res.State; st.Unreadable == "" || st.Data == nil || !slices.Equal(st.Kept, []string{"y"}) {
+			t.Errorf("state %+v", st)
+		}
+	}
+}
+
+// TestStateDataFrame: a DataFrame and the imports come back, in a warm
+// sandbox and a cold one.
+func TestStateDataFrame(t *testing.T) {
+	warm, cold := newDataSandboxes(t)
+	res := runState(t, warm, "import pandas as pd, numpy as np\ndf = pd.DataFrame({'a': np.arange(5), 'b': list('vwxyz')})\nx = 41", nil, sandbox.Limits{})
+	if res.State.Data == nil {
+		t.Fatalf("state %+v, stderr %q", res.State, res.Stderr)
+	}
+	for _, s := range []*Sandbox{warm, cold} {
+		got := runState(t, s, "print(x + 1, df.shape, df.b.iloc[-1], pd.__name__, np.__name__)", res.State.Data, sandbox.Limits{})
+		if string(got.Stdout) != "42 (5, 2) z pandas numpy\n" {
+			t.Errorf("warm %v: printed %q, stderr %q", got.Warm, got.Stdout, got.Stderr)
+		}
+	}
+}
+
+// TestOneShotKeepsNoState: sandpiper exec's sandbox refuses a run that
+// keeps state.
+func TestOneShotKeepsNoState(t *testing.T) {
+	s, err := New(t.Context(), Config{Python: testPython(), OneShot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Run(t.Context(), sandbox.Request{Code: "x = 1", KeepState: true}); err == nil || !strings.Contains(err.Error(), "keeps no state") {
+		t.Errorf("err = %v", err)
 	}
 }
