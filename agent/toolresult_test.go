@@ -129,7 +129,7 @@ func FuzzToolResult(f *testing.F) {
 			}
 		}
 		tool := NewExecuteCode(&fakeRunner{}, ExecuteCodeOptions{})
-		content := tool.encodeResult(res, nil)
+		content := tool.encodeResult(res, nil, stateNotes{})
 		if len(content) > MaxToolResult || !json.Valid([]byte(content)) {
 			t.Fatalf("result of %d bytes, valid %v", len(content), json.Valid([]byte(content)))
 		}
