@@ -32,6 +32,40 @@ func (s *Store) SetSettings(ctx context.Context, channel string, value []byte) e
 	return nil
 }
 
+// UpdateSettings replaces a channel's settings with what change makes of
+// them (nil if none were set), in one step: a change made meanwhile
+// through another replica is read again and changed too.
+func (s *Store) UpdateSettings(ctx context.Context, channel string, change func([]byte) ([]byte, error)) error {
+	key := s.k.channels()
+	for range 10 {
+		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+			old, err := tx.HGet(ctx, key, channel).Bytes()
+			if errors.Is(err, redis.Nil) {
+				old, err = nil, nil
+			}
+			if err != nil {
+				return err
+			}
+			v, err := change(old)
+			if err != nil {
+				return err
+			}
+			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.HSet(ctx, key, channel, v)
+				return nil
+			})
+			return err
+		}, key)
+		if !errors.Is(err, redis.TxFailedErr) {
+			if err != nil {
+				return fmt.Errorf("shared: saving settings of %s: %w", channel, err)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("shared: saving settings of %s: changed by others too often", channel)
+}
+
 // AllSettings returns every channel's settings.
 func (s *Store) AllSettings(ctx context.Context) (map[string][]byte, error) {
 	m, err := s.rdb.HGetAll(ctx, s.k.channels()).Result()
