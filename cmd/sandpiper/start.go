@@ -60,6 +60,6 @@ func start(ctx context.Context, c config.Agent, log *slog.Logger) (*agent.Agent,
 		}
 		log.Warn("could not list the sandbox's Python modules; the model will not know them", "err", err)
 	}
-	tool := agent.NewExecuteCode(sb, agent.ExecuteCodeOptions{Runtime: rt, Limits: c.Sandbox.Limits(), Logger: log})
+	tool := agent.NewExecuteCode(sb, agent.ExecuteCodeOptions{Runtime: rt, Limits: c.Limits(), Logger: log, KeepState: bool(c.State.On)})
 	return c.Model.Agent(model, []agent.Tool{tool}, log), rt, sb, nil
 }

@@ -9,11 +9,20 @@ import (
 )
 
 // Agent is what every command that runs the agent reads: the model,
-// the sandbox and the file limits.
+// the sandbox, the file limits and the state.
 type Agent struct {
 	Model   Model
 	Sandbox Sandbox
 	Files   sandbox.FileLimits
+	State   State
+}
+
+// Limits are the limits of the agent's runs: the sandbox's, and the
+// state's size.
+func (c Agent) Limits() sandbox.Limits {
+	l := c.Sandbox.Limits()
+	l.StateSize = c.State.MaxSize.n
+	return l
 }
 
 // LoadAgent reads the agent's variables; its errors name the variable
@@ -28,6 +37,9 @@ func LoadAgent(ctx context.Context, lookup envconfig.Lookuper) (Agent, error) {
 		return c, err
 	}
 	if c.Files, err = LoadFiles(ctx, lookup); err != nil {
+		return c, err
+	}
+	if c.State, err = LoadState(ctx, lookup); err != nil {
 		return c, err
 	}
 	return c, nil

@@ -85,8 +85,12 @@ func TestREADMEDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := files{byteSize{n: lim.FileSize}, byteSize{n: lim.RunSize}, lim.RunFiles, byteSize{n: lim.ThreadSize}, lim.Uploads}
+	st, err := LoadState(ctx, none)
+	if err != nil {
+		t.Fatal(err)
+	}
 	checked := 0
-	for _, env := range []any{b, m, s, f} {
+	for _, env := range []any{b, m, s, f, st} {
 		v := reflect.ValueOf(env)
 		for i := range v.NumField() {
 			name := v.Type().Field(i).Tag.Get("env")

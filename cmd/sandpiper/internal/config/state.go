@@ -1,0 +1,28 @@
+package config
+
+import (
+	"context"
+
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
+)
+
+// State is the part of the environment about the Python variables a
+// conversation's runs keep (the bot's threads, the terminal chat; never
+// exec). Its default size is sandbox's.
+type State struct {
+	On      onOff    `env:"SANDPIPER_STATE"`
+	MaxSize byteSize `env:"SANDPIPER_STATE_MAX_SIZE"`
+}
+
+// LoadState reads the state's variables; errors name the variable to fix.
+func LoadState(ctx context.Context, lookup envconfig.Lookuper) (State, error) {
+	s := State{On: true, MaxSize: byteSize{n: sandbox.DefaultStateSize}}
+	if err := process(ctx, lookup, &s); err != nil {
+		return s, err
+	}
+	return s, checkRanges(
+		rangeCheck{"SANDPIPER_STATE_MAX_SIZE", s.MaxSize.String(), "at least 64KiB", s.MaxSize.n < 64<<10},
+	)
+}
