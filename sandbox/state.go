@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // A stateful run (Request.KeepState) carries a conversation's Python
@@ -48,6 +49,9 @@ type StateResult struct {
 	Unreadable string
 	// Unsaved says why no state was saved, when none was.
 	Unsaved string
+	// RestoreTime and SaveTime are what restoring and saving took, as
+	// the sandbox measured them (0 when unknown).
+	RestoreTime, SaveTime time.Duration
 }
 
 // stateReport is the runner's report (state.py writes it).
@@ -64,6 +68,8 @@ type stateReport struct {
 	Saved            bool        `json:"saved"`
 	Size             int64       `json:"size"`
 	SaveError        string      `json:"saveError"`
+	RestoreSeconds   float64     `json:"restoreSeconds"`
+	SaveSeconds      float64     `json:"saveSeconds"`
 }
 
 // ParseState reads what a stateful run left in its state directory: the
@@ -98,6 +104,7 @@ func ParseState(report, data []byte) *StateResult {
 	s.Kept, s.KeptCount = r.Kept, r.KeptCount
 	s.Dropped, s.DroppedCount = pairs(r.Dropped), r.DroppedCount
 	s.Unreadable = r.Unreadable
+	s.RestoreTime, s.SaveTime = seconds(r.RestoreSeconds), seconds(r.SaveSeconds)
 	switch {
 	case !r.Saved && r.SaveError != "":
 		s.Unsaved = "saving failed: " + r.SaveError
@@ -112,6 +119,15 @@ func ParseState(report, data []byte) *StateResult {
 		s.Kept, s.KeptCount, s.Dropped, s.DroppedCount = nil, 0, nil, 0
 	}
 	return s
+}
+
+// seconds turns what the sandbox measured into a duration, 0 when it is
+// not one a run could take.
+func seconds(s float64) time.Duration {
+	if !(s > 0 && s < 1e6) {
+		return 0
+	}
+	return time.Duration(s * float64(time.Second))
 }
 
 // bound holds s to its caps, for a run that ended at limit.

@@ -27,6 +27,7 @@ import marshal
 import os
 import pickle
 import sys
+import time
 import types
 
 MAGIC = b"SANDPIPER STATE 1\n"
@@ -231,6 +232,7 @@ def names(main):
 def save(d, main, limit, report):
     """Saves main's names to d/out, within limit bytes, and writes the
     report (report holds what restore said)."""
+    start = time.perf_counter()
     kept, dropped = [], []
     tmp = os.path.join(d, "out.tmp")
     try:
@@ -276,6 +278,7 @@ def save(d, main, limit, report):
     report["kept"], report["keptCount"] = [_short(n, NAME_CHARS) for n in kept[:LIST_MAX]], len(kept)
     report["dropped"] = [[_short(n, NAME_CHARS), w] for n, w in dropped[:LIST_MAX]]
     report["droppedCount"] = len(dropped)
+    report["saveSeconds"] = time.perf_counter() - start
     write_report(d, report)
 
 
@@ -302,6 +305,7 @@ class _Unpickler(pickle.Unpickler):
 def restore(d, main):
     """Restores into main the names d/in holds, deletes it, writes the
     report and returns it."""
+    start = time.perf_counter()
     report = {"version": 1, "saved": False}
     restored, lost = {}, {}
     path = os.path.join(d, "in")
@@ -335,6 +339,7 @@ def restore(d, main):
     report["restoredCount"] = len(restored)
     report["notRestored"] = [[_short(n, NAME_CHARS), w] for n, w in list(lost.items())[:LIST_MAX]]
     report["notRestoredCount"] = len(lost)
+    report["restoreSeconds"] = time.perf_counter() - start
     write_report(d, report)
     return report
 
