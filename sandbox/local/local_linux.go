@@ -620,6 +620,9 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	if ir.err != nil {
 		if killedByHost {
 			res.Limit, res.ExitCode = sandbox.LimitTimeout, 128+int(unix.SIGKILL)
+			if req.KeepState {
+				res.State = sandbox.ParseState(nil, nil) // nothing saved
+			}
 			return res, nil
 		}
 		return nil, &sandbox.Error{Op: "wait", Err: fmt.Errorf("no result from the sandbox's init: %w", ir.err)}

@@ -42,5 +42,11 @@ func LoadAgent(ctx context.Context, lookup envconfig.Lookuper) (Agent, error) {
 	if c.State, err = LoadState(ctx, lookup); err != nil {
 		return c, err
 	}
+	// Restoring or saving a state takes about twice its size in the
+	// run's memory.
+	if err := checkRanges(rangeCheck{"SANDPIPER_STATE_MAX_SIZE", c.State.MaxSize.String(),
+		"at most SANDPIPER_SANDBOX_MEMORY (" + c.Sandbox.Memory.String() + ")", c.State.MaxSize.n > c.Sandbox.Memory.n}); err != nil {
+		return c, err
+	}
 	return c, nil
 }
