@@ -115,6 +115,9 @@ func stateResult(res *sandbox.Result, n stateNotes, scale int) (*stateJSON, bool
 	j.NotRestored, c2 = stateList(s.NotRestored, s.NotRestoredCount, resultLostBytes/scale)
 	j.Kept, c3 = stateList(s.Kept, s.KeptCount, resultKeptBytes/scale)
 	j.Dropped, c4 = stateList(s.Dropped, s.DroppedCount, resultLostBytes/scale)
+	if j.Note == "" && j.Restored == nil && j.NotRestored == nil && j.Kept == nil && j.Dropped == nil {
+		return nil, false // nothing to say: no names before or after
+	}
 	return j, c1 || c2 || c3 || c4
 }
 

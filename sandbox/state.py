@@ -12,8 +12,9 @@
 # A state file is MAGIC, then the value of each name kept, each pickled on
 # its own (protocol 5), then an index (JSON: [name, offset, length] a name)
 # and the index's offset in 8 bytes, little-endian. A value that is also
-# the value of a name saved before it (df2 = df, a list holding df) is
-# saved as a reference to that name, so it stays the same object. Functions
+# the value of a name saved before it, or an element of one (df2 = df, a
+# list holding df, first = items[0]), is saved as a reference to it, so
+# that it stays the same object. Functions
 # (lambdas included) and classes defined in __main__ are saved by value
 # (their code through marshal), modules by name, the rest as pickle saves
 # it. What pickle refuses (open files, sockets, generators, locks ...) is
@@ -21,6 +22,7 @@
 # name that cannot be restored (its module is gone, say) is reported, and
 # the others are restored all the same.
 
+import functools
 import importlib
 import json
 import marshal
@@ -38,6 +40,9 @@ NAME_CHARS = 100
 WHY_CHARS = 160
 # Values of these types are never saved as references to another name.
 _ATOMIC = (type(None), bool, int, float, complex, str, bytes)
+# The elements of a list, tuple or dict of at most this many are
+# references too.
+_ELEMENTS = 10000
 
 
 class TooLarge(Exception):
@@ -124,6 +129,10 @@ def set_class(c, state):
         setattr(c, k, v)
 
 
+def make_lru_cache(f, maxsize, typed):
+    return functools.lru_cache(maxsize=maxsize, typed=typed)(f)
+
+
 # ---------- saving ----------
 
 _CLASS_SKIP = ("__dict__", "__weakref__", "_abc_impl")
@@ -169,6 +178,11 @@ class _Pickler(pickle.Pickler):
             if obj.__module__ == "__main__":
                 return self._class(obj)
             return NotImplemented
+        if t is functools._lru_cache_wrapper and getattr(obj, "__module__", None) == "__main__":
+            # Pickle would look it up in __main__ by name: save the
+            # function it wraps instead (the cache starts empty).
+            p = obj.cache_parameters()
+            return make_lru_cache, (obj.__wrapped__, p["maxsize"], p["typed"])
         s = self.singletons.get(id(obj))
         if s is not None and s[0] is obj:
             return getattr, (importlib.import_module(s[1]), s[2])
@@ -224,9 +238,27 @@ class _Limited:
         return self.f.write(b)
 
 
+def _refer(saved, name, v):
+    """Makes v, saved as name, and its elements, references for the names
+    saved after it."""
+    if isinstance(v, _ATOMIC):
+        return
+    saved.setdefault(id(v), (v, name))
+    t = type(v)
+    if t is dict and len(v) <= _ELEMENTS:
+        items = [(k, e) for k, e in v.items() if type(k) in (str, int)]
+    elif (t is list or t is tuple) and len(v) <= _ELEMENTS:
+        items = enumerate(v)
+    else:
+        return
+    for k, e in items:
+        if not isinstance(e, _ATOMIC):
+            saved.setdefault(id(e), (e, (name, k)))
+
+
 def names(main):
     """The names of main a state keeps: all but __dunder__ ones."""
-    return [k for k in list(main.__dict__) if not (k.startswith("__") and k.endswith("__"))]
+    return [k for k in list(main.__dict__) if isinstance(k, str) and not (k.startswith("__") and k.endswith("__"))]
 
 
 def save(d, main, limit, report):
@@ -261,8 +293,7 @@ def save(d, main, limit, report):
                     continue
                 index.append([name, pos, f.tell() - pos])
                 kept.append(name)
-                if not isinstance(v, _ATOMIC):
-                    saved.setdefault(id(v), (v, name))
+                _refer(saved, name, v)
             at = f.tell()
             f.write(json.dumps(index).encode())
             f.write(at.to_bytes(8, "little"))
@@ -295,11 +326,18 @@ class _Unpickler(pickle.Unpickler):
         self.restored, self.lost = restored, lost
 
     def persistent_load(self, pid):
-        if pid in self.restored:
-            return self.restored[pid]
-        if pid in self.lost:
-            raise Lost("it refers to %s, which could not be restored" % pid)
-        raise pickle.UnpicklingError("it refers to %s, which is not in the state" % pid)
+        name, key = (pid, None) if type(pid) is str else pid
+        if name in self.lost:
+            raise Lost("it refers to %s, which could not be restored" % name)
+        if name not in self.restored:
+            raise pickle.UnpicklingError("it refers to %s, which is not in the state" % name)
+        v = self.restored[name]
+        if type(pid) is str:
+            return v
+        try:
+            return v[key]
+        except (LookupError, TypeError):
+            raise pickle.UnpicklingError("it refers to a part of %s that is gone" % name) from None
 
 
 def restore(d, main):

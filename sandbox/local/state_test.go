@@ -208,3 +208,69 @@ func TestOneShotKeepsNoState(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// TestStateKinds: what a notebook's namespace holds comes back as it
+// was: functions (recursive, closures, lambdas, decorated, cached),
+// classes (subclasses calling super, slots, dataclasses, ABCs) and their
+// instances, shared values, modules; what cannot be saved is named.
+func TestStateKinds(t *testing.T) {
+	s := newTestSandbox(t)
+	first := runState(t, s, `import abc, dataclasses, enum, functools, math, os.path, threading
+from dataclasses import dataclass, field
+def fact(n):
+    return 1 if n < 2 else n * fact(n - 1)
+def outer():
+    k = 10
+    def inner(z):
+        return z + k
+    return inner
+add10 = outer()
+sq = lambda v: v * v
+@functools.lru_cache(maxsize=None)
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+inc = functools.partial(lambda a, b: a + b, 1)
+class Shape(abc.ABC):
+    @abc.abstractmethod
+    def area(self): ...
+class Square(Shape):
+    __slots__ = ("side",)
+    def __init__(self, side):
+        self.side = side
+    def area(self):
+        return self.side ** 2
+class Double(Square):
+    def area(self):
+        return 2 * super().area()
+@dataclass
+class Point:
+    x: int
+    tags: list = field(default_factory=list)
+shapes = [Square(3), Double(3)]
+first_shape = shapes[0]
+p = Point(1)
+join = os.path.join
+class Color(enum.Enum):
+    RED = 1
+lock = threading.Lock()
+print("defined")`, nil, sandbox.Limits{})
+	st := first.State
+	if first.ExitCode != 0 || st.Data == nil {
+		t.Fatalf("exit %d, stderr %q, state %+v", first.ExitCode, first.Stderr, st)
+	}
+	if want := []string{"Color (the class Color has the metaclass EnumType, which cannot be saved)", "lock (cannot pickle '_thread.lock' object)"}; !slices.Equal(st.Dropped, want) {
+		t.Errorf("dropped %q, want %q", st.Dropped, want)
+	}
+	second := runState(t, s, `print(fact(5), add10(1), sq(4), fib(40), inc(41))
+print([s.area() for s in shapes], first_shape is shapes[0], isinstance(shapes[1], Shape), Square.__slots__)
+print(p, Point(2, ['a']), dataclasses.asdict(p), dataclasses.replace(p, x=3), [f.name for f in dataclasses.fields(Point)])
+print(join("a", "b"), math.pi > 3)`, st.Data, sandbox.Limits{})
+	want := `120 11 16 102334155 42
+[9, 18] True True ('side',)
+Point(x=1, tags=[]) Point(x=2, tags=['a']) {'x': 1, 'tags': []} Point(x=3, tags=[]) ['x', 'tags']
+a/b True
+`
+	if got := string(second.Stdout); got != want || len(second.State.NotRestored) > 0 {
+		t.Errorf("printed %q (stderr %q, not restored %q), want %q", got, second.Stderr, second.State.NotRestored, want)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -34,10 +36,11 @@ func (s *Store) SetSettings(ctx context.Context, channel string, value []byte) e
 
 // UpdateSettings replaces a channel's settings with what change makes of
 // them (nil if none were set), in one step: a change made meanwhile
-// through another replica is read again and changed too.
+// through another replica is read again and changed too (after a pause
+// of a few milliseconds, up to 100 times, within ctx).
 func (s *Store) UpdateSettings(ctx context.Context, channel string, change func([]byte) ([]byte, error)) error {
 	key := s.k.channels()
-	for range 10 {
+	for range 100 {
 		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
 			old, err := tx.HGet(ctx, key, channel).Bytes()
 			if errors.Is(err, redis.Nil) {
@@ -61,6 +64,11 @@ func (s *Store) UpdateSettings(ctx context.Context, channel string, change func(
 				return fmt.Errorf("shared: saving settings of %s: %w", channel, err)
 			}
 			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("shared: saving settings of %s: %w", channel, context.Cause(ctx))
+		case <-time.After(time.Duration(1+rand.IntN(5)) * time.Millisecond):
 		}
 	}
 	return fmt.Errorf("shared: saving settings of %s: changed by others too often", channel)
