@@ -284,6 +284,8 @@ const (
 	rCut       = C.R_CUT
 	rStateRep  = C.R_STATE_REPORT
 	rState     = C.R_STATE
+	cStateDir  = C.STATE_DIR
+	cStateRep  = C.STATE_REPORT_MAX
 	statusSize = C.sizeof_struct_status_msg
 	cutSize    = C.sizeof_struct_cut_msg
 

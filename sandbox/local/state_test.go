@@ -274,3 +274,11 @@ a/b True
 		t.Errorf("printed %q (stderr %q, not restored %q), want %q", got, second.Stderr, second.State.NotRestored, want)
 	}
 }
+
+// TestStateConstants: the Go side and the C side agree on where the state
+// is and how long its report may be.
+func TestStateConstants(t *testing.T) {
+	if stateDir != cStateDir || sandbox.MaxStateReport != cStateRep {
+		t.Errorf("Go: %s, %d; C: %s, %d", stateDir, sandbox.MaxStateReport, cStateDir, cStateRep)
+	}
+}
