@@ -111,6 +111,7 @@ func (t *ExecuteCode) Call(ctx context.Context, ws Workspace, input json.RawMess
 	}
 	t.log.DebugContext(ctx, "executeCode: running", "code", code, "files", len(req.Files), "state", len(req.State))
 	res, err := t.runner.Run(ctx, req)
+	req.State = nil // the sandbox has it: let it go before the new one is kept
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
