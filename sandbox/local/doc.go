@@ -408,14 +408,14 @@
 //
 // State between runs, measured with BenchmarkState (go test -run '^$'
 // -bench State -benchtime 20x; warm runs, one at a time at a chat's pace,
-// p50 of 20 each, taken in turn; the 2 cores shared with other jobs, load
-// average 10 to 14): a run restoring a 10 MiB DataFrame (327,680 rows) and
-// 1,000 more names, and saving them again after, took 188 ms, of which the
-// sandbox measured 22 ms restoring and 25 ms saving (the rest is the 10 MB
-// carried in and out through pipes and the tmpfs); the same run without
-// state 52 ms; reading the DataFrame again from its 15 MB CSV instead, 437
-// ms. Measured outside the sandbox on the same machine, idler: restoring
-// 10 ms, saving 25 ms, pandas.read_csv 115–210 ms.
+// p50 of 20 each, taken in turn; load average 1.2 to 1.7 on the 2 cores):
+// a run restoring a 10 MiB DataFrame (327,680 rows) and 1,000 more names,
+// and saving them again after, took 59 ms, of which the sandbox measured
+// 9 ms restoring and 8 ms saving (the rest is the 10 MB carried in and
+// out through pipes and the tmpfs, and a bigger interpreter to tear
+// down); the same run without state 18 ms; reading the DataFrame again
+// from its 15 MB CSV instead, 120 ms. Under load (load average 10 to 14):
+// 188, 52 and 437 ms, restoring 22 ms and saving 25 ms.
 //
 // # Tests
 //
