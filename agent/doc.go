@@ -10,6 +10,16 @@
 // conversation's working directory, a [Workspace], which every
 // executeCode run starts with and adds its files to.
 //
+// With [ExecuteCodeOptions.KeepState], the Workspace also keeps the
+// conversation's Python state (see package sandbox): each run starts from
+// the state the last one saved and replaces it with its own, so a later
+// call uses a DataFrame an earlier one loaded. The tool's description says
+// so, and its result's "state" field lists the names restored, kept and
+// dropped (with why), within its budget, and says in a note when nothing
+// was saved, when a state was set aside (unreadable, or over
+// Limits.StateSize: [ErrStateUnusable]), or when the conversation keeps
+// none ([ErrNoState]).
+//
 // # File previews
 //
 // Before a question reaches the model, every file in the working directory

@@ -43,6 +43,11 @@ type ExecuteCodeOptions struct {
 	Limits sandbox.Limits
 	// Logger gets a debug record of every run's code and raw output.
 	Logger *slog.Logger
+	// KeepState carries the conversation's Python variables from one run
+	// to the next (see [sandbox.Request.KeepState]), in the Workspace,
+	// within Limits.StateSize; the description and the results tell the
+	// model what is kept. Off, every run starts with no names.
+	KeepState bool
 }
 
 // ExecuteCode is the executeCode tool: it runs the model's Python with
@@ -68,7 +73,7 @@ func NewExecuteCode(runner Runner, opts ExecuteCodeOptions) *ExecuteCode {
 	}
 	t.spec = ToolSpec{
 		Name:        ExecuteCodeName,
-		Description: describeExecuteCode(opts.Runtime, t.limits),
+		Description: describeExecuteCode(opts.Runtime, t.limits, opts.KeepState),
 		InputSchema: executeCodeSchema,
 	}
 	return t
@@ -81,7 +86,8 @@ var executeCodeSchema = json.RawMessage(`{"type":"object","properties":{"code":{
 func (t *ExecuteCode) Spec() ToolSpec { return t.spec }
 
 // Call runs the code in input ({"code": "..."}) with the files of ws,
-// and puts the files it writes back in ws.
+// and puts the files it writes back in ws; with KeepState, it starts from
+// the state ws keeps, and keeps the one the run saves.
 func (t *ExecuteCode) Call(ctx context.Context, ws Workspace, input json.RawMessage) (*ToolOutput, error) {
 	code, err := decodeCode(input)
 	if err != nil {
@@ -99,8 +105,13 @@ func (t *ExecuteCode) Call(ctx context.Context, ws Workspace, input json.RawMess
 		// room for them on top of the space the program is promised.
 		req.Limits.DiskSize = t.limits.DiskSize + n
 	}
-	t.log.DebugContext(ctx, "executeCode: running", "code", code, "files", len(req.Files))
+	var st stateNotes
+	if t.opts.KeepState && ws != nil {
+		st = t.loadState(ctx, ws, &req)
+	}
+	t.log.DebugContext(ctx, "executeCode: running", "code", code, "files", len(req.Files), "state", len(req.State))
 	res, err := t.runner.Run(ctx, req)
+	req.State = nil // the sandbox has it: let it go before the new one is kept
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -123,7 +134,10 @@ func (t *ExecuteCode) Call(ctx context.Context, ws Workspace, input json.RawMess
 			notKept = append(notKept, name+" (not kept for later runs: over the working directory's limits)")
 		}
 	}
-	return &ToolOutput{Content: t.encodeResult(res, notKept), Sandbox: res}, nil
+	if req.KeepState {
+		st = t.keepState(ctx, ws, res, st)
+	}
+	return &ToolOutput{Content: t.encodeResult(res, notKept, st), Sandbox: res}, nil
 }
 
 func filesSize(files []sandbox.File) int64 {

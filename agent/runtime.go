@@ -152,12 +152,21 @@ func ProbeRuntime(ctx context.Context, runner Runner) (Runtime, error) {
 }
 
 // describeExecuteCode writes the tool's description: what it does, what is
-// installed, the limits and the result's shape.
-func describeExecuteCode(rt Runtime, l sandbox.Limits) string {
+// kept between calls, what is installed, the limits and the result's
+// shape.
+func describeExecuteCode(rt Runtime, l sandbox.Limits, keepState bool) string {
 	var b strings.Builder
 	b.WriteString("Run Python code and get back what it printed. ")
-	b.WriteString("The code runs non-interactively, as `python3 -c <code>`, in a fresh sandbox that is thrown away afterwards: ")
-	b.WriteString("no variables or imports carry over between calls (only the files in the working directory do), so every call must import and define all it uses. ")
+	if keepState {
+		b.WriteString("The code runs non-interactively, as `python3 -c <code>`, in a fresh sandbox that is thrown away afterwards, ")
+		b.WriteString("but the variables, functions, classes and imports a call leaves at the top level are kept for the later calls of this conversation, as in a notebook: ")
+		b.WriteString("a later call can use a DataFrame an earlier one loaded without loading it again. ")
+		b.WriteString("The result's `state` lists the names kept (`kept`) and those that could not be kept, with why (`dropped`: open files, generators, sockets, values too large); define those again when you need them. ")
+		b.WriteString("If `state.note` says state is off or nothing was saved, believe it. ")
+	} else {
+		b.WriteString("The code runs non-interactively, as `python3 -c <code>`, in a fresh sandbox that is thrown away afterwards: ")
+		b.WriteString("no variables or imports carry over between calls (only the files in the working directory do), so every call must import and define all it uses. ")
+	}
 	b.WriteString("This is not a REPL and nothing is echoed: only what the program prints comes back. ")
 	b.WriteString("A bare expression such as `5 + 5` shows nothing; write `print(5 + 5)`.\n\n")
 
@@ -188,7 +197,11 @@ func describeExecuteCode(rt Runtime, l sandbox.Limits) string {
 	fmt.Fprintf(&b, "A CSV written in %s is also shown in the conversation as a table (the first rows and columns of a big one), so to show a pandas DataFrame, save it as CSV there (`df.to_csv('name.csv', index=False)`) rather than printing it whole. ", sandbox.WorkDir)
 	b.WriteString("Use short descriptive file names, and do not write files nobody asked for.\n\n")
 
-	b.WriteString("The result is JSON: `output` (stdout), `stderr`, `exitCode`, `files` (the files written), and `timedOut` / `truncated` when true. ")
+	b.WriteString("The result is JSON: `output` (stdout), `stderr`, `exitCode`, `files` (the files written), ")
+	if keepState {
+		b.WriteString("`state` (the variables restored, kept and dropped), ")
+	}
+	b.WriteString("and `timedOut` / `truncated` when true. ")
 	b.WriteString("If the code fails, read stderr, fix the code and run it again.")
 	return b.String()
 }

@@ -36,6 +36,10 @@ type codeResult struct {
 	// FilesOmitted those the sandbox did not return, with why.
 	Files        []string `json:"files,omitempty"`
 	FilesOmitted []string `json:"filesOmitted,omitempty"`
+	// State says what became of the conversation's Python state: the
+	// names the run started with, those kept for the next run, those
+	// that could not be, with why.
+	State *stateJSON `json:"state,omitempty"`
 	// Cut says what was left out to keep the result within
 	// MaxToolResult.
 	Cut string `json:"cut,omitempty"`
@@ -44,12 +48,13 @@ type codeResult struct {
 // encodeResult returns the JSON the model reads for res, within
 // MaxToolResult: stdout and stderr within MaxModelOutput, kept head and
 // tail, the lists of files within their budgets, every name made safe to
-// show. omitted are notes on files left out besides the sandbox's. When
-// anything was cut it adds [sandbox.CapToolResult] to res.Caps.
-func (t *ExecuteCode) encodeResult(res *sandbox.Result, omitted []string) string {
+// show. omitted are notes on files left out besides the sandbox's; st the
+// notes on the state. When anything was cut it adds
+// [sandbox.CapToolResult] to res.Caps.
+func (t *ExecuteCode) encodeResult(res *sandbox.Result, omitted []string, st stateNotes) string {
 	// The budgets hold by construction; halving them is a last guard.
 	for scale := 1; ; scale *= 2 {
-		r, cut := t.result(res, omitted, scale)
+		r, cut := t.result(res, omitted, st, scale)
 		content, err := json.Marshal(r)
 		if err == nil && len(content) <= MaxToolResult {
 			if cut {
@@ -66,7 +71,7 @@ func (t *ExecuteCode) encodeResult(res *sandbox.Result, omitted []string) string
 
 // result builds the model's view of res with every budget divided by
 // scale, and reports whether it cut anything.
-func (t *ExecuteCode) result(res *sandbox.Result, omitted []string, scale int) (codeResult, bool) {
+func (t *ExecuteCode) result(res *sandbox.Result, omitted []string, st stateNotes, scale int) (codeResult, bool) {
 	r := codeResult{ExitCode: res.ExitCode, TimedOut: res.Limit == sandbox.LimitTimeout}
 	var cuts []string
 
@@ -88,6 +93,10 @@ func (t *ExecuteCode) result(res *sandbox.Result, omitted []string, scale int) (
 	if short1 || short2 {
 		cuts = append(cuts, fmt.Sprintf("names longer than %d characters shortened", resultNameChars))
 	}
+	var stateCut bool
+	if r.State, stateCut = stateResult(res, st, scale); stateCut {
+		cuts = append(cuts, "state lists some names, then how many more")
+	}
 
 	// The notes the streams end with.
 	var outNote, errNote string
@@ -106,7 +115,7 @@ func (t *ExecuteCode) result(res *sandbox.Result, omitted []string, scale int) (
 
 	// What is left goes to stdout and stderr, each within MaxModelOutput;
 	// one that needs less than half leaves the rest to the other.
-	room := (MaxToolResult-resultFixedBytes)/scale - listCost(r.Files) - listCost(r.FilesOmitted) -
+	room := (MaxToolResult-resultFixedBytes)/scale - listCost(r.Files) - listCost(r.FilesOmitted) - stateCost(r.State) -
 		jsonCost(outNote) - jsonCost(errNote)
 	room = max(room, 0)
 	limit := MaxModelOutput / scale

@@ -121,15 +121,23 @@ func FuzzToolResult(f *testing.F) {
 			return
 		}
 		res := &sandbox.Result{Stdout: stdout, Stderr: stderr, ExitCode: exit}
+		st := &sandbox.StateResult{Unreadable: name}
 		for i := range n {
 			if i%2 == 0 {
 				res.Files = append(res.Files, sandbox.File{Name: name})
+				st.Kept = append(st.Kept, name)
+				st.Restored = append(st.Restored, name)
 			} else {
 				res.FilesOmitted = append(res.FilesOmitted, name)
+				st.Dropped = append(st.Dropped, name+" ("+name+")")
+				st.NotRestored = append(st.NotRestored, name)
 			}
 		}
+		if n%3 == 0 {
+			res.State = st
+		}
 		tool := NewExecuteCode(&fakeRunner{}, ExecuteCodeOptions{})
-		content := tool.encodeResult(res, nil)
+		content := tool.encodeResult(res, nil, stateNotes{notes: []string{name, name}})
 		if len(content) > MaxToolResult || !json.Valid([]byte(content)) {
 			t.Fatalf("result of %d bytes, valid %v", len(content), json.Valid([]byte(content)))
 		}

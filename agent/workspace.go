@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -22,7 +24,30 @@ type Workspace interface {
 	// the same name. dropped names those it could not keep (over its
 	// bounds); the model is told.
 	Put(ctx context.Context, files []sandbox.File) (dropped []string, err error)
+
+	// State returns the Python state the next run starts with (the
+	// names earlier runs left, as bytes only a sandbox reads), nil when
+	// there is none. It returns ErrNoState when the conversation keeps
+	// no state (it was switched off), and an error wrapping
+	// ErrStateUnusable, without reading it all, when the state kept
+	// cannot be used: it holds more than max bytes, or parts of it are
+	// gone.
+	State(ctx context.Context, max int64) ([]byte, error)
+	// PutState replaces the state with the one a run saved.
+	PutState(ctx context.Context, state []byte) error
+	// SetStateAside moves the state out of the way without deleting it
+	// (a sandbox could not read it, or it is unusable): the next run
+	// starts without one.
+	SetStateAside(ctx context.Context) error
 }
+
+// ErrNoState is [Workspace.State]'s error for a conversation that keeps
+// no state.
+var ErrNoState = errors.New("the conversation keeps no Python state")
+
+// ErrStateUnusable is wrapped by [Workspace.State]'s error for a state
+// that cannot be used (too large, incomplete).
+var ErrStateUnusable = errors.New("the saved state cannot be used")
 
 // MemWorkspace is a [Workspace] in memory. It is safe for concurrent use.
 type MemWorkspace struct {
@@ -30,6 +55,8 @@ type MemWorkspace struct {
 
 	mu    sync.Mutex
 	files []sandbox.File // in the order first added
+	state []byte
+	aside []byte // the state last set aside
 }
 
 var _ Workspace = (*MemWorkspace)(nil)
@@ -74,4 +101,31 @@ func (w *MemWorkspace) Put(_ context.Context, files []sandbox.File) (dropped []s
 		}
 	}
 	return dropped, nil
+}
+
+// State returns the state the last run saved.
+func (w *MemWorkspace) State(_ context.Context, max int64) ([]byte, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if int64(len(w.state)) > max {
+		return nil, fmt.Errorf("%w: it holds %s, more than its limit of %s", ErrStateUnusable, sandbox.FormatSize(int64(len(w.state))), sandbox.FormatSize(max))
+	}
+	return w.state, nil
+}
+
+// PutState keeps a run's state.
+func (w *MemWorkspace) PutState(_ context.Context, state []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.state = state
+	return nil
+}
+
+// SetStateAside keeps the state aside, replacing the one set aside
+// before.
+func (w *MemWorkspace) SetStateAside(context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.state, w.aside = nil, w.state
+	return nil
 }

@@ -56,7 +56,8 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	}
 	b.titleThread(m, history)
 
-	debug := b.settings.Get(m.Channel).Debug
+	settings := b.settings.Get(m.Channel)
+	debug := settings.Debug
 	ref := slack.NewRefToMessage(m.Channel, m.TS)
 	if err := b.api.AddReactionContext(ctx, workingReaction, ref); err != nil {
 		log.Debug("reactions.add failed", "err", err)
@@ -70,6 +71,9 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	}
 	files := b.workspaces.ForAnswer(m.Channel, m.ThreadTS, m.TS, log)
 	defer files.Close()
+	if settings.StateOff {
+		files.KeepNoState()
+	}
 	inputs := b.gatherFiles(actx, m, history, foreign, files, log)
 	if len(inputs.refused) > 0 {
 		b.notice(ctx, m, refusedText(inputs.refused, inputs.refusedEarlier))

@@ -139,9 +139,9 @@ func (c *Config) Validate() error {
 // ([sharedSettings]).
 type settingsStore interface {
 	Get(channel string) store.ChannelSettings
-	// setDebug changes a channel's debug setting; on an error nothing
-	// changed.
-	SetDebug(channel string, on bool, by string, now time.Time) error
+	// Set changes a channel's settings (store.SetDebug, store.SetState);
+	// on an error nothing changed.
+	Set(channel string, change func(*store.ChannelSettings), by string, now time.Time) error
 }
 
 // Bot is a running Slack bot. Create it with [New] and start it with
@@ -239,6 +239,9 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	ws, err := thread.NewWorkspaces(cfg.DataDir, cfg.ThreadTTL, cfg.Files, cfg.Files.RunSize+cfg.SandboxLimits.WithDefaults().DiskSize, log)
 	if err != nil {
 		return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
+	}
+	if rs != nil {
+		ws.States = redisStates{rs, cfg.ThreadTTL} // a thread's next run may be on another replica
 	}
 	var fb FeedbackStore
 	if rs != nil {

@@ -4,7 +4,8 @@
 // per executeCode run (the Python, then its output) and ends with the
 // model's answer converted to Slack's mrkdwn. Threads are remembered for a
 // TTL and rebuilt from Slack after a restart. Admins switch debug on per
-// channel; the setting is kept in the data directory.
+// channel, and the threads' Python state off (state on|off|status); the
+// settings are kept in the data directory (or Redis).
 //
 // Files attached in a thread are downloaded into the thread's workspace
 // (in the data directory) and placed in every run's /mnt/data; the files
@@ -76,7 +77,10 @@
 //
 // Each run is a fresh sandbox, but a thread has a workspace: the files
 // attached in it and those its runs wrote are copied into every later
-// run, so "now plot it by month" works. Workspaces live in
+// run, so "now plot it by month" works; and, unless the channel switched
+// it off, the variables its runs left are restored in every later run
+// (package thread keeps them). A tool card says which variables a run
+// could not keep, or restore, and why. Workspaces live in
 // SANDPIPER_DATA_DIR/threads/ and are deleted after SANDPIPER_THREAD_TTL
 // without use; a bot that lost its data directory reads the files back
 // from the thread (its own uploads are recorded in the tool cards'

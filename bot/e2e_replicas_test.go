@@ -30,6 +30,7 @@ type cluster struct {
 	redis    *redistest.Server
 	replicas []*harness
 	observer *replica.Store // the test's own, from store
+	state    bool           // the replicas added keep the threads' Python state
 }
 
 // testClaimAfter is the replicas' claim-after in the tests: short, so a
@@ -52,7 +53,7 @@ func newCluster(t *testing.T, n int, opts redistest.Options) *cluster {
 // add starts one more replica; opts change its configuration.
 func (c *cluster) add(name string, opts ...func(*bot.Config)) *harness {
 	t := c.t
-	h := &harness{t: t, slack: c.slack, wire: c.wire, retry: testRetry, logs: &syncBuffer{}}
+	h := &harness{t: t, slack: c.slack, wire: c.wire, retry: testRetry, logs: &syncBuffer{}, state: c.state}
 	h.cfg = bot.Config{
 		BotToken:        slacktest.BotToken,
 		AppToken:        slacktest.AppToken,

@@ -115,12 +115,12 @@ type route int
 const (
 	ignore   route = iota
 	answer         // a question for the bot
-	command        // help, debug …
+	command        // help, debug, state …
 	followUp       // a reply in a thread; answered if the bot is in it
 )
 
 // isCommand reports whether a message's text (the bot's mention removed)
-// is one of the bot's commands: help, debug on|off|status, or nothing at
+// is one of the bot's commands: help, debug or state on|off|status, or nothing at
 // all (a bare mention).
 func isCommand(text string) bool {
 	f := strings.Fields(strings.ToLower(text))
@@ -131,7 +131,7 @@ func isCommand(text string) bool {
 	switch strings.Trim(f[0], "!/.:,?") {
 	case "help":
 		return len(f) == 1
-	case "debug":
+	case "debug", "state":
 		return len(f) == 1 || (len(f) == 2 && slices.Contains([]string{"on", "off", "status"}, strings.Trim(f[1], "!.:,?")))
 	}
 	return false

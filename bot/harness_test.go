@@ -76,6 +76,10 @@ type harness struct {
 	done    chan error
 	logs    *syncBuffer
 	running bool
+	// state makes the runs keep the thread's Python state, within
+	// stateLimits.StateSize (zero: the default).
+	state       bool
+	stateLimits sandbox.Limits
 }
 
 type syncBuffer struct {
@@ -104,6 +108,13 @@ func withScript(script func(string) (string, bool)) option {
 
 // withRetry sets the model provider's retry policy.
 func withRetry(p agent.RetryPolicy) option { return func(h *harness) { h.retry = p } }
+
+// withState makes the runs keep the thread's Python state, as the
+// configuration does by default (SANDPIPER_STATE=on); size bounds it (0:
+// the default).
+func withState(size int64) option {
+	return func(h *harness) { h.state, h.stateLimits.StateSize = true, size }
+}
 
 func withConfig(f func(*bot.Config)) option {
 	return func(h *harness) { f(&h.cfg) }
@@ -144,11 +155,11 @@ func (h *harness) start() {
 	h.t.Helper()
 	cfg := h.cfg
 	if cfg.Agent == nil {
-		limits := sandbox.Limits{Timeout: 30 * time.Second} // generous: data runs on a loaded CI machine
+		limits := sandbox.Limits{Timeout: 30 * time.Second, StateSize: h.stateLimits.StateSize} // generous: data runs on a loaded CI machine
 		cfg.SandboxLimits = limits
 		cfg.Agent = &agent.Agent{
 			Model:    h.wire.model(h.t, h.retry),
-			Tools:    []agent.Tool{agent.NewExecuteCode(realSandbox(h.t), agent.ExecuteCodeOptions{Limits: limits})},
+			Tools:    []agent.Tool{agent.NewExecuteCode(realSandbox(h.t), agent.ExecuteCodeOptions{Limits: limits, KeepState: h.state})},
 			MaxSteps: 4,
 		}
 	}

@@ -56,6 +56,25 @@ func openShared(ctx context.Context, cfg Config) (*replica.Store, error) {
 	return st, nil
 }
 
+// redisStates keeps the threads' Python states in Redis, for the thread's
+// TTL from their last use, where every replica reads them.
+type redisStates struct {
+	store *replica.Store
+	ttl   time.Duration
+}
+
+func (r redisStates) State(ctx context.Context, thread string, max int64) ([]byte, error) {
+	return r.store.State(ctx, thread, max, r.ttl)
+}
+
+func (r redisStates) PutState(ctx context.Context, thread string, state []byte) error {
+	return r.store.PutState(ctx, thread, state, r.ttl)
+}
+
+func (r redisStates) SetStateAside(ctx context.Context, thread string) error {
+	return r.store.SetStateAside(ctx, thread)
+}
+
 // sharedQueueLimit bounds the questions in the shared queue, across
 // replicas (a variable for the tests).
 var sharedQueueLimit = defaultQueueLimit

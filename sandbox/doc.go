@@ -7,6 +7,28 @@
 // memory limit) is reported in the [Result]; a Go error from a backend means
 // the sandbox machinery itself failed.
 //
+// # State between runs
+//
+// A run may keep a conversation's Python state ([Request.KeepState]): the
+// sandbox stays fresh and is destroyed after the run, and the state
+// travels as data. Inside the sandbox, the runner ([StateRunner], state.py)
+// restores the names an earlier run saved into the fresh __main__ before
+// the code and saves the names the code leaves after it, whether it ended
+// well or with an exception: pickle protocol 5, one name at a time;
+// functions, lambdas and classes defined in __main__ by value (code
+// objects through marshal), modules by name, a value that is another
+// name's value as a reference to it. What cannot be saved (open files,
+// sockets, generators, locks, a value that would take the state past
+// Limits.StateSize) is dropped; a name that cannot be restored (its
+// module is gone) is reported, and the others are restored all the same.
+// The run's [StateResult] lists what was restored, kept and dropped, with
+// why. A run stopped by its time or memory limit saves nothing (the
+// state before it stands); a state the runner cannot read is reported
+// (Unreadable) and the run starts without names. Backends carry the state
+// in and out as bytes, each way within its bound, and never unpickle it;
+// what keeps it between runs, and for whom, is the front end's (package
+// agent's Workspace).
+//
 // # Choosing a backend
 //
 // Two backends implement the same request and result; SANDPIPER_SANDBOX

@@ -30,6 +30,7 @@ const (
 	DefaultFileCount   = 64       // output files returned
 	DefaultInputFiles  = 64       // input files accepted
 	DefaultFileNameLen = 255
+	DefaultStateSize   = 256 << 20 // bytes of a stateful run's saved state
 )
 
 // Caps on the listing of a run's output files, the same for every backend:
@@ -81,6 +82,7 @@ type Limits struct {
 	DiskSize  int64         // bytes in the writable directories, in all (also the largest output file)
 	Output    int64         // bytes of stdout and of stderr kept; the rest is counted and dropped
 	Files     int           // output files returned
+	StateSize int64         // bytes of Python state a stateful run may save (and start with)
 }
 
 // defaults are the limits of a run that sets none.
@@ -94,6 +96,7 @@ var defaults = Limits{
 	DiskSize:  DefaultDiskSize,
 	Output:    DefaultOutputSize,
 	Files:     DefaultFileCount,
+	StateSize: DefaultStateSize,
 }
 
 // WithDefaults returns l with every zero field set to its default.
@@ -113,6 +116,7 @@ func (l Limits) or(def Limits) Limits {
 	l.DiskSize = positiveOr(l.DiskSize, def.DiskSize)
 	l.Output = positiveOr(l.Output, def.Output)
 	l.Files = positiveOr(l.Files, def.Files)
+	l.StateSize = positiveOr(l.StateSize, def.StateSize)
 	return l
 }
 
@@ -137,17 +141,34 @@ type Request struct {
 	Code   string // run as python3 -c Code
 	Files  []File // placed in WorkDir before the run
 	Limits Limits // zero fields take defaults
+	// KeepState makes the run keep a conversation's Python state: the
+	// names an earlier run saved, State, are restored into __main__
+	// before Code runs, and the names Code leaves are saved after it,
+	// within Limits.StateSize, into the Result's State (see
+	// [StateResult]). The backend never unpickles State: only the
+	// sandbox reads it.
+	KeepState bool
+	// State is what an earlier run saved ([StateResult.Data]); empty: the
+	// run starts with no names of its own.
+	State []byte
 }
 
 // ErrNULInCode is returned for code holding a NUL byte: python3 -c would
 // run only the code before it, while a reader is shown all of it.
 var ErrNULInCode = errors.New("sandbox: the code holds a NUL byte (\\x00), which Python's -c cannot take; write it as \"\\x00\" in a string literal instead")
 
-// Check refuses a request no backend may run: code with a NUL byte, and
-// the input files [CheckFiles] refuses.
+// Check refuses a request no backend may run: code with a NUL byte, a
+// state larger than lim.StateSize or without KeepState, and the input
+// files [CheckFiles] refuses.
 func (r *Request) Check(lim Limits) error {
 	if strings.IndexByte(r.Code, 0) >= 0 {
 		return ErrNULInCode
+	}
+	switch {
+	case len(r.State) > 0 && !r.KeepState:
+		return errors.New("sandbox: a state was given for a run that keeps none")
+	case int64(len(r.State)) > lim.WithDefaults().StateSize:
+		return fmt.Errorf("sandbox: the state holds %d bytes, more than its limit of %d", len(r.State), lim.WithDefaults().StateSize)
 	}
 	return CheckFiles(r.Files, lim)
 }
@@ -287,6 +308,9 @@ type Result struct {
 	FilesOmitted []string
 	// Caps lists the caps that fired during the run, each once.
 	Caps []Cap
+	// State is what a run with KeepState said of its state; nil for
+	// other runs.
+	State *StateResult
 }
 
 // AddCap records that c fired, once.
@@ -400,6 +424,9 @@ func cutOmitted(e string) string {
 //     counted).
 //   - Stdout and Stderr: at most lim.Output bytes each, with their
 //     Truncated flags set.
+//   - State: its Data at most lim.StateSize bytes, and none when the
+//     wall clock or the memory limit ended the run (the state before the
+//     run stands); its lists of names as [StateResult] bounds them.
 //
 // It records [CapResultList] when the list of files was cut (here or, as a
 // MoreOmitted entry shows, by the backend) and [CapOutput] when output was.
@@ -465,6 +492,8 @@ func (r *Result) Bound(lim Limits) {
 	if cut {
 		r.AddCap(CapResultList)
 	}
+
+	r.State.bound(lim, r.Limit)
 
 	r.Stdout, r.StdoutSize, r.StdoutTruncated = capOutput(r.Stdout, r.StdoutSize, r.StdoutTruncated, lim.Output)
 	r.Stderr, r.StderrSize, r.StderrTruncated = capOutput(r.Stderr, r.StderrSize, r.StderrTruncated, lim.Output)

@@ -171,6 +171,7 @@ func (c *Card) Blocks() ([]slack.Block, []Attachment) {
 		if line := c.filesLine(); line != "" {
 			blocks = append(blocks, slack.NewContextBlock("", mrkdwn(line)))
 		}
+		notes = append(notes, c.stateLines()...)
 		if c.Debug {
 			notes = append(notes, c.debugLine())
 		}
@@ -257,6 +258,49 @@ func (c *Card) clip(what, s string, limit int, tail, sandboxCut bool, size int64
 			sandbox.FormatSize(size), strings.ToLower(what), sandbox.FormatSize(int64(kept))))
 	}
 	return shown, notes, file
+}
+
+// cardStateNames bounds the names a card's state lines list.
+const cardStateNames = 5
+
+// stateLines say what became of the thread's variables: those the run
+// could not keep or restore, with why, a state set aside, and, in debug,
+// the names kept. Names and reasons are neutralised and escaped: a
+// program chose them.
+func (c *Card) stateLines() []string {
+	s := c.Result.State
+	if s == nil {
+		return nil
+	}
+	list := func(names []string, count int) string {
+		var out []string
+		for _, n := range names[:min(len(names), cardStateNames)] {
+			name, why, ok := strings.Cut(n, " (")
+			item := "`" + Escape(strings.ReplaceAll(Truncate(safetext.Line(name), 60), "`", "'")) + "`"
+			if ok {
+				item += " (" + Escape(Truncate(safetext.Line(strings.TrimSuffix(why, ")")), 100)) + ")"
+			}
+			out = append(out, item)
+		}
+		if more := max(count, len(names)) - len(out); more > 0 {
+			out = append(out, fmt.Sprintf("and %s more", Thousands(int64(more))))
+		}
+		return strings.Join(out, ", ")
+	}
+	var lines []string
+	if s.Unreadable != "" {
+		lines = append(lines, ":floppy_disk: The variables earlier runs saved could not be read ("+Escape(Truncate(safetext.Line(s.Unreadable), 100))+"); they were set aside, and this run started without them.")
+	}
+	if len(s.NotRestored) > 0 {
+		lines = append(lines, ":floppy_disk: Not restored from earlier runs: "+list(s.NotRestored, s.NotRestoredCount)+".")
+	}
+	if len(s.Dropped) > 0 {
+		lines = append(lines, ":floppy_disk: Not kept for later runs: "+list(s.Dropped, s.DroppedCount)+".")
+	}
+	if c.Debug && len(s.Kept) > 0 {
+		lines = append(lines, ":floppy_disk: Kept for later runs: "+list(s.Kept, s.KeptCount)+".")
+	}
+	return lines
 }
 
 func (c *Card) debugLine() string {

@@ -54,17 +54,25 @@ func (s *RedisSettings) Get(channel string) ChannelSettings {
 	return cs
 }
 
-// SetDebug changes a channel's debug setting for every replica; on an
+// Set changes a channel's settings for every replica (change is
+// [SetDebug]'s or [SetState]'s), in one step with reading them; on an
 // error nothing changed.
-func (s *RedisSettings) SetDebug(channel string, on bool, by string, now time.Time) error {
-	cs := ChannelSettings{Debug: on, UpdatedBy: by, UpdatedAt: now.UTC()}
-	raw, err := json.Marshal(cs)
-	if err != nil {
-		return err
-	}
+func (s *RedisSettings) Set(channel string, change func(*ChannelSettings), by string, now time.Time) error {
 	ctx, cancel := context.WithTimeout(context.Background(), settingsTimeout)
 	defer cancel()
-	if err := s.store.SetSettings(ctx, channel, raw); err != nil {
+	var cs ChannelSettings
+	err := s.store.UpdateSettings(ctx, channel, func(raw []byte) ([]byte, error) {
+		cs = ChannelSettings{}
+		if raw != nil {
+			if err := json.Unmarshal(raw, &cs); err != nil {
+				return nil, err
+			}
+		}
+		change(&cs)
+		cs.UpdatedBy, cs.UpdatedAt = by, now.UTC()
+		return json.Marshal(cs)
+	})
+	if err != nil {
 		return err
 	}
 	s.mu.Lock()

@@ -15,12 +15,22 @@ import (
 // directory.
 const SettingsFile = "channels.json"
 
-// ChannelSettings is what admins set for one channel.
+// ChannelSettings is what admins set for one channel. The zero value is
+// the default: debug off, state kept.
 type ChannelSettings struct {
-	Debug     bool      `json:"debug"`
+	Debug bool `json:"debug"`
+	// StateOff: the channel's threads keep no Python variables from one
+	// run to the next (state on|off).
+	StateOff  bool      `json:"state_off,omitempty"`
 	UpdatedBy string    `json:"updated_by,omitempty"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 }
+
+// SetDebug returns the settings with debug set.
+func SetDebug(on bool) func(*ChannelSettings) { return func(c *ChannelSettings) { c.Debug = on } }
+
+// SetState returns the settings with the state kept (on) or not.
+func SetState(on bool) func(*ChannelSettings) { return func(c *ChannelSettings) { c.StateOff = !on } }
 
 // FileSettings keeps per-channel settings in a JSON file, written
 // atomically (temporary file, fsync, rename) on every change.
@@ -72,13 +82,17 @@ func (s *FileSettings) Get(channel string) ChannelSettings {
 	return s.channels[channel]
 }
 
-// SetDebug changes a channel's debug setting and saves the store. On a
-// failed save the change is undone.
-func (s *FileSettings) SetDebug(channel string, on bool, by string, now time.Time) error {
+// Set changes a channel's settings (change is [SetDebug]'s or
+// [SetState]'s) and saves the store. On a failed save the change is
+// undone.
+func (s *FileSettings) Set(channel string, change func(*ChannelSettings), by string, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old, had := s.channels[channel]
-	s.channels[channel] = ChannelSettings{Debug: on, UpdatedBy: by, UpdatedAt: now.UTC()}
+	cs := old
+	change(&cs)
+	cs.UpdatedBy, cs.UpdatedAt = by, now.UTC()
+	s.channels[channel] = cs
 	if err := s.saveLocked(); err != nil {
 		if had {
 			s.channels[channel] = old

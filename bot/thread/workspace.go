@@ -44,6 +44,9 @@ type Workspaces struct {
 	fileSize, runSize int64
 	log               *slog.Logger
 	now               func() time.Time
+	// States keeps the threads' Python states where every replica reads
+	// them; nil: each in its thread's directory. Set it before use.
+	States StateStore
 
 	mu sync.Mutex // index reads and writes, and the sweeper
 }
@@ -107,6 +110,7 @@ type Workspace struct {
 	openErr error    // why it could not be opened
 	idx     indexFile
 	run     []string // the files runs start with, in order
+	noState bool     // the answer's runs keep no state
 }
 
 var _ agent.Workspace = (*Workspace)(nil)

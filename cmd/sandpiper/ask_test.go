@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -50,7 +51,9 @@ var (
 type fakeModel struct {
 	*httptest.Server
 	code string // the program the model writes
-	say  string // streamed after the answer, in a chunk of its own (OpenAI)
+	// script, when set, writes the program for a question instead.
+	script func(question string) string
+	say    string // streamed after the answer, in a chunk of its own (OpenAI)
 
 	mu     sync.Mutex
 	bodies []map[string]any
@@ -99,7 +102,11 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		json.Unmarshal([]byte(toolOutput), &res)
 		answer = "5 + 5 − 84³ = " + strings.TrimSpace(res.Output)
 	}
-	args, _ := json.Marshal(map[string]string{"code": f.code})
+	code := f.code
+	if q, _ := last["content"].(string); f.script != nil && last["role"] == "user" {
+		code = f.script(q)
+	}
+	args, _ := json.Marshal(map[string]string{"code": code})
 	switch r.URL.Path {
 	case "/v1/chat/completions":
 		chunk := func(delta map[string]any, finish any) {
@@ -532,5 +539,52 @@ func TestAskChatWithFiles(t *testing.T) {
 	}
 	if q := question(reqs[2]); !strings.HasPrefix(q, "second?\n\n[Files in /mnt/data") || !strings.Contains(q, "/mnt/data/count.txt (1 byte") {
 		t.Errorf("second question does not describe the new file:\n%s", q)
+	}
+}
+
+// TestAskChatKeepsVariables: in a chat, a later question's run uses the
+// DataFrame and the number an earlier one defined, without defining them
+// again; SANDPIPER_STATE=off makes every run start empty.
+func TestAskChatKeepsVariables(t *testing.T) {
+	requireSandbox(t)
+	if exec.Command(testPython, "-c", "import pandas").Run() != nil {
+		t.Skip("no pandas for " + testPython)
+	}
+	for _, state := range []string{"on", "off"} {
+		t.Run(state, func(t *testing.T) {
+			f := newFakeModel(t, "")
+			f.script = func(q string) string {
+				if strings.HasPrefix(q, "define") {
+					return "import pandas as pd\ndf = pd.DataFrame({'a': [1, 2, 3], 'b': [4, 5, 6]})\nx = 41\nprint('defined')"
+				}
+				return "print(x + 1, df.shape)"
+			}
+			askEnv(t, f, "openai")
+			t.Setenv("SANDPIPER_STATE", state)
+			var stdout, stderr bytes.Buffer
+			in := strings.NewReader("define df and x\nnow use them\n")
+			if code := run(t.Context(), []string{"ask"}, in, &stdout, &stderr); code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, &stdout, &stderr)
+			}
+			out := stdout.String()
+			reqs := f.requests()
+			if len(reqs) != 4 {
+				t.Fatalf("%d requests, want 4:\n%s", len(reqs), out)
+			}
+			msgs := reqs[3]["messages"].([]any)
+			result := toolResult(msgs[len(msgs)-1].(map[string]any))
+			if state == "off" {
+				if !strings.Contains(out, "NameError: name 'x' is not defined") || strings.Contains(result, `"state"`) {
+					t.Errorf("with state off: stdout:\n%s\ntool result: %s", out, result)
+				}
+				return
+			}
+			if !strings.Contains(out, "│ 42 (3, 2)\n") {
+				t.Errorf("the second run did not print 42 (3, 2):\n%s", out)
+			}
+			if !strings.Contains(result, `"restored":["pd","df","x"]`) || !strings.Contains(result, `"kept":["pd","df","x"]`) {
+				t.Errorf("the model's tool result does not list the variables:\n%s", result)
+			}
+		})
 	}
 }

@@ -46,8 +46,12 @@ func TestREADMEDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	st, err := config.LoadState(ctx, none)
+	if err != nil {
+		t.Fatal(err)
+	}
 	checked := 0
-	for _, env := range []any{b, m, s, f} {
+	for _, env := range []any{b, m, s, f, st} {
 		v := reflect.ValueOf(env)
 		for i := range v.NumField() {
 			name := v.Type().Field(i).Tag.Get("env")

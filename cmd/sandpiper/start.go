@@ -36,6 +36,6 @@ func start(ctx context.Context, c agentconfig.Agent, log *slog.Logger) (*agent.A
 		}
 		log.Warn("could not list the sandbox's Python modules; the model will not know them", "err", err)
 	}
-	tool := agent.NewExecuteCode(sb, agent.ExecuteCodeOptions{Runtime: rt, Limits: c.Sandbox.Limits(), Logger: log})
+	tool := agent.NewExecuteCode(sb, agent.ExecuteCodeOptions{Runtime: rt, Limits: c.Limits(), Logger: log, KeepState: bool(c.State.On)})
 	return c.Model.Agent(model, []agent.Tool{tool}, log), rt, sb, nil
 }

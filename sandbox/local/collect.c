@@ -207,6 +207,48 @@ static int same_as_input(const char *name, int fd, uint64_t size) {
 	return 0;
 }
 
+// send_data writes the size bytes of the file at fd to the host.
+static void send_data(int fd, uint64_t size) {
+	char buf[65536];
+	uint64_t off = 0;
+	while (off < size) {
+		ssize_t r = pread(fd, buf, sizeof buf, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) { // cannot happen with every process gone; keep the framing
+			memset(buf, 0, sizeof buf);
+			r = (ssize_t)((size - off) < sizeof buf ? (size - off) : sizeof buf);
+		}
+		if ((uint64_t)r > size - off)
+			r = (ssize_t)(size - off);
+		write_all(result_fd, buf, (size_t)r);
+		off += (uint64_t)r;
+	}
+}
+
+// send_state_file sends the regular file name of STATE_DIR as a message of
+// type type, if it is there and holds at most max bytes.
+static void send_state_file(int dir, const char *name, uint32_t type, uint64_t max) {
+	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size <= max) {
+		send_header(type, (uint64_t)st.st_size);
+		send_data(fd, (uint64_t)st.st_size);
+	}
+	close(fd);
+}
+
+void collect_state(void) {
+	int dir = open(STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0)
+		return;
+	send_state_file(dir, "report.json", R_STATE_REPORT, STATE_REPORT_MAX);
+	send_state_file(dir, "out", R_STATE, run.state_max);
+	close(dir);
+}
+
 void collect(void) {
 	int root = open("/mnt/data", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (root < 0)
@@ -253,21 +295,7 @@ void collect(void) {
 		size_t nlen = strlen(name);
 		send_header(R_FILE, nlen + 1 + size);
 		write_all(result_fd, name, nlen + 1);
-		char buf[65536];
-		uint64_t off = 0;
-		while (off < size) {
-			ssize_t r = pread(fd, buf, sizeof buf, (off_t)off);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0) { // cannot happen with every process gone; keep the framing
-				memset(buf, 0, sizeof buf);
-				r = (ssize_t)((size - off) < sizeof buf ? (size - off) : sizeof buf);
-			}
-			if ((uint64_t)r > size - off)
-				r = (ssize_t)(size - off);
-			write_all(result_fd, buf, (size_t)r);
-			off += (uint64_t)r;
-		}
+		send_data(fd, size);
 		close(fd);
 	}
 	close(root);

@@ -87,6 +87,11 @@ static void read_setup(void) {
 				failx("bad bootstrap");
 			setup.bootstrap = m.data;
 			break;
+		case M_RUNNER:
+			if (m.len == 0 || strlen(m.data) != m.len)
+				failx("bad runner");
+			setup.runner = m.data;
+			break;
 		case M_SETUP_END:
 			if (!setup.python || !setup.filter || setup.disk == 0)
 				failx("incomplete setup");
@@ -118,6 +123,18 @@ static void read_run(struct msg *first) {
 				failx("bad limits message");
 			memcpy(&run.lim, m.data, sizeof run.lim);
 			break;
+		case M_STATE:
+			if (m.len < 8 || run.keep_state)
+				failx("bad state message");
+			memcpy(&run.state_max, m.data, 8);
+			run.state = m.data + 8;
+			run.state_len = m.len - 8;
+			if (run.state_max == 0 || run.state_len > run.state_max || run.state_max > (1ULL << 50))
+				failx("bad state message");
+			if (!setup.runner)
+				failx("a run that keeps state, without a runner");
+			run.keep_state = 1;
+			break;
 		case M_RUN_END:
 			if (!run.code || run.lim.timeout_ns == 0)
 				failx("incomplete run");
@@ -126,6 +143,27 @@ static void read_run(struct msg *first) {
 			failx("unexpected message %u in run", m.type);
 		}
 	}
+}
+
+// place_state makes a stateful run's state directory, a tmpfs of its own
+// under /tmp (writable by the program, as /tmp is), and writes "max" and
+// the state to restore there.
+static void place_state(void) {
+	if (mkdir(STATE_DIR, 0700) < 0)
+		fail("mkdir %s", STATE_DIR);
+	char opts[96];
+	snprintf(opts, sizeof opts, "size=%llu,nr_inodes=16,mode=0700", (unsigned long long)(run.state_max + STATE_SLACK));
+	if (mount("sandbox-state", STATE_DIR, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+		fail("mount %s", STATE_DIR);
+	char max[24];
+	int n = snprintf(max, sizeof max, "%llu", (unsigned long long)run.state_max);
+	write_file(STATE_DIR "/max", max, (uint64_t)n, 0600);
+	if (run.state_len > 0)
+		write_file(STATE_DIR "/in", run.state, run.state_len, 0600);
+	// The state is in the file now: init's copy would only double what
+	// the run's memory holds.
+	free(run.state - 8);
+	run.state = NULL;
 }
 
 // ---------- init ----------
@@ -327,6 +365,8 @@ void init_main(void) {
 		}
 		write_file(path, run.files[i].data, run.files[i].len, 0644);
 	}
+	if (run.keep_state)
+		place_state();
 
 	watch_init();
 	int timed_out = 0, status = 0, started_program = 0;
@@ -402,6 +442,8 @@ void init_main(void) {
 	watch_report(&sm);
 	send_msg(R_STATUS, &sm, sizeof sm);
 	collect();
+	if (run.keep_state)
+		collect_state();
 	uint64_t reported = now_ns() - start;
 	send_msg(R_TIMES, &reported, sizeof reported);
 	send_msg(R_END, NULL, 0);

@@ -106,6 +106,7 @@ extern struct setup {
 	struct sock_filter *filter;
 	size_t nfilter;
 	char *bootstrap; // the warm interpreter's source, or NULL
+	char *runner;    // the source that runs a stateful run's code, or NULL
 } setup;
 
 // run is the one run, sent when the sandbox is taken.
@@ -114,6 +115,12 @@ extern struct run {
 	struct file_spec *files;
 	size_t nfiles;
 	struct limits lim;
+	// A stateful run (M_STATE): keep_state, the most bytes of state, and
+	// the state to restore.
+	int keep_state;
+	uint64_t state_max;
+	char *state;
+	uint64_t state_len;
 } run;
 
 void init_main(void) __attribute__((noreturn));
@@ -150,6 +157,11 @@ void build_root(void);
 // collect reports the files the program left in /mnt/data (R_FILE, R_OMIT,
 // R_CUT), once every process of the run is gone, within run.lim.
 void collect(void);
+
+// collect_state reports what a stateful run left in STATE_DIR
+// (R_STATE_REPORT, R_STATE), each within its bound, once every process of
+// the run is gone.
+void collect_state(void);
 
 // ---------- watcher.c: init's memory watcher ----------
 

@@ -79,6 +79,7 @@ type Sandbox struct {
 	missing   []string        // the others
 	stdlib    map[string]bool // the standard library's modules, for take
 	bootstrap string
+	runner    string // runs a stateful run's code (sandbox.StateRunner); empty for OneShot
 	warmMsg   []byte
 	maxWarm   int
 	warmIdle  time.Duration // no run for this long before a warm-up
@@ -174,6 +175,9 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	s.seccomp = seccompFilter()
 	if err := s.plan(); err != nil {
 		return nil, err
+	}
+	if !cfg.OneShot {
+		s.runner = sandbox.StateRunner(stateDir)
 	}
 	// Root with CAP_SYS_ADMIN makes its own groups; anyone else needs a
 	// delegated cgroup v2 group.
@@ -487,6 +491,9 @@ func (s *Sandbox) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result
 	if err := req.Check(req.Limits.Or(s.cfg.Limits)); err != nil {
 		return nil, err
 	}
+	if req.KeepState && s.runner == "" {
+		return nil, errors.New("sandbox: this sandbox runs once (sandpiper exec) and keeps no state")
+	}
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -512,7 +519,7 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	start := time.Now()
 	s.runStarted()
 	defer s.runEnded()
-	w, err := s.take(lim, req.Code)
+	w, err := s.take(lim, req.Code, len(req.State) > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -540,6 +547,10 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	stdout := &sandbox.CapBuffer{Max: lim.Output}
 	stderr := &sandbox.CapBuffer{Max: lim.Output}
 	go func() {
+		if req.KeepState {
+			w.reqW.Write(encodeStateHeader(lim.StateSize, len(req.State)))
+			w.reqW.Write(req.State)
+		}
 		w.reqW.Write(encodeRun(req.Code, req.Files, lim))
 		w.reqW.Close()
 	}()
@@ -585,6 +596,9 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	if ir.err != nil {
 		if killedByHost {
 			res.Limit, res.ExitCode = sandbox.LimitTimeout, 128+int(unix.SIGKILL)
+			if req.KeepState {
+				res.State = sandbox.ParseState(nil, nil) // nothing saved
+			}
 			return res, nil
 		}
 		return nil, &sandbox.Error{Op: "wait", Err: fmt.Errorf("no result from the sandbox's init: %w", ir.err)}
@@ -598,6 +612,9 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	s.watchCPU.Add(int64(r.MemoryWatch))
 	res.ExitCode = r.ExitCode
 	res.Warm = r.Warm
+	if req.KeepState {
+		res.State = sandbox.ParseState(r.StateReport, r.State)
+	}
 	res.Files, res.FilesOmitted = r.Files, r.Omitted
 	if r.Capped {
 		res.AddCap(sandbox.CapResultList)

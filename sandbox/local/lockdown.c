@@ -215,7 +215,12 @@ void child(int errfd, int warm, const struct limits *l) {
 	if (send_listener(errfd, listener) < 0)
 		child_fail(errfd, "pass the seccomp listener");
 	close(listener);
-	char *argv[] = {"python3", "-c", run.code, NULL};
+	char *argv[] = {"python3", "-c", run.code, NULL, NULL};
+	if (run.keep_state && warm < 0) {
+		// The runner runs the code as -c would, with the state.
+		argv[2] = setup.runner;
+		argv[3] = run.code;
+	}
 	if (warm >= 0) {
 		// The bootstrap reads the run's code from descriptor 3 and
 		// closes it before running it.

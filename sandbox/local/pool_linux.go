@@ -251,10 +251,11 @@ func (r *ready) isCold() bool { return r.warm == warmNone || r.warm == warmFaile
 // code imports modules beyond the standard library takes a warm one whose
 // warm interpreter leaves it room, else one still warming (it then waits
 // for the rest of the imports, as a cold run would for its own), else a
-// cold one; any other run a cold one. Without one, it builds one now. A
+// cold one; any other run a cold one (a run that restores a state counts
+// as importing: its values may need them). Without one, it builds one now. A
 // warm-up under way in the pool is paused: the run needs the CPU. It asks
 // for the pool to be refilled either way.
-func (s *Sandbox) take(lim sandbox.Limits, code string) (*ready, error) {
+func (s *Sandbox) take(lim sandbox.Limits, code string, restores bool) (*ready, error) {
 	s.zmu.Lock()
 	closed := s.closed
 	s.zmu.Unlock()
@@ -263,7 +264,7 @@ func (s *Sandbox) take(lim sandbox.Limits, code string) (*ready, error) {
 		return nil, errClosed
 	}
 	defer s.wantMore()
-	beyond := len(s.preload) > 0 && importsBeyond(code, s.stdlib)
+	beyond := len(s.preload) > 0 && (restores || importsBeyond(code, s.stdlib))
 	s.pmu.Lock()
 	var dead []*ready
 	s.pool = slices.DeleteFunc(s.pool, func(r *ready) bool {
@@ -536,6 +537,7 @@ func (s *Sandbox) setupBytes(nCgroup int) []byte {
 		CgroupFDs: nCgroup,
 		Seccomp:   s.seccomp,
 		Bootstrap: s.bootstrap,
+		Runner:    s.runner,
 	}
 	if tmp != nil {
 		setup.TmpFiles = *tmp

@@ -63,6 +63,7 @@ type initSetup struct {
 	CgroupFDs int            // cgroup.procs files passed after the trees; init joins them
 	Seccomp   []unix.SockFilter
 	Bootstrap string // the warm interpreter's Python source; empty: the sandbox is never warmed
+	Runner    string // the Python source that runs a stateful run's code; empty: no run keeps state
 }
 
 type encoder struct{ buf bytes.Buffer }
@@ -117,6 +118,9 @@ func (s *initSetup) encode() []byte {
 	if s.Bootstrap != "" {
 		e.msg(C.M_BOOTSTRAP, []byte(s.Bootstrap))
 	}
+	if s.Runner != "" {
+		e.msg(C.M_RUNNER, []byte(s.Runner))
+	}
 	e.msg(C.M_SETUP_END)
 	return e.buf.Bytes()
 }
@@ -131,6 +135,20 @@ func encodeRun(code string, files []sandbox.File, l sandbox.Limits) []byte {
 	lim := cLimits(l, len(files))
 	e.msg(C.M_LIMITS, unsafe.Slice((*byte)(unsafe.Pointer(&lim)), unsafe.Sizeof(lim)))
 	e.msg(C.M_RUN_END)
+	return e.buf.Bytes()
+}
+
+// encodeStateHeader returns the head of the message that makes the run
+// keep state: the state's n bytes follow it (written as they are, not
+// copied), and the run's own messages after them. max bounds the state
+// the run may save.
+func encodeStateHeader(max int64, n int) []byte {
+	var e encoder
+	var h [12]byte
+	binary.NativeEndian.PutUint32(h[:4], C.M_STATE)
+	binary.NativeEndian.PutUint64(h[4:], 8+uint64(n))
+	e.buf.Write(h[:])
+	e.buf.Write(u64(uint64(max)))
 	return e.buf.Bytes()
 }
 
@@ -242,6 +260,10 @@ type initResult struct {
 	RefusedSockets uint64
 	// Warm is set when the program ran in the warm interpreter.
 	Warm bool
+	// StateReport and State are what a stateful run left in its state
+	// directory: the runner's report and the state it saved (nil when
+	// absent).
+	StateReport, State []byte
 
 	// MemoryKilled is what init's memory watcher counted when it ended
 	// the run for holding more than the memory limit; 0 if it did not.
@@ -260,6 +282,10 @@ const (
 	rTimes     = C.R_TIMES
 	rEnd       = C.R_END
 	rCut       = C.R_CUT
+	rStateRep  = C.R_STATE_REPORT
+	rState     = C.R_STATE
+	cStateDir  = C.STATE_DIR
+	cStateRep  = C.STATE_REPORT_MAX
 	statusSize = C.sizeof_struct_status_msg
 	cutSize    = C.sizeof_struct_cut_msg
 
@@ -366,6 +392,27 @@ func decodeResult(r io.Reader, lim sandbox.Limits) (initResult, error) {
 			}
 			unlisted += int64(min(uint64(cm.unlisted), 1<<62))
 			stopped, skipped, cut = stopped || cm.stopped != 0, skipped || cm.skipped != 0, true
+		case C.R_STATE_REPORT:
+			if res.StateReport != nil {
+				return res, errors.New("a second state report")
+			}
+			data, err := readMessage(br, typ, n, sandbox.MaxStateReport)
+			if err != nil {
+				return res, err
+			}
+			res.StateReport = data
+		case C.R_STATE:
+			if res.State != nil {
+				return res, errors.New("a second state")
+			}
+			if n > uint64(lim.StateSize) {
+				return res, fmt.Errorf("state message of %d bytes, more than the limit of %d", n, lim.StateSize)
+			}
+			data, err := readN(br, n)
+			if err != nil {
+				return res, fmt.Errorf("read result: %w", err)
+			}
+			res.State = data
 		case C.R_TIMES:
 			var ns uint64
 			if err := readStruct(br, typ, n, &ns); err != nil {

@@ -57,7 +57,7 @@ func (s *stream) cut(unlisted uint64, stopped, skipped bool) *stream {
 
 // fuzzLimits are the limits the decoder is fuzzed with: small, so that
 // breaking them is easy to find.
-var fuzzLimits = sandbox.Limits{Files: 4, DiskSize: 1 << 20}
+var fuzzLimits = sandbox.Limits{Files: 4, DiskSize: 1 << 20, StateSize: 1 << 20}
 
 func TestDecodeResult(t *testing.T) {
 	huge := uint64(1) << 60
@@ -68,6 +68,7 @@ func TestDecodeResult(t *testing.T) {
 		files   int
 		omitted []string
 		capped  bool
+		state   string
 	}{
 		{name: "ordinary", in: new(stream).status().file("a.txt", "x").file("d/b", "yy").msg(rOmit, "fifo (not a regular file)").end(),
 			files: 2, omitted: []string{"fifo (not a regular file)"}},
@@ -103,6 +104,12 @@ func TestDecodeResult(t *testing.T) {
 		{name: "a directory skipped, listed", in: new(stream).status().msg(rOmit, "d (too deep)").cut(0, false, true).end(),
 			omitted: []string{"d (too deep)"}, capped: true},
 		{name: "names cut by init", in: new(stream).status().cut(0, false, false).end(), capped: true},
+		{name: "state", in: new(stream).status().msg(rStateRep, `{"saved": true}`).msg(rState, "state").end(), state: "state"},
+		{name: "huge state", in: new(stream).status().msgN(rState, huge), err: "more than the limit"},
+		{name: "state past its limit", in: new(stream).status().msg(rState, strings.Repeat("x", 1<<20+1)).end(), err: "more than the limit"},
+		{name: "huge state report", in: new(stream).status().msgN(rStateRep, huge), err: "more than"},
+		{name: "two states", in: new(stream).status().msg(rState, "a").msg(rState, "b").end(), err: "a second state"},
+		{name: "two state reports", in: new(stream).status().msg(rStateRep, "{}").msg(rStateRep, "{}").end(), err: "a second state report"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := decodeResult(bytes.NewReader(tc.in.Bytes()), fuzzLimits)
@@ -117,6 +124,9 @@ func TestDecodeResult(t *testing.T) {
 			}
 			if len(res.Files) != tc.files || !slices.Equal(res.Omitted, tc.omitted) || res.Capped != tc.capped {
 				t.Errorf("files %d, omitted %q, capped %v; want %d, %q, %v", len(res.Files), res.Omitted, res.Capped, tc.files, tc.omitted, tc.capped)
+			}
+			if string(res.State) != tc.state {
+				t.Errorf("state %q, want %q", res.State, tc.state)
 			}
 			checkDecoded(t, res)
 		})
@@ -153,6 +163,8 @@ func FuzzDecodeResult(f *testing.F) {
 	f.Add(new(stream).status().msgN(rFile, 1<<20-1, "a\x00xxxx").Bytes())
 	f.Add(new(stream).status().msgN(rOmit, 1<<62, "x").Bytes())
 	f.Add(new(stream).status().file("a", "").file("b", "").file("c", "").file("d", "").file("e", "x").cut(3, true, true).end().Bytes())
+	f.Add(new(stream).status().msg(rStateRep, `{"saved": true, "size": 5}`).msg(rState, "state").end().Bytes())
+	f.Add(new(stream).status().msgN(rState, 1<<20+1, "x").Bytes())
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
@@ -197,6 +209,9 @@ func checkDecoded(t *testing.T, res initResult) {
 	}
 	if size > fuzzLimits.DiskSize {
 		t.Errorf("files of %d bytes", size)
+	}
+	if int64(len(res.State)) > fuzzLimits.StateSize || len(res.StateReport) > sandbox.MaxStateReport {
+		t.Errorf("a state of %d bytes, a report of %d", len(res.State), len(res.StateReport))
 	}
 	list := res.Omitted
 	if len(list) > 0 {

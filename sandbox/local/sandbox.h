@@ -22,6 +22,7 @@ enum {
 	M_SECCOMP,    // struct sock_filter[]: the program's seccomp filter
 	M_BOOTSTRAP,  // optional: the Python source of a warm interpreter (see M_WARM)
 	M_SETUP_END,
+	M_RUNNER,     // optional: the Python source that runs a stateful run's code (M_STATE)
 };
 
 // Host to init, between the setup and the run: warming. A warm
@@ -40,7 +41,16 @@ enum {
 	M_FILE,      // name\0data: an input file under /mnt/data
 	M_LIMITS,    // struct limits
 	M_RUN_END,
+	M_STATE,     // u64 max, then the state: the run keeps state (see STATE_DIR)
 };
+
+// A stateful run's state directory: a tmpfs of its own (max bytes and a
+// little more), outside /mnt/data. Init writes "max" and the state ("in")
+// there; the runner restores "in" and deletes it, and saves "out" and
+// "report.json", which init reports (R_STATE_REPORT, R_STATE).
+#define STATE_DIR "/tmp/.sandpiper-state"
+#define STATE_SLACK (1ULL << 20)         // room on its tmpfs besides max, for the reports
+#define STATE_REPORT_MAX (64ULL << 10)   // sandbox.MaxStateReport
 
 // Init to host.
 enum {
@@ -51,6 +61,8 @@ enum {
 	R_TIMES,    // u64: nanoseconds from the run's arrival to the report
 	R_END,
 	R_CUT,      // struct cut_msg: the listing of the files was cut (sent before R_TIMES)
+	R_STATE_REPORT, // a stateful run's report on its state (JSON), at most STATE_REPORT_MAX bytes
+	R_STATE,        // the state a stateful run saved, at most the run's max bytes
 };
 
 // Init to host, on EVENTS_FD, until the program starts: how warming went.

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
 // Warm runs. A sandbox kept ready may start its program's process ahead
@@ -40,32 +42,22 @@ func pyList(names []string) string {
 	return "[" + strings.Join(q, ", ") + "]"
 }
 
+// stateDir is where a stateful run's state is (sandbox.h's STATE_DIR):
+// outside /mnt/data, on a tmpfs of its own.
+const stateDir = "/tmp/.sandpiper-state"
+
 // bootstrap returns the warm interpreter's program for the modules to
 // preload. Init runs it as python3 -c BOOTSTRAP, with the run's lock-down,
 // environment and working directory, and a socket as descriptor 3.
 //
 // It imports the modules with descriptors 1 and 2 on /dev/null (what an
-// import prints is nobody's output), says "R" on descriptor 3, or "F" and
-// why when an import fails, then reads the run's code there to its end
-// and closes it: the program has only 0, 1 and 2, as in a cold run. Then,
-// as python3 -c would:
-//
-//   - the code runs in a fresh __main__ module, a copy of the one Python
-//     made at start-up (__name__, __doc__, __loader__, __builtins__ ...),
-//     installed in sys.modules; the bootstrap's own names stay in the old
-//     one, which nothing refers to but the bootstrap's frame. sys.argv is
-//     already ["-c"] and sys.path[0] empty, as the bootstrap is run with -c;
-//     sys.orig_argv names the run's code.
-//   - it is compiled as "<string>", without the bootstrap's future
-//     flags; where python3 -c gives the source to linecache for
-//     tracebacks (3.13 on), the bootstrap's entry is replaced by the
-//     run's, made the same way.
-//   - an exception leaves through the bootstrap: Python prints it and
-//     exits as for -c (exit 1, SystemExit's code, death by SIGINT after a
-//     KeyboardInterrupt, atexit, threads joined, streams flushed). Only
-//     the bootstrap's frame, at the top of the traceback, is cut, by a
-//     wrapper around sys.excepthook put in place at that moment (a hook
-//     the code set itself is kept and called).
+// import prints is nobody's output), builds the state module (used only
+// if the run keeps state; the modules it imports are forgotten again, as
+// gc is), says "R" on descriptor 3, or "F" and why when an import fails,
+// then reads the run's code there to its end and closes it: the program
+// has only 0, 1 and 2, as in a cold run. Then it runs the code as python3
+// -c would ([sandbox.RunCodeTail]), restoring and saving the state when
+// the run keeps one: the restore comes after the code is handed over.
 //
 // Before the code runs, random and numpy.random (its legacy global
 // state) are seeded again from the system's entropy, uuid's cached node
@@ -74,16 +66,26 @@ func pyList(names []string) string {
 // input files arrived after the imports). The interpreter itself is a
 // fresh one per sandbox, so its string-hash seed differs from run to run
 // too.
-//
-// One difference remains: the code's frame is called from the
-// bootstrap's, so traceback.print_stack, inspect.stack and warnings with
-// stacklevel past the code's module show one more "<string>" frame.
 func bootstrap(modules []string) string {
-	return strings.Replace(bootstrapSource, "MODULES", pyList(modules), 1)
+	state := strings.TrimSuffix(sandbox.StateModuleSource(), "\n")
+	state = "        " + strings.ReplaceAll(state, "\n", "\n        ")
+	return strings.NewReplacer("MODULES", pyList(modules), "        STATEMODULE", state).Replace(bootstrapSource) +
+		sandbox.RunCodeTail(stateDir)
 }
 
 const bootstrapSource = `_p = dict(globals())
 import sys
+
+
+def _b():
+    global _st
+    k = set(sys.modules)
+    try:
+        STATEMODULE
+    except Exception:
+        _st = None
+    for n in set(sys.modules) - k:
+        del sys.modules[n]
 
 
 def _w(mods):
@@ -97,6 +99,7 @@ def _w(mods):
     try:
         for m in mods:
             __import__(m)
+        _b()
         for f in (sys.stdout, sys.stderr):
             f.flush()
         g = "gc" in sys.modules
@@ -138,36 +141,6 @@ def _w(mods):
 
 
 _c = _w(MODULES)
-_m = type(sys)("__main__")
-_m.__dict__.update({k: dict(v) if type(v) is dict else v for k, v in _p.items()})
-sys.modules["__main__"] = _m
-if hasattr(sys, "orig_argv"):
-    sys.orig_argv = sys.orig_argv[:2] + [_c]
-try:
-    _x = compile(_c, "<string>", "exec", dont_inherit=True)
-    _l = sys.modules.get("linecache")
-    if hasattr(_l, "_register_code"):
-        for _k, _v in list(_l.cache.items()):
-            if len(_v) == 4 and _v[1] is None and _v[3] == "<string>":
-                del _l.cache[_k]
-                _l._register_code(_k if type(_k) is str else _x, _c, "<string>")
-    exec(_x, _m.__dict__)
-except SystemExit:
-    raise
-except BaseException:
-    _h = getattr(sys, "excepthook", None)
-    if _h is not None:
-        def _s(t, v, tb, h=_h, f=sys._getframe()):
-            while tb is not None and tb.tb_frame is f:
-                tb = tb.tb_next
-            if isinstance(v, BaseException):
-                v.__traceback__ = tb
-            if getattr(sys, "last_traceback", None) is not None:
-                sys.last_traceback = tb
-            sys.excepthook = h
-            return h(t, v, tb)
-        sys.excepthook = _s
-    raise
 `
 
 // importRE finds import statements, at the start of a line or after a

@@ -12,6 +12,15 @@
 // and 5xx with back-off, honouring Retry-After. At most
 // [Config.Concurrency] sandboxes are alive at once; further runs wait.
 //
+// A run that keeps state (sandbox.Request.KeepState) writes its state
+// directory, /vercel/sandbox/.sandpiper-state (the most bytes to save,
+// and the state), with the input files in the same upload, runs the code
+// through sandbox.StateRunner instead of plain -c, and reads the runner's
+// report and the saved state back after the collector, each within its
+// bound (the state is not read back after a timeout: it would be
+// dropped). The state directory is beside the working directory, so the
+// collector never lists it; it is bounded only when read back.
+//
 // Inside the VM the working directory is [WorkDir] (/vercel/sandbox/data);
 // [sandbox.WorkDir] (/mnt/data) is made a symbolic link to it where the VM
 // allows, so programs may use either path.

@@ -10,11 +10,14 @@ import (
 // it makes and enters the working directory, links sandbox.WorkDir to it
 // where it can (so absolute /mnt/data paths work as with the local
 // backend), sets the limits the VM itself does not give, then replaces
-// itself with `python3 -c CODE`.
+// itself with `python3 -c CODE`, or, for a run that keeps state, with the
+// runner (sandbox.StateRunner), which runs CODE as -c would and restores
+// and saves the state in stateDir.
 //
-// argv: work-dir alias memory cpu-seconds open-files file-size code
+// argv: work-dir alias memory cpu-seconds open-files file-size code [runner]
 const launcher = `import os, resource, subprocess, sys
 work, alias, mem, cpu, nofile, fsize, code = sys.argv[1:8]
+runner = sys.argv[8:9]
 os.makedirs(work, exist_ok=True)
 os.chdir(work)
 here = os.getcwd()
@@ -34,14 +37,29 @@ for name, soft, hard in (("RLIMIT_DATA", int(mem), int(mem)), ("RLIMIT_CPU", int
         resource.setrlimit(getattr(resource, name), (soft, hard))
     except (ValueError, OSError):
         pass
-os.execv(sys.executable, [sys.executable, "-c", code])
+os.execv(sys.executable, [sys.executable, "-c"] + runner + [code])
 `
 
-func launcherArgs(work, alias string, lim sandbox.Limits, code string) []string {
-	return []string{"-c", launcher, work, alias,
+// stateDir is a stateful run's state directory in the VM, outside
+// WorkDir (the collector never lists it); stateRel is it relative to
+// WorkDir, where the program starts.
+const (
+	stateDir = vmHome + "/.sandpiper-state"
+	stateRel = "../.sandpiper-state"
+)
+
+// stateRunner runs a stateful run's code.
+var stateRunner = sandbox.StateRunner(stateRel)
+
+func launcherArgs(work, alias string, lim sandbox.Limits, code string, keepState bool) []string {
+	args := []string{"-c", launcher, work, alias,
 		strconv.FormatInt(lim.Memory, 10),
 		strconv.FormatInt(int64(max(lim.CPUTime.Seconds(), 1)), 10),
 		strconv.Itoa(lim.OpenFiles),
 		strconv.FormatInt(lim.DiskSize, 10),
 		code}
+	if keepState {
+		args = append(args, stateRunner)
+	}
+	return args
 }

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -236,8 +238,8 @@ func (s *Sandbox) run(parent context.Context, req sandbox.Request, lim sandbox.L
 		s.stop(parent, log, sb.ID)
 	}()
 
-	if len(req.Files) > 0 {
-		tgz, err := inputTar(req.Files)
+	if len(req.Files) > 0 || req.KeepState {
+		tgz, err := inputTar(req.Files, stateFiles(req, lim))
 		if err != nil {
 			return nil, &sandbox.Error{Op: "write files", Err: err}
 		}
@@ -246,7 +248,7 @@ func (s *Sandbox) run(parent context.Context, req sandbox.Request, lim sandbox.L
 		}
 	}
 
-	res, err := s.exec(ctx, sb.ID, req.Code, lim)
+	res, err := s.exec(ctx, sb.ID, req.Code, lim, req.KeepState)
 	if err != nil {
 		return nil, s.fail(parent, "run", err)
 	}
@@ -257,6 +259,9 @@ func (s *Sandbox) run(parent context.Context, req sandbox.Request, lim sandbox.L
 		}
 		// The program ran: keep what it printed, and say the files are missing.
 		log.WarnContext(ctx, "sandbox: output files not collected", "err", err)
+	}
+	if req.KeepState {
+		res.State = s.readState(ctx, sb.ID, res, lim)
 	}
 	remote.Attach(res, lim, files, omitted, capped, err)
 	res.Duration = time.Since(start)
@@ -292,12 +297,12 @@ func (s *Sandbox) stop(ctx context.Context, log *slog.Logger, id string) {
 }
 
 // exec runs the program, streaming its output, and ends it at the timeout.
-func (s *Sandbox) exec(ctx context.Context, id, code string, lim sandbox.Limits) (*sandbox.Result, error) {
+func (s *Sandbox) exec(ctx context.Context, id, code string, lim sandbox.Limits, keepState bool) (*sandbox.Result, error) {
 	stdout := &sandbox.CapBuffer{Max: lim.Output}
 	stderr := &sandbox.CapBuffer{Max: lim.Output}
 	cmd, stream, err := s.api.startCommand(ctx, id, commandRequest{
 		Command: "python3",
-		Args:    launcherArgs(workName, s.workAlias, lim, code),
+		Args:    launcherArgs(workName, s.workAlias, lim, code, keepState),
 		Cwd:     vmHome,
 		Env:     programEnv,
 	})
@@ -415,6 +420,40 @@ func (s *Sandbox) collect(ctx context.Context, id string, inputs []sandbox.File,
 	})
 }
 
+// stateFiles are what a stateful run's state directory holds when it
+// starts: "max", and the state to restore as "in".
+func stateFiles(req sandbox.Request, lim sandbox.Limits) []sandbox.File {
+	if !req.KeepState {
+		return nil
+	}
+	files := []sandbox.File{{Name: stateDir + "/max", Data: []byte(strconv.FormatInt(lim.StateSize, 10))}}
+	if len(req.State) > 0 {
+		files = append(files, sandbox.File{Name: stateDir + "/in", Data: req.State})
+	}
+	return files
+}
+
+// readState reads back what a stateful run left in its state directory,
+// each file within its bound: the report, and the state unless the run
+// was stopped (its state would be dropped).
+func (s *Sandbox) readState(ctx context.Context, id string, res *sandbox.Result, lim sandbox.Limits) *sandbox.StateResult {
+	report, err := s.api.readFile(ctx, id, stateDir+"/report.json", sandbox.MaxStateReport)
+	if err != nil {
+		if !errors.Is(err, errNotFound) {
+			s.log.WarnContext(ctx, "sandbox: the state's report could not be read", "sandbox", id, "err", err)
+		}
+		return sandbox.ParseState(nil, nil)
+	}
+	var data []byte
+	if res.Limit != sandbox.LimitTimeout && res.Limit != sandbox.LimitMemory {
+		data, err = s.api.readFile(ctx, id, stateDir+"/out", lim.StateSize)
+		if err != nil && !errors.Is(err, errNotFound) {
+			s.log.WarnContext(ctx, "sandbox: the saved state could not be read", "sandbox", id, "err", err)
+		}
+	}
+	return sandbox.ParseState(report, data)
+}
+
 // Close waits, a bounded time, for sandboxes being stopped, so that a
 // shutting-down bot leaves none running. Runs in flight are not affected.
 func (s *Sandbox) Close() error {
@@ -433,9 +472,10 @@ func (s *Sandbox) Close() error {
 }
 
 // inputTar packs the input files as the API's fs/write wants them: a
-// gzipped tar whose entry names are relative to /. Modes are permissive so
-// that the program may change its inputs whoever the extractor runs as.
-func inputTar(files []sandbox.File) ([]byte, error) {
+// gzipped tar whose entry names are relative to /, and the files named by
+// absolute paths in other. Modes are permissive so that the program may
+// change its inputs whoever the extractor runs as.
+func inputTar(files, other []sandbox.File) ([]byte, error) {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(zw)
@@ -443,19 +483,20 @@ func inputTar(files []sandbox.File) ([]byte, error) {
 	dirs := map[string]bool{}
 	var addDir func(d string) error
 	addDir = func(d string) error {
-		if dirs[d] {
+		if dirs[d] || d == vmHome || d == "/" {
 			return nil
 		}
-		if d != WorkDir {
-			if err := addDir(path.Dir(d)); err != nil {
-				return err
-			}
+		if err := addDir(path.Dir(d)); err != nil {
+			return err
 		}
 		dirs[d] = true
 		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: strings.TrimPrefix(d, "/") + "/", Mode: 0o777, ModTime: now})
 	}
-	for _, f := range files {
-		p := path.Join(WorkDir, f.Name)
+	for i, f := range slices.Concat(files, other) {
+		p := f.Name
+		if i < len(files) {
+			p = path.Join(WorkDir, f.Name)
+		}
 		if err := addDir(path.Dir(p)); err != nil {
 			return nil, err
 		}

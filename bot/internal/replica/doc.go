@@ -16,7 +16,11 @@
 // What stays per replica: the thread workspaces
 // (SANDPIPER_DATA_DIR/threads, rebuilt from Slack when a question lands on
 // a replica without them), the thread memory, slash commands (answered by
-// the replica that received them), and the sandbox.
+// the replica that received them), and the sandbox. A thread's Python
+// state is shared: it is kept in Redis (state.go: 8 MiB chunks behind a
+// record swapped in one step, for the thread's TTL from its last use), so
+// that a follow-up answered by another replica finds the variables the
+// last run left.
 //
 // # Dedupe
 //
@@ -117,7 +121,9 @@
 //
 // # Settings and feedback
 //
-// debug on|off is kept in Redis and holds on every replica at once; the
+// debug on|off and state on|off are kept in Redis and hold on every
+// replica at once (a change is read and written in one WATCH transaction,
+// so two admins changing two settings at once both win); the
 // first replica to start copies channels.json into Redis (only channels
 // Redis does not have). Feedback clicks are kept in Redis (the latest
 // 100,000 records, and a per-channel tally that /sandpiper feedback reads

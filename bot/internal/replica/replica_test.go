@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -355,5 +356,32 @@ func TestFeedback(t *testing.T) {
 		if got[i] != recs[i] {
 			t.Errorf("record %d = %+v; want %+v", i, got[i], recs[i])
 		}
+	}
+}
+
+// TestUpdateSettings: changes made at once through two replicas both
+// hold: each is applied to what the other left.
+func TestUpdateSettings(t *testing.T) {
+	srv := newServer(t)
+	ctx := context.Background()
+	a := open(t, srv.URL(0), replica.Config{})
+	b := open(t, srv.URL(0), replica.Config{})
+	var wg sync.WaitGroup
+	for i, s := range []*replica.Store{a, b} {
+		wg.Go(func() {
+			for j := range 20 {
+				err := s.UpdateSettings(ctx, "C1", func(old []byte) ([]byte, error) {
+					return append(old, byte('a'+i)), nil
+				})
+				if err != nil {
+					t.Errorf("update %d of %d: %v", j, i, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	v, err := a.Settings(ctx, "C1")
+	if err != nil || strings.Count(string(v), "a") != 20 || strings.Count(string(v), "b") != 20 {
+		t.Errorf("settings after 20 updates through each replica: %q, %v", v, err)
 	}
 }

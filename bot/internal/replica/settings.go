@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -30,6 +32,46 @@ func (s *Store) SetSettings(ctx context.Context, channel string, value []byte) e
 		return fmt.Errorf("shared: saving settings of %s: %w", channel, err)
 	}
 	return nil
+}
+
+// UpdateSettings replaces a channel's settings with what change makes of
+// them (nil if none were set), in one step: a change made meanwhile
+// through another replica is read again and changed too (after a pause
+// of a few milliseconds, up to 100 times, within ctx).
+func (s *Store) UpdateSettings(ctx context.Context, channel string, change func([]byte) ([]byte, error)) error {
+	key := s.k.channels()
+	for range 100 {
+		err := s.rdb.Watch(ctx, func(tx *redis.Tx) error {
+			old, err := tx.HGet(ctx, key, channel).Bytes()
+			if errors.Is(err, redis.Nil) {
+				old, err = nil, nil
+			}
+			if err != nil {
+				return err
+			}
+			v, err := change(old)
+			if err != nil {
+				return err
+			}
+			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.HSet(ctx, key, channel, v)
+				return nil
+			})
+			return err
+		}, key)
+		if !errors.Is(err, redis.TxFailedErr) {
+			if err != nil {
+				return fmt.Errorf("shared: saving settings of %s: %w", channel, err)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("shared: saving settings of %s: %w", channel, context.Cause(ctx))
+		case <-time.After(time.Duration(1+rand.IntN(5)) * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("shared: saving settings of %s: changed by others too often", channel)
 }
 
 // AllSettings returns every channel's settings.

@@ -192,3 +192,27 @@ func parseByteSize(s string) (int64, error) {
 	}
 	return n * mult, nil
 }
+
+// OnOff is a switch written "on" or "off".
+type OnOff bool
+
+// EnvDecode reads "on" or "off", in any case.
+func (o *OnOff) EnvDecode(s string) error {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "on":
+		*o = true
+	case "off":
+		*o = false
+	default:
+		return fmt.Errorf("%q is not on or off", s)
+	}
+	return nil
+}
+
+// String is "on" or "off".
+func (o OnOff) String() string {
+	if o {
+		return "on"
+	}
+	return "off"
+}

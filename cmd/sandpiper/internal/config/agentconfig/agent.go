@@ -13,11 +13,20 @@ import (
 )
 
 // Agent is what every command that runs the agent reads: the model,
-// the sandbox and the file limits.
+// the sandbox, the file limits and the state.
 type Agent struct {
 	Model   Model
 	Sandbox config.Sandbox
 	Files   sandbox.FileLimits
+	State   config.State
+}
+
+// Limits are the limits of the agent's runs: the sandbox's, and the
+// state's size.
+func (c Agent) Limits() sandbox.Limits {
+	l := c.Sandbox.Limits()
+	l.StateSize = c.State.MaxSize.Bytes()
+	return l
 }
 
 // Load reads the agent's variables; its errors name the variable to fix.
@@ -31,6 +40,15 @@ func Load(ctx context.Context, lookup envconfig.Lookuper) (Agent, error) {
 		return c, err
 	}
 	f, err := config.LoadFiles(ctx, lookup)
+	if err != nil {
+		return c, err
+	}
 	c.Files = f.Limits()
-	return c, err
+	if c.State, err = config.LoadState(ctx, lookup); err != nil {
+		return c, err
+	}
+	// Restoring or saving a state takes about twice its size in the
+	// run's memory.
+	return c, config.CheckRange("SANDPIPER_STATE_MAX_SIZE", c.State.MaxSize,
+		"at most SANDPIPER_SANDBOX_MEMORY ("+c.Sandbox.Memory.String()+")", c.State.MaxSize.Bytes() > c.Sandbox.Memory.Bytes())
 }

@@ -23,7 +23,7 @@ import (
 type Bot struct {
 	// NumberCheck lists under an answer its numbers found in no run's
 	// output.
-	NumberCheck OnOff `env:"SANDPIPER_NUMBER_CHECK"`
+	NumberCheck config.OnOff `env:"SANDPIPER_NUMBER_CHECK"`
 
 	BotToken        string        `env:"SLACK_BOT_TOKEN"`
 	AppToken        string        `env:"SLACK_APP_TOKEN"`
@@ -78,28 +78,6 @@ func Load(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
 		config.CheckRange("SANDPIPER_REPLICA", e.Replica, "1 to 100 letters, digits and . _ : -", e.Replica != "" && !reReplica.MatchString(e.Replica)),
 		config.CheckRange("SANDPIPER_STREAM_APPENDS_PER_MINUTE", e.StreamAppendsMin, "between 1 and 6000", e.StreamAppendsMin < 1 || e.StreamAppendsMin > 6000),
 	)
-}
-
-// OnOff is a switch written "on" or "off".
-type OnOff bool
-
-func (o *OnOff) EnvDecode(s string) error {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "on":
-		*o = true
-	case "off":
-		*o = false
-	default:
-		return fmt.Errorf("%q is not on or off", s)
-	}
-	return nil
-}
-
-func (o OnOff) String() string {
-	if o {
-		return "on"
-	}
-	return "off"
 }
 
 // Logger returns the bot's logger, at SANDPIPER_LOG_LEVEL, writing to w.
