@@ -92,4 +92,13 @@
 // SANDPIPER_KUBERNETES_READY_TIMEOUT (60s), and the common
 // SANDPIPER_SANDBOX_* limits; SANDPIPER_SANDBOX_CONCURRENCY bounds the
 // claims a replica holds at once (default 10).
+//
+// # Measured
+//
+// Against a real API server with a fake pod (go test -bench Run
+// ./sandbox/kubernetes, 2 shared cores): ~210–245 ms per run where the
+// local backend takes 60–85 ms, ~120–140 ms of it the claim (the test
+// controller's reconcile included); a real cluster adds its controller,
+// the pod's Python start and network round trips (agent-sandbox reports
+// claims ready in 1 s at P50, 5 s at P99).
 package kubernetes
