@@ -23,7 +23,7 @@ func (s *Store) SeenMessage(ctx context.Context, channel, ts string) (bool, erro
 func (s *Store) seen(ctx context.Context, key string) (bool, error) {
 	set, err := s.rdb.SetNX(ctx, key, "1", s.cfg.DedupeTTL).Result()
 	if err != nil {
-		return false, fmt.Errorf("shared: dedupe: %w", err)
+		return false, fmt.Errorf("replica: dedupe: %w", err)
 	}
 	if !set {
 		s.duplicates.Add(1)

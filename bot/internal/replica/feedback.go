@@ -27,7 +27,7 @@ type Feedback struct {
 // in one step.
 func (s *Store) AddFeedback(ctx context.Context, f Feedback) error {
 	if f.Channel == "" || f.Rating == "" {
-		return fmt.Errorf("shared: feedback needs a channel and a rating")
+		return fmt.Errorf("replica: feedback needs a channel and a rating")
 	}
 	if f.Time.IsZero() {
 		f.Time = time.Now()
@@ -43,7 +43,7 @@ func (s *Store) AddFeedback(ctx context.Context, f Feedback) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("shared: adding feedback: %w", err)
+		return fmt.Errorf("replica: adding feedback: %w", err)
 	}
 	return nil
 }
@@ -53,7 +53,7 @@ func (s *Store) AddFeedback(ctx context.Context, f Feedback) error {
 func (s *Store) FeedbackTally(ctx context.Context, channel string) (map[string]int64, error) {
 	m, err := s.rdb.HGetAll(ctx, s.k.tally(channel)).Result()
 	if err != nil {
-		return nil, fmt.Errorf("shared: feedback tally: %w", err)
+		return nil, fmt.Errorf("replica: feedback tally: %w", err)
 	}
 	out := make(map[string]int64, len(m))
 	for k, v := range m {
@@ -73,7 +73,7 @@ func (s *Store) FeedbackRecords(ctx context.Context, after string, n int64) ([]F
 	}
 	msgs, err := s.rdb.XRangeN(ctx, s.k.feedback(), start, "+", n).Result()
 	if err != nil {
-		return nil, after, fmt.Errorf("shared: reading feedback: %w", err)
+		return nil, after, fmt.Errorf("replica: reading feedback: %w", err)
 	}
 	out := make([]Feedback, 0, len(msgs))
 	for _, m := range msgs {

@@ -19,14 +19,14 @@ var (
 	// ErrDuplicate: the question's event or message was seen before,
 	// within the dedupe TTL, by this replica or another; nothing was
 	// queued.
-	ErrDuplicate = errors.New("shared: duplicate event")
+	ErrDuplicate = errors.New("replica: duplicate event")
 	// ErrQueueFull: the queue holds Config.MaxQueued questions.
-	ErrQueueFull = errors.New("shared: queue full")
+	ErrQueueFull = errors.New("replica: queue full")
 	// ErrBacklog: Redis has been unreachable for so long that Submit's
 	// buffer is full.
-	ErrBacklog = errors.New("shared: redis unreachable and the local buffer is full")
+	ErrBacklog = errors.New("replica: redis unreachable and the local buffer is full")
 	// ErrClosed: the store was closed.
-	ErrClosed = errors.New("shared: store closed")
+	ErrClosed = errors.New("replica: store closed")
 )
 
 // Question is a question (or a command) accepted from Slack, for the
@@ -55,14 +55,14 @@ type Question struct {
 // an error leaves neither done, so the event may be tried again.
 func (s *Store) Enqueue(ctx context.Context, q Question) (string, error) {
 	if q.Thread == "" {
-		return "", errors.New("shared: enqueue: question without a thread")
+		return "", errors.New("replica: enqueue: question without a thread")
 	}
 	keys := append([]string{s.k.stream(), s.k.order(q.Thread), s.k.answer(q.ID)}, s.dedupeKeys(q)...)
 	res, err := enqueueScript.Run(ctx, s.rdb, keys,
 		int64(s.cfg.DedupeTTL/time.Second), s.cfg.MaxQueued, q.Thread, q.ID, q.Payload,
 		orderTTL.Milliseconds(), int64(answerTTL/time.Second)).Slice()
 	if err != nil {
-		return "", fmt.Errorf("shared: enqueue: %w", err)
+		return "", fmt.Errorf("replica: enqueue: %w", err)
 	}
 	switch status, _ := res[0].(string); status {
 	case "dup":
@@ -74,7 +74,7 @@ func (s *Store) Enqueue(ctx context.Context, q Question) (string, error) {
 		id, _ := res[1].(string)
 		return id, nil
 	default:
-		return "", fmt.Errorf("shared: enqueue: unexpected reply %v", res)
+		return "", fmt.Errorf("replica: enqueue: unexpected reply %v", res)
 	}
 }
 

@@ -93,10 +93,10 @@ var (
 
 func (c *Config) validate() error {
 	if !reReplica.MatchString(c.Replica) {
-		return fmt.Errorf("shared: replica name %q: use 1 to 100 letters, digits and . _ : -", c.Replica)
+		return fmt.Errorf("replica: replica name %q: use 1 to 100 letters, digits and . _ : -", c.Replica)
 	}
 	if c.ClaimAfter < MinClaimAfter {
-		return fmt.Errorf("shared: claim-after %s is below the minimum %s", c.ClaimAfter, MinClaimAfter)
+		return fmt.Errorf("replica: claim-after %s is below the minimum %s", c.ClaimAfter, MinClaimAfter)
 	}
 	return nil
 }

@@ -19,11 +19,11 @@ var (
 	// ErrShutdown: Shutdown's deadline passed before the answer finished.
 	// A handler that returns an error then has its question handed back
 	// to the queue for another replica.
-	ErrShutdown = errors.New("shared: replica shutting down")
+	ErrShutdown = errors.New("replica: replica shutting down")
 	// ErrLost: another replica took the question over (this replica could
 	// not reach Redis for longer than the claim-after). The handler should
 	// stop posting: the other replica answers.
-	ErrLost = errors.New("shared: question taken over by another replica")
+	ErrLost = errors.New("replica: question taken over by another replica")
 )
 
 // Delivery is a question handed to a [Handler].
@@ -74,7 +74,7 @@ func (s *Store) Serve(ctx context.Context, h Handler) error {
 		return ErrClosed
 	case s.serving != nil:
 		s.mu.Unlock()
-		return errors.New("shared: Serve called twice")
+		return errors.New("replica: Serve called twice")
 	}
 	c := newConsumer(s, h)
 	s.serving = c
@@ -108,7 +108,7 @@ func (s *Store) Shutdown(ctx context.Context) error {
 	err := <-flushed
 	if err != nil {
 		s.log.Warn("shutdown: submitted questions still buffered: redis unreachable", "err", err)
-		return fmt.Errorf("shared: shutdown: questions not queued: %w", err)
+		return fmt.Errorf("replica: shutdown: questions not queued: %w", err)
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ func (s *Store) Settings(ctx context.Context, channel string) ([]byte, error) {
 	case errors.Is(err, redis.Nil):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("shared: reading settings of %s: %w", channel, err)
+		return nil, fmt.Errorf("replica: reading settings of %s: %w", channel, err)
 	}
 	return v, nil
 }
@@ -29,7 +29,7 @@ func (s *Store) Settings(ctx context.Context, channel string) ([]byte, error) {
 // SetSettings replaces a channel's settings.
 func (s *Store) SetSettings(ctx context.Context, channel string, value []byte) error {
 	if err := s.rdb.HSet(ctx, s.k.channels(), channel, value).Err(); err != nil {
-		return fmt.Errorf("shared: saving settings of %s: %w", channel, err)
+		return fmt.Errorf("replica: saving settings of %s: %w", channel, err)
 	}
 	return nil
 }
@@ -61,24 +61,24 @@ func (s *Store) UpdateSettings(ctx context.Context, channel string, change func(
 		}, key)
 		if !errors.Is(err, redis.TxFailedErr) {
 			if err != nil {
-				return fmt.Errorf("shared: saving settings of %s: %w", channel, err)
+				return fmt.Errorf("replica: saving settings of %s: %w", channel, err)
 			}
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("shared: saving settings of %s: %w", channel, context.Cause(ctx))
+			return fmt.Errorf("replica: saving settings of %s: %w", channel, context.Cause(ctx))
 		case <-time.After(time.Duration(1+rand.IntN(5)) * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("shared: saving settings of %s: changed by others too often", channel)
+	return fmt.Errorf("replica: saving settings of %s: changed by others too often", channel)
 }
 
 // AllSettings returns every channel's settings.
 func (s *Store) AllSettings(ctx context.Context) (map[string][]byte, error) {
 	m, err := s.rdb.HGetAll(ctx, s.k.channels()).Result()
 	if err != nil {
-		return nil, fmt.Errorf("shared: reading settings: %w", err)
+		return nil, fmt.Errorf("replica: reading settings: %w", err)
 	}
 	out := make(map[string][]byte, len(m))
 	for k, v := range m {
@@ -98,7 +98,7 @@ func (s *Store) ImportSettings(ctx context.Context, channels map[string][]byte) 
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("shared: importing settings: %w", err)
+		return 0, fmt.Errorf("replica: importing settings: %w", err)
 	}
 	n := 0
 	for _, c := range cmds {

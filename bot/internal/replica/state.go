@@ -65,7 +65,7 @@ func (s *Store) State(ctx context.Context, thread string, max int64, ttl time.Du
 	case errors.Is(err, redis.Nil):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("shared: reading the state: %w", err)
+		return nil, fmt.Errorf("replica: reading the state: %w", err)
 	}
 	rec, ok := parseStateRecord(v)
 	switch {
@@ -83,7 +83,7 @@ func (s *Store) State(ctx context.Context, thread string, max int64, ttl time.Du
 	}
 	p.PExpire(ctx, s.k.state(thread), ttl)
 	if _, err := p.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("shared: reading the state: %w", err)
+		return nil, fmt.Errorf("replica: reading the state: %w", err)
 	}
 	data := make([]byte, 0, rec.size)
 	for _, g := range gets {
@@ -92,7 +92,7 @@ func (s *Store) State(ctx context.Context, thread string, max int64, ttl time.Du
 			return nil, fmt.Errorf("%w: parts of it are gone", agent.ErrStateUnusable)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("shared: reading the state: %w", err)
+			return nil, fmt.Errorf("replica: reading the state: %w", err)
 		}
 		data = append(data, b...)
 	}
@@ -112,12 +112,12 @@ func (s *Store) PutState(ctx context.Context, thread string, data []byte, ttl ti
 	}
 	if _, err := p.Exec(ctx); err != nil {
 		s.deleteChunks(ctx, thread, rec)
-		return fmt.Errorf("shared: saving the state: %w", err)
+		return fmt.Errorf("replica: saving the state: %w", err)
 	}
 	old, err := s.rdb.SetArgs(ctx, s.k.state(thread), rec.String(), redis.SetArgs{TTL: ttl, Get: true}).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		s.deleteChunks(ctx, thread, rec)
-		return fmt.Errorf("shared: saving the state: %w", err)
+		return fmt.Errorf("replica: saving the state: %w", err)
 	}
 	if prev, ok := parseStateRecord(old); ok && prev.gen != rec.gen {
 		s.deleteChunks(ctx, thread, prev)
@@ -135,7 +135,7 @@ func (s *Store) SetStateAside(ctx context.Context, thread string) error {
 	}
 	err := s.rdb.Rename(ctx, s.k.state(thread), s.k.stateAside(thread)).Err()
 	if err != nil && !strings.Contains(err.Error(), "no such key") {
-		return fmt.Errorf("shared: setting the state aside: %w", err)
+		return fmt.Errorf("replica: setting the state aside: %w", err)
 	}
 	return nil
 }
@@ -149,7 +149,7 @@ func (s *Store) deleteChunks(ctx context.Context, thread string, rec stateRecord
 	}
 	if len(keys) > 0 {
 		if err := s.rdb.Del(context.WithoutCancel(ctx), keys...).Err(); err != nil {
-			s.log.Debug("shared: deleting an old state's chunks failed; they expire with the thread", "thread", thread, "err", err)
+			s.log.Debug("replica: deleting an old state's chunks failed; they expire with the thread", "thread", thread, "err", err)
 		}
 	}
 }

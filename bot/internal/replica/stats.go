@@ -56,14 +56,14 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 		return nil
 	})
 	if err := xlen.Err(); err != nil {
-		return st, fmt.Errorf("shared: stats: %w", err)
+		return st, fmt.Errorf("replica: stats: %w", err)
 	}
 	st.Queued = xlen.Val()
 	switch err := pending.Err(); {
 	case err == nil:
 		st.Pending = pending.Val().Count
 	case !isNoGroup(err): // no group yet: nothing pending
-		return st, fmt.Errorf("shared: stats: %w", err)
+		return st, fmt.Errorf("replica: stats: %w", err)
 	}
 	return st, nil
 }

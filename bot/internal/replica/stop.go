@@ -40,9 +40,9 @@ type StopError struct {
 
 func (e *StopError) Error() string {
 	if e.By == "" {
-		return "shared: answer stopped"
+		return "replica: answer stopped"
 	}
-	return "shared: answer stopped by " + e.By
+	return "replica: answer stopped by " + e.By
 }
 
 // PublishStop stops an answer on whichever replica holds it: the replica
@@ -53,7 +53,7 @@ func (e *StopError) Error() string {
 // the message was missed.
 func (s *Store) PublishStop(ctx context.Context, st Stop) error {
 	if st.Question == "" && st.Thread == "" {
-		return errors.New("shared: stop names neither a question nor a thread")
+		return errors.New("replica: stop names neither a question nor a thread")
 	}
 	payload, err := json.Marshal(st)
 	if err != nil {
@@ -67,7 +67,7 @@ func (s *Store) PublishStop(ctx context.Context, st Stop) error {
 		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("shared: stop: %w", err)
+		return fmt.Errorf("replica: stop: %w", err)
 	}
 	return nil
 }
@@ -121,13 +121,13 @@ const (
 func (s *Store) AnswerState(ctx context.Context, id string) (State, string, error) {
 	m, err := s.rdb.HGetAll(ctx, s.k.answer(id)).Result()
 	if err != nil {
-		return Unknown, "", fmt.Errorf("shared: answer state: %w", err)
+		return Unknown, "", fmt.Errorf("replica: answer state: %w", err)
 	}
 	state, replica := State(m["state"]), m["replica"]
 	if state == Running {
 		holder, err := s.rdb.Get(ctx, s.k.lease(m["thread"])).Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
-			return Unknown, "", fmt.Errorf("shared: answer state: %w", err)
+			return Unknown, "", fmt.Errorf("replica: answer state: %w", err)
 		}
 		if holder != replica {
 			return Queued, "", nil

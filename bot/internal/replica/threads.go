@@ -26,7 +26,7 @@ func (s *Store) MarkThread(ctx context.Context, thread string, ttl time.Duration
 		return mark, "", nil
 	}
 	if err != nil {
-		return "", "", fmt.Errorf("shared: marking thread: %w", err)
+		return "", "", fmt.Errorf("replica: marking thread: %w", err)
 	}
 	return mark, prev, nil
 }
@@ -38,7 +38,7 @@ func (s *Store) ThreadMark(ctx context.Context, thread string) (string, error) {
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("shared: reading thread mark: %w", err)
+		return "", fmt.Errorf("replica: reading thread mark: %w", err)
 	}
 	return mark, nil
 }
@@ -52,11 +52,11 @@ func (s *Store) Current(ctx context.Context, thread string) (id string, payload 
 		return "", nil, nil
 	}
 	if err != nil {
-		return "", nil, fmt.Errorf("shared: current question: %w", err)
+		return "", nil, fmt.Errorf("replica: current question: %w", err)
 	}
 	msgs, err := s.rdb.XRange(ctx, s.k.stream(), entry, entry).Result()
 	if err != nil {
-		return "", nil, fmt.Errorf("shared: current question: %w", err)
+		return "", nil, fmt.Errorf("replica: current question: %w", err)
 	}
 	if len(msgs) == 0 {
 		return "", nil, nil
