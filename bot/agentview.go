@@ -17,17 +17,6 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
-// agentViewScope is the scope of Slack's agent (assistant) view methods:
-// suggested prompts and thread titles. Without it the bot works as in
-// any DM, without them.
-const agentViewScope = "assistant:write"
-
-// OptionalScopes are the bot token scopes sandpiper uses when granted,
-// with what is lost without them; manifest.yaml asks for them too.
-var OptionalScopes = map[string]string{
-	agentViewScope: "the agent view's suggested prompts and thread titles are off",
-}
-
 // agentTitleChars bounds an agent thread's title (Slack's limit is not
 // documented; the client shows about this much).
 const agentTitleChars = 60
@@ -58,17 +47,17 @@ func (v *agentView) checkScopes(scopes string, log *slog.Logger) {
 		return
 	}
 	for _, s := range strings.Split(scopes, ",") {
-		if strings.TrimSpace(s) == agentViewScope {
+		if strings.TrimSpace(s) == slackapi.AgentViewScope {
 			return
 		}
 	}
-	v.disable(log, "the bot token lacks the "+agentViewScope+" scope")
+	v.disable(log, "the bot token lacks the "+slackapi.AgentViewScope+" scope")
 }
 
 // disable turns the extras off, warning once.
 func (v *agentView) disable(log *slog.Logger, why string) {
 	if v.off.CompareAndSwap(false, true) {
-		log.Warn("agent view: no suggested prompts or thread titles: "+why+"; add the scope (manifest.yaml has it) and reinstall the app", "scope", agentViewScope)
+		log.Warn("agent view: no suggested prompts or thread titles: "+why+"; add the scope (manifest.yaml has it) and reinstall the app", "scope", slackapi.AgentViewScope)
 	}
 }
 

@@ -17,13 +17,6 @@ import (
 	"github.com/sandpiper-bot/sandpiper/bot/store"
 )
 
-// RequiredScopes are the bot token scopes sandpiper uses; manifest.yaml
-// asks for them.
-var RequiredScopes = []string{
-	"app_mentions:read", "channels:history", "groups:history", "im:history", "mpim:history",
-	"chat:write", "reactions:write", "users:read", "files:read", "files:write", "commands",
-}
-
 // Check is one result of [Doctor].
 type Check struct {
 	Name string
@@ -72,23 +65,23 @@ func Doctor(ctx context.Context, cfg Config) []Check {
 				have[strings.TrimSpace(s)] = true
 			}
 			var missing []string
-			for _, s := range RequiredScopes {
+			for _, s := range slackapi.RequiredScopes {
 				if !have[s] {
 					missing = append(missing, s)
 				}
 			}
 			switch {
 			case auth.Header.Get("X-OAuth-Scopes") == "":
-				add("Slack scopes", nil, "not checked: Slack did not list the token's scopes (needed: "+strings.Join(RequiredScopes, ", ")+")")
+				add("Slack scopes", nil, "not checked: Slack did not list the token's scopes (needed: "+strings.Join(slackapi.RequiredScopes, ", ")+")")
 			case len(missing) > 0:
 				add("Slack scopes", fmt.Errorf("missing %s: add them (or re-create the app from manifest.yaml) and reinstall the app", strings.Join(missing, ", ")), "")
 			default:
 				add("Slack scopes", nil, "all required scopes granted")
 			}
-			for _, s := range slices.Sorted(maps.Keys(OptionalScopes)) {
+			for _, s := range slices.Sorted(maps.Keys(slackapi.OptionalScopes)) {
 				if !have[s] && auth.Header.Get("X-OAuth-Scopes") != "" {
 					checks = append(checks, Check{Name: "Slack scope " + s, OK: true, Warn: true,
-						Detail: "missing, so " + OptionalScopes[s] + ": add it (manifest.yaml has it) and reinstall the app"})
+						Detail: "missing, so " + slackapi.OptionalScopes[s] + ": add it (manifest.yaml has it) and reinstall the app"})
 				}
 			}
 		}

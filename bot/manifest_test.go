@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"go.yaml.in/yaml/v4"
 )
 
@@ -49,7 +50,7 @@ func TestManifestMatchesCode(t *testing.T) {
 		t.Fatalf("manifest.yaml: %v", err)
 	}
 	scopes := slices.Sorted(slices.Values(m.OAuth.Scopes.Bot))
-	want := slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(OptionalScopes)), RequiredScopes...)))
+	want := slices.Sorted(slices.Values(append(slices.Collect(maps.Keys(slackapi.OptionalScopes)), slackapi.RequiredScopes...)))
 	if !slices.Equal(scopes, want) {
 		t.Errorf("manifest bot scopes %v, code needs %v", scopes, want)
 	}

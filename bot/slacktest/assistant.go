@@ -3,20 +3,20 @@ package slacktest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 )
 
 // DefaultScopes are the bot token's scopes unless a test sets others
-// ([Server.SetScopes]): those manifest.yaml asks for.
-var DefaultScopes = []string{
-	"app_mentions:read", "channels:history", "groups:history", "im:history", "mpim:history",
-	"chat:write", "reactions:write", "users:read", "files:read", "files:write", "commands",
-	"assistant:write",
-}
+// ([Server.SetScopes]): those manifest.yaml asks for, required and
+// optional.
+var DefaultScopes = slices.Concat(slackapi.RequiredScopes, slices.Sorted(maps.Keys(slackapi.OptionalScopes)))
 
 // SetScopes replaces the bot token's scopes: auth.test lists them, and
 // methods that need a scope the token lacks fail with missing_scope, as

@@ -11,6 +11,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/chat"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
@@ -122,24 +123,9 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if flags.debug || c.Model.Debug {
 		level = slog.LevelDebug
 	}
-	log := slog.New(slog.NewTextHandler(ui.LogWriter(), &slog.HandlerOptions{
-		Level: level,
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey && len(groups) == 0 {
-				return slog.Attr{} // a terminal session needs no timestamps
-			}
-			return a
-		},
-	}))
-
-	ui.Spin("Starting the sandbox")
-	c.Sandbox.LongLived = flags.question == "" // a chat runs many programs: prepare caches
-	a, rt, sb, err := start(ctx, c, log)
-	ui.StopSpinner()
+	log := terminalLog(ui.LogWriter(), level)
+	a, rt, sb, err := startShown(ctx, ui, c, flags.question == "", log)
 	if err != nil {
-		if ctx.Err() != nil {
-			return cli.Exit(cli.ExitInterrupted)
-		}
 		return err
 	}
 	defer sb.Close()
@@ -166,4 +152,32 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return cli.Exit(1) // the UI said so
 	}
 	return nil
+}
+
+// terminalLog is the log of a terminal session, at level, to w: no
+// timestamps.
+func terminalLog(w io.Writer, level slog.Leveler) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{
+		Level: level,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey && len(groups) == 0 {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+}
+
+// startShown starts the agent and its sandbox (see start) while ui shows
+// a spinner; a chat runs many programs, so its sandbox prepares caches.
+// Interrupted, it says so with the exit code.
+func startShown(ctx context.Context, ui *chat.UI, c agentconfig.Agent, chatting bool, log *slog.Logger) (*agent.Agent, agent.Runtime, config.Backend, error) {
+	ui.Spin("Starting the sandbox")
+	defer ui.StopSpinner()
+	c.Sandbox.LongLived = chatting
+	a, rt, sb, err := start(ctx, c, log)
+	if err != nil && ctx.Err() != nil {
+		return nil, rt, nil, cli.Exit(cli.ExitInterrupted)
+	}
+	return a, rt, sb, err
 }

@@ -57,25 +57,10 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c ag
 	}
 	logw := &switchWriter{}
 	logw.set(stderr)
-	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{
-		Level: &level,
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey && len(groups) == 0 {
-				return slog.Attr{} // a terminal session needs no timestamps
-			}
-			return a
-		},
-	}))
-
+	log := terminalLog(logw, &level)
 	spin := chat.New(stdout, stderr, chat.Options{NoColor: profile == termenv.Ascii, Term: getenv("TERM")})
-	spin.Spin("Starting the sandbox")
-	c.Sandbox.LongLived = flags.question == "" // a chat runs many programs: prepare caches
-	a, rt, sb, err := start(ctx, c, log)
-	spin.StopSpinner()
+	a, rt, sb, err := startShown(ctx, spin, c, flags.question == "", log)
 	if err != nil {
-		if ctx.Err() != nil {
-			return cli.Exit(cli.ExitInterrupted)
-		}
 		return err
 	}
 	defer sb.Close()

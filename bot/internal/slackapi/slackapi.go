@@ -70,3 +70,21 @@ func Refused(err error) bool {
 func Context(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), CallTimeout)
 }
+
+// RequiredScopes are the bot token scopes sandpiper uses; manifest.yaml
+// asks for them.
+var RequiredScopes = []string{
+	"app_mentions:read", "channels:history", "groups:history", "im:history", "mpim:history",
+	"chat:write", "reactions:write", "users:read", "files:read", "files:write", "commands",
+}
+
+// AgentViewScope is the scope of Slack's agent (assistant) view methods:
+// suggested prompts and thread titles. Without it the bot works as in
+// any DM, without them.
+const AgentViewScope = "assistant:write"
+
+// OptionalScopes are the bot token scopes sandpiper uses when granted,
+// with what is lost without them; manifest.yaml asks for them too.
+var OptionalScopes = map[string]string{
+	AgentViewScope: "the agent view's suggested prompts and thread titles are off",
+}
