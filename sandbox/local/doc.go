@@ -259,8 +259,10 @@
 //     0.15 s; two previews at a time in all.
 //   - Text from a run or the model shown to people (escape sequences, BEL,
 //     C1 controls, bidi overrides): shown as visible symbols (␛, ␇, �) in
-//     tool cards, file names, upload titles, alt text, answers and the
-//     terminal (package safetext). Remains: sandpiper exec passes the
+//     tool cards, file names, upload titles, alt text, answers, the
+//     terminal, and the tool result the model reads (its output, stderr
+//     and file names, also when a follow-up gives an earlier run's output
+//     again) (package safetext). Remains: sandpiper exec passes the
 //     program's own output through untouched, like python3.
 //   - Code the card does not show: code holding a NUL byte is refused with
 //     a clear error.
