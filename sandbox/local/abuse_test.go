@@ -3,10 +3,13 @@
 package local
 
 import (
+	"encoding/hex"
+	"fmt"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -218,4 +221,125 @@ func checkListing(t *testing.T, res *sandbox.Result, more bool) (size int) {
 		t.Errorf("omitted entries hold %d bytes, want at most %d", size, sandbox.MaxOmittedBytes)
 	}
 	return size + len(last)
+}
+
+// lockChannel is a program for one end of a covert channel between two
+// concurrent runs through advisory locks on files every sandbox shares
+// read-only (the interpreter's standard library): bits 0–7, a clock and
+// an acknowledgement, each a lock the other end sees, in a handshake per
+// byte. flock locks a file each; posix locks a byte each of one file and
+// reads the other end's with F_GETLK. The sender prints the bytes/s it
+// sent, the receiver what it received in hex.
+func lockChannel(mode string, send bool, n int) string {
+	return fmt.Sprintf(`import fcntl, glob, os, random, struct, time
+mode, send, n = %q, %v, %d
+files = sorted(glob.glob(os.path.dirname(os.__file__) + "/*.py"))[:11]
+if mode == "flock":
+    mine = [os.open(f, os.O_RDONLY) for f in files]
+    probe = [os.open(f, os.O_RDONLY) for f in files]
+    def put(i, on):
+        fcntl.flock(mine[i], fcntl.LOCK_SH if on else fcntl.LOCK_UN)
+    def seen(i):
+        try:
+            fcntl.flock(probe[i], fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(probe[i], fcntl.LOCK_UN)
+        return False
+else:
+    fd = os.open(files[0], os.O_RDONLY)
+    def put(i, on):
+        fcntl.fcntl(fd, fcntl.F_SETLK, struct.pack("hhqqi", fcntl.F_RDLCK if on else fcntl.F_UNLCK, 0, i, 1, 0))
+    def seen(i):
+        return struct.unpack("hhqqi", fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack("hhqqi", fcntl.F_WRLCK, 0, i, 1, 0)))[0] != fcntl.F_UNLCK
+CLOCK, ACK, READY = 8, 9, 10
+clock = False
+if send:
+    data = random.Random(42).randbytes(n)
+    while not seen(READY):
+        pass
+    start = time.monotonic()
+    for v in data:
+        for b in range(8):
+            put(b, v >> b & 1)
+        clock = not clock
+        put(CLOCK, clock)
+        while seen(ACK) != clock:
+            pass
+    print(n / (time.monotonic() - start))
+else:
+    put(READY, True)
+    out = bytearray()
+    while len(out) < n:
+        while seen(CLOCK) == clock:
+            pass
+        clock = not clock
+        out.append(sum(seen(b) << b for b in range(8)))
+        put(ACK, clock)
+    print(out.hex())
+`, mode, map[bool]string{true: "True", false: "False"}[send], n)
+}
+
+// BenchmarkLockChannel measures that covert channel: two runs at once,
+// one sending n pseudo-random bytes, the other receiving them, through
+// flock and through POSIX byte-range locks. It reports the bits per
+// second carried and the share of bytes received wrong. (The channel
+// stays open: sqlite3 needs both kinds of lock on its files, and the
+// sandbox cannot tell a shared file from a run's own without a race; see
+// the package doc's threat model.)
+func BenchmarkLockChannel(b *testing.B) {
+	for _, mode := range []string{"flock", "posix"} {
+		b.Run(mode, func(b *testing.B) {
+			s := newBenchSandbox(b)
+			const n = 2000
+			want := lockChannelPayload(b, s, n)
+			var bits, wrong float64
+			for b.Loop() {
+				var wg sync.WaitGroup
+				var sent, got *sandbox.Result
+				for _, send := range []bool{true, false} {
+					wg.Go(func() {
+						res, err := s.Run(b.Context(), sandbox.Request{Code: lockChannel(mode, send, n), Limits: sandbox.Limits{Timeout: time.Minute}})
+						if err != nil || res.ExitCode != 0 {
+							b.Errorf("send %v: %v %s", send, err, res.Stderr)
+							return
+						}
+						if send {
+							sent = res
+						} else {
+							got = res
+						}
+					})
+				}
+				wg.Wait()
+				if sent == nil || got == nil {
+					b.FailNow()
+				}
+				rate, _ := strconv.ParseFloat(strings.TrimSpace(string(sent.Stdout)), 64)
+				bits += rate * 8
+				recv, _ := hex.DecodeString(strings.TrimSpace(string(got.Stdout)))
+				for i := range want {
+					if i >= len(recv) || recv[i] != want[i] {
+						wrong++
+					}
+				}
+			}
+			b.ReportMetric(bits/float64(b.N), "bits/s")
+			b.ReportMetric(wrong/float64(b.N*n), "wrong/byte")
+		})
+	}
+}
+
+// lockChannelPayload is the bytes the sender sends: Python's
+// random.Random(42).randbytes(n), asked of the sandbox.
+func lockChannelPayload(b *testing.B, s *Sandbox, n int) []byte {
+	res, err := s.Run(b.Context(), sandbox.Request{Code: fmt.Sprintf("import random\nprint(random.Random(42).randbytes(%d).hex())", n)})
+	if err != nil || res.ExitCode != 0 {
+		b.Fatalf("%v %s", err, res.Stderr)
+	}
+	want, err := hex.DecodeString(strings.TrimSpace(string(res.Stdout)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return want
 }

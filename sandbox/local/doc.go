@@ -274,11 +274,19 @@
 //     only its prefix and site directories are mounted. Remains: sys.path
 //     entries outside the install (editable installs) are not mounted.
 //   - Side channels between runs through shared read-only host files:
-//     inotify refused. Remains: advisory locks (flock, fcntl) on shared
-//     read-only files (/usr, /etc/ld.so.cache, the interpreter's prefix) are
-//     a covert channel between two cooperating concurrent programs (no data
-//     of a run that does not cooperate); access times (relatime) can tell
-//     that a file was read within a day.
+//     inotify refused (ENOSYS), and its older form, dnotify (fcntl
+//     F_NOTIFY), and file leases (F_SETLEASE) refused (EINVAL). Remains:
+//     advisory locks (flock, fcntl) on shared read-only files (/usr,
+//     /etc/ld.so.cache, the interpreter's prefix) are a covert channel
+//     between two cooperating concurrent programs (no data of a run that
+//     does not cooperate). It stays open: sqlite3 needs both kinds of lock
+//     on its own files, and the sandbox cannot tell a shared file from a
+//     run's own at the lock call without a race. Measured
+//     (BenchmarkLockChannel: two runs at once, a handshake per byte, busy
+//     polling, while other jobs loaded the 2 cores, load 5–7): 4.0 kbit/s
+//     through flock, 2.8 kbit/s through POSIX byte-range locks, no byte
+//     wrong; an idle machine carries more. Access times (relatime) can
+//     tell that a file was read within a day.
 //   - Host details: /proc/cmdline, config.gz, kallsyms, locks,
 //     /proc/sys/kernel, fs, dev masked; the hostname is "sandbox". Remains:
 //     /proc/self/mountinfo shows the host device and file-system type (in

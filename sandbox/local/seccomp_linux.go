@@ -66,10 +66,11 @@ const (
 	// answer_refusals in init.c).
 	retNotify = unix.SECCOMP_RET_USER_NOTIF
 
-	retAllow = unix.SECCOMP_RET_ALLOW
-	retEPERM = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
-	retENOSY = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
-	retKill  = unix.SECCOMP_RET_KILL_PROCESS
+	retAllow  = unix.SECCOMP_RET_ALLOW
+	retEPERM  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	retENOSY  = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+	retEINVAL = unix.SECCOMP_RET_ERRNO | uint32(unix.EINVAL)
+	retKill   = unix.SECCOMP_RET_KILL_PROCESS
 )
 
 // namespaceFlags are the clone flags that create namespaces.
@@ -136,6 +137,18 @@ func seccompFilter() []unix.SockFilter {
 	p.jump(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, namespaceFlags, 0, 1)
 	ret(retEPERM)
 	ld(offNr) // reload after the argument check (harmless when skipped)
+
+	// fcntl: no directory notifications (dnotify, inotify's older form:
+	// it would tell when the host or another run reads a shared file)
+	// and no leases (the holder learns of, and may delay by up to
+	// lease-break-time, a host process opening one of the files the bot
+	// owns for writing); EINVAL, as a kernel without them says.
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.SYS_FCNTL, 0, 4)
+	ld(offArg1)
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.F_NOTIFY, 1, 0)
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.F_SETLEASE, 0, 1)
+	ret(retEINVAL)
+	ld(offNr)
 
 	// ioctl: no faking terminal input.
 	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.SYS_IOCTL, 0, 4)
