@@ -343,3 +343,197 @@ func lockChannelPayload(b *testing.B, s *Sandbox, n int) []byte {
 	}
 	return want
 }
+
+// kernelMemoryProbe is a program that tries to hold target bytes of kernel
+// memory that no process maps, spread over procs processes (each may
+// open only so many files): UNIX socket buffers (socket pairs, each
+// asking for an 8 MiB send buffer, filled), pipe buffers (each asking for
+// 1 MiB, filled) or netlink buffers (route sockets, each asking for an
+// 8 MiB receive buffer, filled with the kernel's answers to dump
+// requests). Each process counts what it holds, as the kernel reports it
+// (a socket's unsent bytes, a pipe's unread bytes, a netlink socket's
+// receive and send memory), and after each step prints what all the
+// processes alive hold; the first prints "done" if every process got its
+// share or all the files it could (and none was killed). The kernel's OOM killer (with a memory
+// cgroup) takes the other processes first (each holds a little more).
+func kernelMemoryProbe(kind string, target int64, procs int) string {
+	return fmt.Sprintf(`import fcntl, mmap, os, socket, struct, termios, time
+kind, target, procs = %q, %d, %d
+held = mmap.mmap(-1, 24 * procs + 8)  # per process: bytes held, done, pid; then "go"
+def slot(i, v, done=0):
+    struct.pack_into("qqq", held, 24 * i, v, done, os.getpid())
+def alive(pid):
+    try:
+        return open("/proc/%%d/stat" %% pid).read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+def report():  # what the processes alive hold now
+    total = 0
+    for j in range(procs):
+        v, _, pid = struct.unpack_from("qqq", held, 24 * j)
+        if v and alive(pid):
+            total += v
+    os.write(1, b"%%d\n" %% total)
+dump = struct.pack("=IHHII", 32, 18, 0x301, 1, 0) + bytes(16)  # RTM_GETLINK, a dump
+def netlink_bytes(inodes):
+    total = 0
+    for line in open("/proc/net/netlink").readlines()[1:]:
+        f = line.split()
+        if int(f[-1]) in inodes:
+            total += int(f[4]) + int(f[5])
+    return total
+def pin(i):
+    ballast = b"x" * (256 << 10)  # more resident than the first: the kernel's OOM killer takes these first
+    while not held[-1]:
+        time.sleep(0.001)
+    share, keep, inodes, n = target // procs, [], set(), 0
+    try:
+        while n < share:
+            if kind == "unix":
+                a, b = socket.socketpair()
+                keep += [a, b]
+                a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 << 20)
+                a.setblocking(False)
+                try:
+                    while True:
+                        a.send(bytes(65536))
+                except BlockingIOError:
+                    pass
+                n += struct.unpack("i", fcntl.ioctl(a, termios.TIOCOUTQ, bytes(4)))[0]
+            elif kind == "pipe":
+                r, w = os.pipe()
+                keep += [r, w]
+                try:
+                    fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ
+                except OSError:
+                    pass
+                os.set_blocking(w, False)
+                try:
+                    while True:
+                        os.write(w, bytes(4096))
+                except BlockingIOError:
+                    pass
+                n += struct.unpack("i", fcntl.ioctl(r, termios.FIONREAD, bytes(4)))[0]
+            else:
+                s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+                keep.append(s)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+                s.setblocking(False)
+                for _ in range(20000):
+                    try:
+                        s.send(dump)
+                    except OSError:
+                        break
+                inodes.add(os.fstat(s.fileno()).st_ino)
+                if len(keep) %% 4:
+                    continue
+                n = netlink_bytes(inodes)
+            slot(i, n)
+            report()
+    except OSError:
+        pass  # no more files for this process
+    if kind == "netlink":
+        n = netlink_bytes(inodes)
+    slot(i, n, 1)
+    report()
+    time.sleep(120)
+kids = []
+for i in range(procs):
+    pid = os.fork()
+    if pid == 0:
+        pin(i)
+        os._exit(0)
+    kids.append(pid)
+held[-1] = 1
+start, killed = time.monotonic(), False
+while time.monotonic() - start < 100:
+    for j, k in enumerate(kids):
+        if k and os.waitpid(k, os.WNOHANG)[0]:
+            kids[j], killed = 0, True
+            struct.pack_into("qq", held, 24 * j, 0, 1)
+    if all(struct.unpack_from("qq", held, 24 * j)[1] for j in range(procs)):
+        print("killed" if killed else "done", flush=True)
+        break
+    time.sleep(0.01)
+`, kind, target, procs)
+}
+
+// kernelMemoryCases try to hold their limit and twice MemoryMargin in
+// kernel buffers that no process maps, more than the host may lose; the
+// processes share it out. (Pipes are also bounded by the host user's pipe
+// limits: after 64 MiB, 8 KiB a pipe.)
+var kernelMemoryCases = []struct {
+	kind  string
+	limit int64
+	procs int
+}{
+	{"unix", 96 << 20, 10},
+	{"pipe", 48 << 20, 12},
+	{"netlink", 96 << 20, 6},
+}
+
+// checkKernelMemory runs kernelMemoryCases in s: however a run holds
+// kernel memory, the memory limit ends it, and what it held at once
+// stays within its limit and MemoryMargin. s preloads nothing: the
+// probes' processes are forks of a bare interpreter, which hold little
+// of the limit themselves.
+func checkKernelMemory(t *testing.T, s *Sandbox) {
+	if len(s.preload) > 0 {
+		t.Fatal("checkKernelMemory needs a sandbox that preloads nothing")
+	}
+	for _, tc := range kernelMemoryCases {
+		t.Run(tc.kind, func(t *testing.T) {
+			res := run(t, s, kernelMemoryProbe(tc.kind, tc.limit+2*MemoryMargin, tc.procs), sandbox.Limits{Memory: tc.limit, Timeout: 2 * time.Minute, Processes: tc.procs + 8})
+			if res.Warm {
+				t.Fatal("the probe ran warm")
+			}
+			lines := strings.Fields(string(res.Stdout))
+			var most int64
+			for _, l := range lines {
+				if n, err := strconv.ParseInt(l, 10, 64); err == nil {
+					most = max(most, n)
+				}
+			}
+			done := slices.Contains(lines, "done")
+			t.Logf("held at most %.1f MiB at once, the group's peak %.1f MiB (limit %d MiB, margin %d MiB); %s",
+				float64(most)/(1<<20), float64(res.MemoryPeak)/(1<<20), tc.limit>>20, MemoryMargin>>20, map[bool]string{true: "it got all it asked for or could", false: fmt.Sprintf("ended by limit %q", res.Limit)}[done])
+			if most > tc.limit+MemoryMargin {
+				t.Errorf("the run held %d MiB of kernel memory at once, more than its limit of %d MiB and the margin of %d MiB", most>>20, tc.limit>>20, MemoryMargin>>20)
+			}
+			if done || res.Limit != sandbox.LimitMemory {
+				t.Errorf("the run ended with limit %q, exit %d, stderr %q, done %v: want the memory limit", res.Limit, res.ExitCode, lastLine(res.Stderr), done)
+			}
+			// A cgroup charging these buffers may end the run before much
+			// is counted: its peak then says the run got to its limit.
+			if most < tc.limit/4 && res.MemoryPeak < tc.limit {
+				t.Errorf("the probe held only %d MiB (the group's peak: %d MiB): it tests nothing (stdout %q, stderr %q)", most>>20, res.MemoryPeak>>20, lastLine(res.Stdout), lastLine(res.Stderr))
+			}
+			if res.MemoryPeak > tc.limit+MemoryMargin {
+				t.Errorf("the run's group peaked at %d MiB", res.MemoryPeak>>20)
+			}
+			stillWorks(t, s)
+		})
+	}
+}
+
+// TestKernelMemory holds kernel memory no process maps, with the host's
+// cgroups; TestUnprivileged runs the same without (init's watcher).
+func TestKernelMemory(t *testing.T) {
+	s := newColdSandbox(t)
+	if s.cgroups == nil {
+		t.Skip("no cgroups on this host (or not root); TestUnprivileged runs these without")
+	}
+	checkKernelMemory(t, s)
+}
+
+// newColdSandbox returns a sandbox of one run at a time that preloads
+// nothing, closed when the test ends.
+func newColdSandbox(t *testing.T) *Sandbox {
+	t.Helper()
+	s, err := New(t.Context(), Config{Python: testPython(), Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
