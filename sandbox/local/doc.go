@@ -359,9 +359,8 @@
 // BenchmarkRunParallel runs the two one after the other;
 // BenchmarkRunParallelTurns has them take turns, 40 runs each, for b.N
 // rounds, and reports the median share. Measured with it (20 rounds, on
-// 2 cores other jobs loaded from 0.1 to 4.5): 67–70% for this code, for
-// the code before warm runs (68–69%, in the same sessions) and for that
-// before this package's last changes alike, with bare Python at 150–178
+// 2 cores other jobs loaded from 0.1 to 4.5): 67–70%, and 68–69% for the
+// code before warm runs in the same sessions, with bare Python at 150–178
 // runs/s: python3 -c now starts in 10 ms of CPU, beside which the
 // sandbox's own cost (about 6 ms of CPU a run, most of it the kernel's:
 // namespaces, mounts, cgroups, made and torn down) weighs more than when

@@ -189,15 +189,13 @@ static int unix_sockets(struct sockets *s) {
 	}
 }
 
-// netlink_sockets adds up what the network namespace's netlink sockets
-// hold (their receive and send memory) and take, from /proc/net/netlink
-// (the kernel's own sockets among them). No memory cgroup charges their
-// buffers.
-static void netlink_sockets(struct sockets *s) {
-	*s = (struct sockets){0};
-	int fd = openat(watch.proc, "net/netlink", O_RDONLY | O_CLOEXEC);
+// each_line calls fn with every line of the /proc file path but its
+// header, NUL-terminated (a line of 8 KiB or more is skipped); it returns
+// -1 when the file cannot be opened.
+static int each_line(const char *path, void (*fn)(char *line, void *arg), void *arg) {
+	int fd = openat(watch.proc, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		fail("open /proc/net/netlink for the memory watcher");
+		return -1;
 	char buf[8192];
 	size_t have = 0;
 	int header = 1;
@@ -212,60 +210,58 @@ static void netlink_sockets(struct sockets *s) {
 		char *line = buf, *nl;
 		while ((nl = strchr(line, '\n')) != NULL) {
 			*nl = 0;
-			// sk Eth Pid Groups Rmem Wmem ...
-			unsigned long long rmem, wmem;
-			if (!header && sscanf(line, "%*s %*s %*s %*s %llu %llu", &rmem, &wmem) == 2) {
-				s->count++;
-				s->bytes += SOCKET_BYTES + rmem + wmem;
-			}
+			if (!header)
+				fn(line, arg);
 			header = 0;
 			line = nl + 1;
 		}
 		have -= (size_t)(line - buf);
 		memmove(buf, line, have);
 		if (have == sizeof buf - 1)
-			have = 0; // a line this long is no socket's
+			have = 0; // a line this long is no socket's or segment's
 	}
 	close(fd);
+	return 0;
+}
+
+// add_netlink adds a line of /proc/net/netlink (sk Eth Pid Groups Rmem
+// Wmem ...) to a struct sockets.
+static void add_netlink(char *line, void *arg) {
+	struct sockets *s = arg;
+	unsigned long long rmem, wmem;
+	if (sscanf(line, "%*s %*s %*s %*s %llu %llu", &rmem, &wmem) == 2) {
+		s->count++;
+		s->bytes += SOCKET_BYTES + rmem + wmem;
+	}
+}
+
+// netlink_sockets adds up what the network namespace's netlink sockets
+// hold (their receive and send memory) and take, from /proc/net/netlink
+// (the kernel's own sockets among them). No memory cgroup charges their
+// buffers.
+static void netlink_sockets(struct sockets *s) {
+	*s = (struct sockets){0};
+	if (each_line("net/netlink", add_netlink, s) < 0)
+		fail("open /proc/net/netlink for the memory watcher");
+}
+
+// add_segment adds the resident memory of a line of /proc/sysvipc/shm
+// (its 15th column) to a uint64_t.
+static void add_segment(char *line, void *arg) {
+	char *p = line;
+	for (int col = 0; col < 14 && p; col++) {
+		p += strspn(p, " ");
+		p = strchr(p, ' ');
+	}
+	if (p)
+		*(uint64_t *)arg += strtoull(p, NULL, 10);
 }
 
 // sysv_bytes adds up the resident memory of the IPC namespace's System V
 // shared memory segments, attached or not.
 static uint64_t sysv_bytes(void) {
-	int fd = openat(watch.proc, "sysvipc/shm", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
 	uint64_t sum = 0;
-	char buf[8192];
-	size_t have = 0;
-	int header = 1;
-	for (;;) {
-		ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		buf[have] = 0;
-		char *line = buf, *nl;
-		while ((nl = strchr(line, '\n')) != NULL) {
-			*nl = 0;
-			if (!header) { // rss is the 15th column
-				char *p = line;
-				for (int col = 0; col < 14 && p; col++) {
-					p += strspn(p, " ");
-					p = strchr(p, ' ');
-				}
-				if (p)
-					sum += strtoull(p, NULL, 10);
-			}
-			header = 0;
-			line = nl + 1;
-		}
-		have -= (size_t)(line - buf);
-		memmove(buf, line, have);
-		if (have == sizeof buf - 1)
-			have = 0; // a line this long is no segment's
-	}
-	close(fd);
+	each_line("sysvipc/shm", add_segment, &sum);
 	return sum;
 }
 
