@@ -51,7 +51,10 @@
 // at a budget says so to the model and is counted as the preview cap.
 // Names, sources, notes, sheet names and cells pass through safetext.Line.
 // The executeCode result the model reads is at most 32 KiB of JSON, and a
-// cut field says what was left out.
+// cut field says what was left out; the program's output and stderr in it
+// are neutralised as the terminal and Slack show them (safetext.Text:
+// escape sequences, controls and bidi overrides become visible
+// stand-ins).
 //
 // CI (.ci/run) fuzzes the previewers (FuzzPreview*) and the tool result
 // (FuzzToolResult) briefly, each with its seed corpus in testdata/fuzz/.

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
 // MaxToolResult bounds the executeCode result the model reads: bytes of
@@ -47,8 +48,9 @@ type codeResult struct {
 
 // encodeResult returns the JSON the model reads for res, within
 // MaxToolResult: stdout and stderr within MaxModelOutput, kept head and
-// tail, the lists of files within their budgets, every name made safe to
-// show. omitted are notes on files left out besides the sandbox's; st the
+// tail, the lists of files within their budgets, stdout, stderr and every
+// name made safe to show ([safetext]), as the terminal and Slack show
+// them. omitted are notes on files left out besides the sandbox's; st the
 // notes on the state. When anything was cut it adds
 // [sandbox.CapToolResult] to res.Caps.
 func (t *ExecuteCode) encodeResult(res *sandbox.Result, omitted []string, st stateNotes) string {
@@ -176,17 +178,19 @@ func listCost(list []string) int {
 	return n
 }
 
-// runeCost is how many bytes JSON takes for a rune of w bytes, as
-// encoding/json writes it (or more): escapes for quotes, backslashes and
-// controls, \u escapes for <, >, &, U+2028, U+2029 and bytes that are
-// not UTF-8.
+// runeCost is how many bytes JSON takes for a rune of w bytes once
+// neutralised ([safetext.Text]), as encoding/json writes it (or more):
+// a control, DEL, a C1 control, a bidi override or a byte that is not
+// UTF-8 becomes a 3-byte stand-in (␛, ␡, U+FFFD); escapes for quotes,
+// backslashes, line feeds and tabs; \u escapes for <, >, &, U+2028 and
+// U+2029.
 func runeCost(r rune, w int) int {
 	switch {
-	case r == utf8.RuneError && w == 1:
-		return len(`\ufffd`)
 	case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
 		return 2
-	case r < 0x20 || r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
+	case r < 0x20 || r == 0x7f || r == utf8.RuneError && w == 1 || safetext.Replaced(r):
+		return 3
+	case r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
 		return 6
 	}
 	return w
@@ -215,12 +219,13 @@ func costUpTo(b []byte, limit int) int {
 	return min(n, limit)
 }
 
-// clip keeps what fits of b in n bytes of JSON: three quarters from the
-// head and a quarter from the tail, whole runes, with a note of what was
-// left out between them. It reads no more of b than it keeps.
+// clip keeps what fits of b in n bytes of JSON, neutralised
+// ([safetext.Text]): three quarters from the head and a quarter from the
+// tail, whole runes, with a note of what was left out between them. It
+// reads no more of b than it keeps.
 func clip(b []byte, n int) (string, bool) {
 	if costUpTo(b, n+1) <= n {
-		return string(b), false
+		return safetext.Text(string(b)), false
 	}
 	room := max(n-clipNoteBytes, 0)
 	head, spent := 0, 0
@@ -243,5 +248,5 @@ func clip(b []byte, n int) (string, bool) {
 		spent += c
 		tail -= w
 	}
-	return fmt.Sprintf("%s\n[... %s left out ...]\n%s", b[:head], sandbox.FormatSize(int64(tail-head)), b[tail:]), true
+	return fmt.Sprintf("%s\n[... %s left out ...]\n%s", safetext.Text(string(b[:head])), sandbox.FormatSize(int64(tail-head)), safetext.Text(string(b[tail:]))), true
 }

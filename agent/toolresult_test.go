@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
 // TestToolResultCap: whatever the sandbox returns, the result the model
@@ -38,9 +39,9 @@ func TestToolResultCap(t *testing.T) {
 		{"10 MB of stdout", sandbox.Result{Stdout: big("0123456789abcdef\n")}, false,
 			[]string{"left out ...]", "output shows the head and tail of 10.0 MiB"}},
 		{"10 MB of controls", sandbox.Result{Stdout: big("\x01"), Stderr: big("\x02")}, false,
-			[]string{`\u0001\u0001`, `\u0002\u0002`, "output shows", "stderr shows"}},
+			[]string{"␁␁", "␂␂", "output shows", "stderr shows"}},
 		{"10 MB of HTML and invalid UTF-8", sandbox.Result{Stdout: big("<>&\xff\u2028"), ExitCode: 1}, false,
-			[]string{`\u003c\u003e\u0026\ufffd\u2028`}},
+			[]string{`\u003c\u003e\u0026` + "\ufffd" + `\u2028`}},
 		{"10,000 files", sandbox.Result{Files: files}, false,
 			[]string{`"files":["out00000␛]0;x␇.csv",`, "… and 9,", "files lists "}},
 		{"everything at once", sandbox.Result{Stdout: big("\x1b"), Stderr: big("é"), Files: files, FilesOmitted: omitted,
@@ -112,7 +113,7 @@ func TestClipEncoded(t *testing.T) {
 }
 
 // FuzzToolResult: whatever the sandbox returns, the result stays within
-// MaxToolResult, valid JSON.
+// MaxToolResult, valid JSON, its output and stderr neutralised.
 func FuzzToolResult(f *testing.F) {
 	f.Add([]byte("42\n"), []byte(""), "a.png", 1, 0)
 	f.Add(bytes.Repeat([]byte("\x01<"), 1000), bytes.Repeat([]byte("\xff"), 2000), "\x1b[2J\u202e"+strings.Repeat("x", 300), 300, 137)
@@ -140,6 +141,15 @@ func FuzzToolResult(f *testing.F) {
 		content := tool.encodeResult(res, nil, stateNotes{notes: []string{name, name}})
 		if len(content) > MaxToolResult || !json.Valid([]byte(content)) {
 			t.Fatalf("result of %d bytes, valid %v", len(content), json.Valid([]byte(content)))
+		}
+		var r codeResult
+		if err := json.Unmarshal([]byte(content), &r); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{r.Output, r.Stderr} {
+			if safetext.Text(s) != s {
+				t.Fatalf("output not neutralised: %q", s)
+			}
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -27,6 +28,23 @@ const workingReaction = "eyes"
 // [*agent.Agent] implements it. It returns a non-nil Outcome.
 type Agent interface {
 	Run(ctx context.Context, history []agent.Message, opts agent.RunOptions) (*agent.Outcome, error)
+}
+
+// react adds the working reaction to the question, or removes it. A
+// call that finds its work done is a success: the reaction already there
+// (a replica that took the question over from one that reacted and died)
+// or already gone (someone removed it).
+func (b *Bot) react(ctx context.Context, ref slack.ItemRef, add bool, log *slog.Logger) {
+	method, call, done := "reactions.add", b.api.AddReactionContext, "already_reacted"
+	if !add {
+		method, call, done = "reactions.remove", b.api.RemoveReactionContext, "no_reaction"
+	}
+	err := call(ctx, workingReaction, ref)
+	if se, ok := errors.AsType[slack.SlackErrorResponse](err); err == nil || ok && se.Err == done || ctx.Err() != nil {
+		return // done, or not to be done: the bot is shutting down
+	}
+	log.Warn(method+" failed", "err", slackapi.Explain(err))
+	b.metrics.errors.WithLabelValues("slack").Inc()
 }
 
 // answer answers m in its thread. A follow-up (a reply without a mention)
@@ -59,9 +77,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	settings := b.settings.Get(m.Channel)
 	debug := settings.Debug
 	ref := slack.NewRefToMessage(m.Channel, m.TS)
-	if err := b.api.AddReactionContext(ctx, workingReaction, ref); err != nil {
-		log.Debug("reactions.add failed", "err", err)
-	}
+	b.react(ctx, ref, true, log)
 	status := b.keepStatus(ctx, m)
 
 	actx, cancel := context.WithTimeout(ctx, b.cfg.AnswerTimeout)
@@ -100,9 +116,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	defer pcancel()
 	p.finishOpen(pctx, by)
 
-	if err := b.api.RemoveReactionContext(pctx, workingReaction, ref); err != nil {
-		log.Debug("reactions.remove failed", "err", err)
-	}
+	b.react(pctx, ref, false, log)
 	turn := thread.Turn{User: m.User, TS: m.TS, Question: m.Text, Runs: p.runs, Files: m.Files, Outputs: p.outputs}
 	text := answerText(out)
 	answered := err == nil && by == "" && strings.TrimSpace(text) != ""

@@ -145,3 +145,43 @@ func jsonStrings(v any) []string {
 	}
 	return nil
 }
+
+// TestSandboxTextIsNeutralisedForTheModel: what a program prints reaches
+// the model as it reaches Slack: the tool result of the run, and the
+// earlier run a follow-up's history holds, carry no control character
+// (other than line feed and tab), C1 control or bidi control.
+func TestSandboxTextIsNeutralisedForTheModel(t *testing.T) {
+	h := newHarness(t, withScript(func(string) (string, bool) { return hostileProgram, true }))
+	d := h.post("C0EVIL", "U0ALICE", mention+"run the hostile program", "")
+	h.waitReplies("C0EVIL", d.TS, 1)
+	h.post("C0EVIL", "U0ALICE", "and again", d.TS)
+	h.waitReplies("C0EVIL", d.TS, 2)
+	results := 0
+	for i, r := range h.wire.requests() {
+		for _, m := range r.Messages {
+			if m.Role != "tool" {
+				continue
+			}
+			results++
+			text := contentText(m.Content)
+			strs := []string{text}
+			var j any
+			if json.Unmarshal([]byte(text), &j) == nil { // this turn's run: the tool's JSON
+				strs = jsonStrings(j)
+			}
+			for _, s := range strs {
+				if r, at := unsafeRune(s); r >= 0 {
+					t.Errorf("request %d: a tool result holds %U at %d: %q", i+1, r, at, s)
+				}
+			}
+			if !strings.Contains(text, "osc52 ␛]52;c;cm0gLXJmIC8=␇␛[2J\ufffd\ufffd done") {
+				t.Errorf("request %d: the tool result does not show the output neutralised: %q", i+1, text)
+			}
+		}
+	}
+	// The first answer reads one result; the follow-up the earlier run's
+	// (from the thread's memory), then its own.
+	if results < 3 {
+		t.Errorf("%d tool results sent to the model, want at least 3", results)
+	}
+}

@@ -150,5 +150,25 @@ func TestReplicaKilledMidAnswer(t *testing.T) {
 	if got := h.metric(t, "sandpiper_queue_claimed_total"); got != "1" {
 		t.Errorf("sandpiper_queue_claimed_total = %q, want 1", got)
 	}
+	// The survivor redoes what the dead replica did, the 👀 reaction
+	// among it: Slack's already_reacted says it is done, no failure. No
+	// other call fails, and the question ends without its 👀.
+	found := 0
+	for _, c := range c.slack.Failed() {
+		if c.Method == "reactions.add" && c.Error == "already_reacted" {
+			found++
+			continue
+		}
+		t.Errorf("%s failed: %s", c.Method, c.Error)
+	}
+	if found != 1 {
+		t.Errorf("%d reactions.add found the reaction there, want 1 (the dead replica's)", found)
+	}
+	if got := h.metric(t, `sandpiper_errors_total{kind="slack"}`); got != "0" {
+		t.Errorf(`sandpiper_errors_total{kind="slack"} = %q, want 0`, got)
+	}
+	if q := c.slack.Thread("C0KILL", d.TS)[0]; len(q.Reactions) != 0 {
+		t.Errorf("the question ends with reactions %q", q.Reactions)
+	}
 	t.Logf("answered %s after the kill (claim-after %s, the run takes 3s)", took.Round(100*time.Millisecond), testClaimAfter)
 }

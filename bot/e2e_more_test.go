@@ -543,3 +543,30 @@ func TestStatusKeptAliveAndDebugLogged(t *testing.T) {
 		t.Errorf("debug did not log the run's code and output:\n%s", logs)
 	}
 }
+
+// TestReactionFailures: the 👀 reaction's calls that find their work done
+// (already_reacted, no_reaction) are no failure; one Slack refuses is
+// counted, and the question is answered either way.
+func TestReactionFailures(t *testing.T) {
+	for _, tc := range []struct {
+		method, code string
+		counted      string
+	}{
+		{"reactions.add", "already_reacted", "0"},
+		{"reactions.remove", "no_reaction", "0"},
+		{"reactions.add", "missing_scope", "1"},
+	} {
+		t.Run(tc.method+" "+tc.code, func(t *testing.T) {
+			h := newHarness(t)
+			h.slack.FailNext(tc.method, slacktest.Failure{Error: tc.code})
+			d := h.post("C0MATH", "U0ALICE", mention+"compute 6*7", "")
+			msgs := h.waitReplies("C0MATH", d.TS, 1)
+			if a := botMessages(msgs, isAnswer); len(a) != 1 || !strings.Contains(a[0].Visible(), "42") {
+				t.Errorf("answer:\n%s", dump(msgs))
+			}
+			if got := h.metric(t, `sandpiper_errors_total{kind="slack"}`); got != tc.counted {
+				t.Errorf(`sandpiper_errors_total{kind="slack"} = %q, want %s`, got, tc.counted)
+			}
+		})
+	}
+}

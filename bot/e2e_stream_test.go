@@ -250,8 +250,9 @@ func TestStreamingRefusedFallsBack(t *testing.T) {
 	}
 }
 
-// TestRateLimitedAppendsLoseNoText: appends Slack answers 429 are sent
-// again after Retry-After, with the text written meanwhile.
+// TestRateLimitedAppendsLoseNoText: an append Slack answers 429 is not
+// sent again, nor any other before Retry-After: the text written from
+// then on shows when the answer ends, none of it lost.
 func TestRateLimitedAppendsLoseNoText(t *testing.T) {
 	answer := strings.Repeat("All work and no play makes a dull answer. ", 30)
 	// The model writes for about 3s: long enough to meet Slack's limit.
@@ -352,6 +353,55 @@ func TestConcurrentAnswersShareAppendBudget(t *testing.T) {
 				t.Errorf("%d appends rate-limited (of %d)", n, len(h.slack.Calls("chat.appendStream")))
 			}
 		})
+	}
+}
+
+// TestThreeAnswersUnderOneBudget: three answers in a row in one thread,
+// while Slack allows fewer appends than the bot's budget and asks for a
+// 30s pause when it refuses one. Each answer streams until Slack refuses
+// (each tries its first append, the later ones too), and then shows the
+// rest of its text whole when it ends, without waiting out the pause: no
+// text lost or shown twice, and no message appends again after a 429.
+func TestThreeAnswersUnderOneBudget(t *testing.T) {
+	answer := strings.Repeat("Streaming is fun. ", 20)
+	model := &scriptModel{script: func(q string, turn, _ int) modelTurn {
+		return modelTurn{deltas: words(answer, 1), before: func(int) { time.Sleep(40 * time.Millisecond) }}
+	}}
+	h := newHarness(t, withModel(model))
+	const retryAfter = 30 * time.Second
+	h.slack.RateLimit("chat.appendStream", 3, time.Minute, retryAfter)
+	start := time.Now()
+	d := h.post("C0ONE", "U0ALICE", mention+"talk", "")
+	h.waitReplies("C0ONE", d.TS, 1)
+	for i := 2; i <= 3; i++ {
+		h.post("C0ONE", "U0ALICE", mention+"talk more", d.TS)
+		h.waitReplies("C0ONE", d.TS, i)
+	}
+	if took := time.Since(start); took > retryAfter*2/3 {
+		t.Errorf("the three answers took %v: one waited out Slack's %v pause", took, retryAfter)
+	}
+	answers := botMessages(h.slack.Thread("C0ONE", d.TS), isAnswer)
+	if len(answers) != 3 {
+		t.Fatalf("%d answers, want 3:\n%s", len(answers), dump(h.slack.Thread("C0ONE", d.TS)))
+	}
+	limited := map[string]bool{}
+	for _, c := range h.slack.Calls("chat.appendStream") {
+		ts := c.Form.Get("ts")
+		if limited[ts] {
+			t.Errorf("message %s appended again after a 429", ts)
+		}
+		limited[ts] = limited[ts] || c.Error == "ratelimited"
+	}
+	for i, a := range answers {
+		if !a.Streamed || a.Deleted || strings.TrimSpace(a.Visible()) != strings.TrimSpace(answer) {
+			t.Errorf("answer %d: streamed %v, deleted %v, text:\n%s", i+1, a.Streamed, a.Deleted, a.Visible())
+		}
+		if _, tried := limited[a.TS]; !tried {
+			t.Errorf("answer %d made no chat.appendStream call", i+1)
+		}
+	}
+	if h.slack.RateLimited("chat.appendStream") < 2 {
+		t.Errorf("%d appends rate-limited, want the 2nd and 3rd answers' at least: the test proves nothing", h.slack.RateLimited("chat.appendStream"))
 	}
 }
 

@@ -407,8 +407,14 @@ func (c *Card) Metadata() slack.SlackMetadata {
 	return slack.SlackMetadata{EventType: MetaToolRun, EventPayload: p}
 }
 
-// RunOutput is what a run produced, as remembered for follow-ups.
+// RunOutput is what a run produced, as remembered for follow-ups (and
+// given to the model again), neutralised as for the tool result the model
+// read ([safetext.Text]).
 func RunOutput(r *sandbox.Result, err error, lim sandbox.Limits) string {
+	return safetext.Text(runOutput(r, err, lim))
+}
+
+func runOutput(r *sandbox.Result, err error, lim sandbox.Limits) string {
 	if err != nil {
 		return "sandbox error: " + err.Error()
 	}

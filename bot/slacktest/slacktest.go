@@ -119,6 +119,10 @@ type Call struct {
 	Method string
 	Form   url.Values
 	At     time.Time
+	// Error is how the call failed: the error code of an ok:false
+	// answer (ratelimited for an HTTP 429, not_authed or invalid_auth
+	// for a bad token); empty for a call that succeeded.
+	Error string
 }
 
 // Ack is an acknowledgement the client sent over the socket.
@@ -394,47 +398,60 @@ func (s *Server) webAPI(h func(http.ResponseWriter, url.Values) map[string]any) 
 				token = t
 			}
 		}
-		fail := s.record(method, form)
+		call, fail := s.record(method, form)
 
 		wantToken := BotToken
 		if method == "apps.connections.open" {
 			wantToken = AppToken
 		}
+		status, resp := 200, map[string]any(nil)
 		switch {
 		case token == "":
-			writeJSON(w, 200, slackErr("not_authed"))
+			resp = slackErr("not_authed")
 		case token != wantToken:
-			writeJSON(w, 200, slackErr("invalid_auth"))
+			resp = slackErr("invalid_auth")
 		case fail != nil:
 			if fail.RetryAfter > 0 {
 				w.Header().Set("Retry-After", strconv.Itoa(fail.RetryAfter))
 			}
-			writeJSON(w, cmp.Or(fail.Status, 200), slackErr(cmp.Or(fail.Error, "ratelimited")))
+			status, resp = cmp.Or(fail.Status, 200), slackErr(cmp.Or(fail.Error, "ratelimited"))
 		default:
-			resp := h(w, form)
+			resp = h(w, form)
 			if _, ok := resp["ok"]; !ok {
 				resp["ok"] = true
 			}
-			writeJSON(w, 200, resp)
 		}
+		if ok, _ := resp["ok"].(bool); !ok {
+			s.failed(call, fmt.Sprint(resp["error"]))
+		}
+		writeJSON(w, status, resp)
 	})
 }
 
-// record notes a call and returns the failure injected for it, if any.
-func (s *Server) record(method string, form url.Values) *Failure {
+// record notes a call and returns its index in s.calls and the failure
+// injected for it, if any.
+func (s *Server) record(method string, form url.Values) (int, *Failure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = append(s.calls, Call{Method: method, Form: form, At: time.Now()})
 	s.cond.Broadcast()
+	i := len(s.calls) - 1
 	fs := s.failures[method]
-	for i := range fs {
-		if fs[i].Match == "" || formContains(form, fs[i].Match) {
-			f := fs[i]
-			s.failures[method] = append(fs[:i:i], fs[i+1:]...)
-			return &f
+	for j := range fs {
+		if fs[j].Match == "" || formContains(form, fs[j].Match) {
+			f := fs[j]
+			s.failures[method] = append(fs[:j:j], fs[j+1:]...)
+			return i, &f
 		}
 	}
-	return s.limitedLocked(method, time.Now())
+	return i, s.limitedLocked(method, time.Now())
+}
+
+// failed records how call i failed.
+func (s *Server) failed(i int, code string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls[i].Error = code
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -470,6 +470,17 @@ func (s *Server) Calls(method string) []Call {
 	return out
 }
 
+// Failed returns the Web API calls that failed (see [Call.Error]).
+func (s *Server) Failed() []Call {
+	var out []Call
+	for _, c := range s.Calls("") {
+		if c.Error != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 func copyMessage(m *Message) Message {
 	c := *m
 	c.Reactions = append([]string(nil), m.Reactions...)

@@ -48,11 +48,20 @@
 //     channel), the answer is posted whole with chat.postMessage, as before
 //     streaming existed, exactly once; so is a message whose stream fails
 //     half way (it is removed first).
-//   - chat.appendStream answered 429 is sent again after Retry-After, with
-//     the text written meanwhile; the pause holds for every answer of the
-//     workspace. Budgets: appends SANDPIPER_STREAM_APPENDS_PER_MINUTE
-//     (default 100), starts and stops 20 a minute (Tier 2). With several
-//     replicas, each keeps its own budget.
+//   - Budgets: appends SANDPIPER_STREAM_APPENDS_PER_MINUTE (default 100),
+//     starts and stops 20 a minute (Tier 2). The appends' budget is shared
+//     fairly: a message that starts gets its first two appends at once (a
+//     reserve of the burst is kept for them), and waiting appends go in
+//     order of how few their message has made, so a long answer cannot
+//     starve the next. Neither the budget nor Slack holds an answer up:
+//     text not appended yet when a step ends goes with chat.stopStream.
+//     With several replicas, each keeps its own budget.
+//   - chat.appendStream answered 429: that answer streams no more; the text
+//     written from then on shows whole when the step ends (with
+//     chat.stopStream), and Retry-After holds every other answer's
+//     appends, except a message's first ones: each answer that starts
+//     tries, and falls back the same way if Slack refuses it too. No
+//     answer waits out the pause.
 //   - Measured (BenchmarkFirstTokenToSlack, fake Slack on loopback, a model
 //     writing 40 pieces 10 ms apart, 2 vCPUs): the model's first word
 //     reaches Slack 0.2–0.4 ms (p50) after it is written, against 410–420 ms

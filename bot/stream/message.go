@@ -29,6 +29,12 @@ const (
 // never waits on Slack. Text added is sent as it comes, at most one
 // append per [streamAppendInterval] per message and within the
 // workspace's budgets; what piles up meanwhile goes in the next call.
+//
+// Neither the budget nor Slack's rate limit holds the step up: when the
+// step ends, what is not shown yet goes with the calls that end the
+// message's parts (chat.stopStream, which has a budget of its own), not
+// in appends; and once Slack answers an append 429, the message appends
+// no more: the rest of its text shows whole when the step ends.
 type message struct {
 	st      *Streamer
 	channel string
@@ -39,6 +45,7 @@ type message struct {
 	cancel  context.CancelFunc
 	wake    chan struct{}
 	done    chan struct{}
+	ending  chan struct{} // closed when the step ends: an append waiting for the budget gives up
 	// footer returns the blocks shown under the text when it closes,
 	// given the ts of the message they go in; nil: none.
 	footer   func(ts string) []slack.Block
@@ -50,10 +57,13 @@ type message struct {
 
 	// The sender's, until done is closed.
 	ts      string // the open part; "" before it starts
-	shown   int    // characters in the open part
+	shown   int    // characters in the open part, held ones included
 	text    strings.Builder
+	held    string   // the open part's text that goes with the call that stops it
 	parts   []string // every part's ts, the open one last
 	cut     bool     // past render.AnswerMaxParts: the rest is not shown
+	appends int      // appends made
+	limited bool     // Slack answered an append 429: no more appends
 	err     error
 	stopped bool // the user stopped the stream
 }
@@ -61,7 +71,7 @@ type message struct {
 func (s *Answer) openMsg(ctx context.Context) *message {
 	g := &message{
 		st: s.st, channel: s.t.Channel, thread: s.t.ThreadTS, user: s.t.User, im: s.t.IM,
-		wake: make(chan struct{}, 1), done: make(chan struct{}),
+		wake: make(chan struct{}, 1), done: make(chan struct{}), ending: make(chan struct{}),
 	}
 	g.ctx, g.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	go g.run()
@@ -90,7 +100,10 @@ func (g *message) signal() {
 // footer) and says how the message ended.
 func (g *message) close(ctx context.Context, opts []slack.MsgOption) streamResult {
 	g.mu.Lock()
-	g.closing = true
+	if !g.closing {
+		g.closing = true
+		close(g.ending)
+	}
 	g.mu.Unlock()
 	g.signal()
 	select {
@@ -109,10 +122,8 @@ func (g *message) close(ctx context.Context, opts []slack.MsgOption) streamResul
 		g.stopPart(nil) // best effort: leave no stream open
 		return streamBroken
 	}
-	g.mu.Lock()
-	rest := g.pending
-	g.pending = ""
-	g.mu.Unlock()
+	rest := g.held // the sender is done: the rest of the text is held
+	g.held = ""
 	if rest != "" {
 		opts = append(slices.Clip(opts), slack.MsgOptionMarkdownText(rest))
 	}
@@ -156,10 +167,18 @@ func (g *message) run() {
 		g.mu.Lock()
 		pending, closing := g.pending, g.closing
 		g.mu.Unlock()
-		if pending == "" {
-			if closing {
-				return
+		if closing {
+			// The step is over: the rest needs no append. It goes with
+			// the calls that start and stop the parts, the last part's
+			// with close's.
+			if err := g.send(g.take(), true); err != nil {
+				g.err, g.stopped = err, isStoppedByUser(err)
 			}
+			return
+		}
+		if pending == "" || g.limited {
+			// Nothing to send, or no more appends: wait for text, or
+			// for the end.
 			select {
 			case <-g.wake:
 			case <-g.ctx.Done():
@@ -168,7 +187,7 @@ func (g *message) run() {
 			}
 			continue
 		}
-		if g.ts != "" && !closing {
+		if g.ts != "" {
 			if d := time.Until(last.Add(streamAppendInterval)); d > 0 {
 				t := time.NewTimer(d)
 				select {
@@ -183,14 +202,7 @@ func (g *message) run() {
 				}
 			}
 		}
-		if closing && g.ts != "" && !g.cut && g.shown+utf8.RuneCountInString(pending) <= streamMessageChars-len("\n```") {
-			return // the rest goes with chat.stopStream: one call fewer
-		}
-		g.mu.Lock()
-		text := g.pending
-		g.pending = ""
-		g.mu.Unlock()
-		if err := g.send(text); err != nil {
+		if err := g.send(g.take(), false); err != nil {
 			g.err, g.stopped = err, isStoppedByUser(err)
 			return
 		}
@@ -198,8 +210,19 @@ func (g *message) run() {
 	}
 }
 
+// take returns the text added and not yet taken.
+func (g *message) take() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	text := g.pending
+	g.pending = ""
+	return text
+}
+
 // send shows text: in the open part while it has room, then in new parts.
-func (g *message) send(text string) error {
+// With final (the step is over), text for an open part is held for the
+// call that stops the part, not appended.
+func (g *message) send(text string, final bool) error {
 	for text != "" && !g.cut {
 		room := streamMessageChars - g.shown - len("\n```")
 		head, rest := text, ""
@@ -207,7 +230,7 @@ func (g *message) send(text string) error {
 			head, rest = cutForPart(text, room)
 		}
 		if head != "" {
-			if err := g.put(head); err != nil {
+			if err := g.put(head, final); err != nil {
 				return err
 			}
 		}
@@ -225,36 +248,39 @@ func (g *message) send(text string) error {
 			// text is attached when the answer ends.
 			g.cut = true
 			if closer != "" {
-				return g.put(closer)
+				return g.put(closer, final)
 			}
 			return nil
 		}
 		var opts []slack.MsgOption
-		if closer != "" {
-			opts = append(opts, slack.MsgOptionMarkdownText(closer))
+		if last := g.held + closer; last != "" {
+			opts = append(opts, slack.MsgOptionMarkdownText(last))
 		}
 		if err := g.stopPart(opts); err != nil {
 			return err
 		}
-		g.ts, g.shown = "", 0
+		g.ts, g.shown, g.held = "", 0, ""
 		g.text.Reset()
 		text = opener + rest
 	}
 	return nil
 }
 
-// put starts the open part with text, or appends text to it.
-func (g *message) put(text string) error {
+// put starts the open part with text, or appends text to it, or holds
+// text for the call that stops it: when final, when Slack rate-limited
+// an append, and when the step ends while the append waits for the
+// budget.
+func (g *message) put(text string, final bool) error {
 	chunk := slack.MsgOptionChunks(slack.NewMarkdownTextChunk(text))
-	var err error
-	if g.ts == "" {
+	switch {
+	case g.ts == "":
 		opts := []slack.MsgOption{slack.MsgOptionTS(g.thread), chunk}
 		if !g.im {
 			// Slack requires the recipient when streaming in a channel.
 			opts = append(opts, slack.MsgOptionRecipientUserID(g.user), slack.MsgOptionRecipientTeamID(g.st.teamID))
 		}
 		var ts string
-		err = g.st.call(g.ctx, g.st.budgets.start, func() (err error) {
+		err := g.st.call(g.ctx, g.st.budgets.start, func() (err error) {
 			_, ts, err = g.st.api.StartStreamContext(g.ctx, g.channel, opts...)
 			return err
 		})
@@ -266,18 +292,44 @@ func (g *message) put(text string) error {
 		}
 		g.ts = ts
 		g.parts = append(g.parts, ts)
-	} else {
-		err = g.st.call(g.ctx, g.st.budgets.append, func() error {
-			_, _, err := g.st.api.AppendStreamContext(g.ctx, g.channel, g.ts, chunk)
-			return err
-		})
+	case final || g.limited || g.held != "":
+		g.held += text
+	default:
+		held, err := g.append(chunk)
 		if err != nil {
 			return err
+		}
+		if held {
+			g.held += text
 		}
 	}
 	g.shown += utf8.RuneCountInString(text)
 	g.text.WriteString(text)
 	return nil
+}
+
+// append sends chunk to the open part, within the append budget, ahead
+// of the messages that appended more. It reports held, the chunk not
+// sent, when the step ends while it waits for the budget, and when Slack
+// answers 429: Retry-After then holds every message's appends, and this
+// message appends no more.
+func (g *message) append(chunk slack.MsgOption) (held bool, err error) {
+	if err := g.st.budgets.append.wait(g.ctx, g.appends, g.ending); errors.Is(err, errGaveUp) {
+		return true, nil
+	} else if err != nil {
+		return false, err
+	}
+	_, _, err = g.st.api.AppendStreamContext(g.ctx, g.channel, g.ts, chunk)
+	if wait, limited := rateLimited(err); limited {
+		g.st.log.Debug("slack rate-limited an append; this message shows the rest of its text when it ends, and every answer's appends pause", "retry_after", wait)
+		g.st.budgets.append.pause(wait)
+		g.limited = true
+		return true, nil
+	}
+	if err == nil {
+		g.appends++
+	}
+	return false, err
 }
 
 // stopPart stops the open part's stream with opts.

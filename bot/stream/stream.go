@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/slack-go/slack"
 
@@ -108,24 +107,17 @@ func (st *Streamer) enabled(channel string) bool {
 	return !no
 }
 
-// call makes a streaming call within budget r: it waits its turn, and
-// when Slack answers 429 it pauses r for every answer (Retry-After, or a
-// second without one) and tries the same call again.
+// call makes a chat.startStream or stopStream call within budget r: it
+// waits its turn, and when Slack answers 429 it pauses r for every answer
+// (Retry-After, or a second without one) and tries the same call again.
 func (st *Streamer) call(ctx context.Context, r *rateBudget, f func() error) error {
 	for try := 0; ; try++ {
-		if err := r.wait(ctx); err != nil {
+		if err := r.wait(ctx, 0, nil); err != nil {
 			return err
 		}
 		err := f()
-		var wait time.Duration
-		if rl, ok := errors.AsType[*slack.RateLimitedError](err); ok {
-			wait = rl.RetryAfter
-		} else if sc, ok := errors.AsType[slack.StatusCodeError](err); ok && sc.Code == http.StatusTooManyRequests {
-			wait = time.Second
-		} else {
-			return err
-		}
-		if try >= streamRateRetries {
+		wait, limited := rateLimited(err)
+		if !limited || try >= streamRateRetries {
 			return err
 		}
 		st.log.Debug("slack rate-limited a streaming call; pausing every answer's", "retry_after", wait)

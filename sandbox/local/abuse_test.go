@@ -3,10 +3,13 @@
 package local
 
 import (
+	"encoding/hex"
+	"fmt"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -218,4 +221,319 @@ func checkListing(t *testing.T, res *sandbox.Result, more bool) (size int) {
 		t.Errorf("omitted entries hold %d bytes, want at most %d", size, sandbox.MaxOmittedBytes)
 	}
 	return size + len(last)
+}
+
+// lockChannel is a program for one end of a covert channel between two
+// concurrent runs through advisory locks on files every sandbox shares
+// read-only (the interpreter's standard library): bits 0–7, a clock and
+// an acknowledgement, each a lock the other end sees, in a handshake per
+// byte. flock locks a file each; posix locks a byte each of one file and
+// reads the other end's with F_GETLK. The sender prints the bytes/s it
+// sent, the receiver what it received in hex.
+func lockChannel(mode string, send bool, n int) string {
+	return fmt.Sprintf(`import fcntl, glob, os, random, struct, time
+mode, send, n = %q, %v, %d
+files = sorted(glob.glob(os.path.dirname(os.__file__) + "/*.py"))[:11]
+if mode == "flock":
+    mine = [os.open(f, os.O_RDONLY) for f in files]
+    probe = [os.open(f, os.O_RDONLY) for f in files]
+    def put(i, on):
+        fcntl.flock(mine[i], fcntl.LOCK_SH if on else fcntl.LOCK_UN)
+    def seen(i):
+        try:
+            fcntl.flock(probe[i], fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(probe[i], fcntl.LOCK_UN)
+        return False
+else:
+    fd = os.open(files[0], os.O_RDONLY)
+    def put(i, on):
+        fcntl.fcntl(fd, fcntl.F_SETLK, struct.pack("hhqqi", fcntl.F_RDLCK if on else fcntl.F_UNLCK, 0, i, 1, 0))
+    def seen(i):
+        return struct.unpack("hhqqi", fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack("hhqqi", fcntl.F_WRLCK, 0, i, 1, 0)))[0] != fcntl.F_UNLCK
+CLOCK, ACK, READY = 8, 9, 10
+clock = False
+if send:
+    data = random.Random(42).randbytes(n)
+    while not seen(READY):
+        pass
+    start = time.monotonic()
+    for v in data:
+        for b in range(8):
+            put(b, v >> b & 1)
+        clock = not clock
+        put(CLOCK, clock)
+        while seen(ACK) != clock:
+            pass
+    print(n / (time.monotonic() - start))
+else:
+    put(READY, True)
+    out = bytearray()
+    while len(out) < n:
+        while seen(CLOCK) == clock:
+            pass
+        clock = not clock
+        out.append(sum(seen(b) << b for b in range(8)))
+        put(ACK, clock)
+    print(out.hex())
+`, mode, map[bool]string{true: "True", false: "False"}[send], n)
+}
+
+// BenchmarkLockChannel measures that covert channel: two runs at once,
+// one sending n pseudo-random bytes, the other receiving them, through
+// flock and through POSIX byte-range locks. It reports the bits per
+// second carried and the share of bytes received wrong. (The channel
+// stays open: sqlite3 needs both kinds of lock on its files, and the
+// sandbox cannot tell a shared file from a run's own without a race; see
+// the package doc's threat model.)
+func BenchmarkLockChannel(b *testing.B) {
+	for _, mode := range []string{"flock", "posix"} {
+		b.Run(mode, func(b *testing.B) {
+			s := newBenchSandbox(b)
+			const n = 2000
+			want := lockChannelPayload(b, s, n)
+			var bits, wrong float64
+			for b.Loop() {
+				var wg sync.WaitGroup
+				var sent, got *sandbox.Result
+				for _, send := range []bool{true, false} {
+					wg.Go(func() {
+						res, err := s.Run(b.Context(), sandbox.Request{Code: lockChannel(mode, send, n), Limits: sandbox.Limits{Timeout: time.Minute}})
+						if err != nil || res.ExitCode != 0 {
+							b.Errorf("send %v: %v %s", send, err, res.Stderr)
+							return
+						}
+						if send {
+							sent = res
+						} else {
+							got = res
+						}
+					})
+				}
+				wg.Wait()
+				if sent == nil || got == nil {
+					b.FailNow()
+				}
+				rate, _ := strconv.ParseFloat(strings.TrimSpace(string(sent.Stdout)), 64)
+				bits += rate * 8
+				recv, _ := hex.DecodeString(strings.TrimSpace(string(got.Stdout)))
+				for i := range want {
+					if i >= len(recv) || recv[i] != want[i] {
+						wrong++
+					}
+				}
+			}
+			b.ReportMetric(bits/float64(b.N), "bits/s")
+			b.ReportMetric(wrong/float64(b.N*n), "wrong/byte")
+		})
+	}
+}
+
+// lockChannelPayload is the bytes the sender sends: Python's
+// random.Random(42).randbytes(n), asked of the sandbox.
+func lockChannelPayload(b *testing.B, s *Sandbox, n int) []byte {
+	res, err := s.Run(b.Context(), sandbox.Request{Code: fmt.Sprintf("import random\nprint(random.Random(42).randbytes(%d).hex())", n)})
+	if err != nil || res.ExitCode != 0 {
+		b.Fatalf("%v %s", err, res.Stderr)
+	}
+	want, err := hex.DecodeString(strings.TrimSpace(string(res.Stdout)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return want
+}
+
+// kernelMemoryProbe is a program that tries to hold target bytes of kernel
+// memory that no process maps, spread over procs processes (each may
+// open only so many files): UNIX socket buffers (socket pairs, each
+// asking for an 8 MiB send buffer, filled), pipe buffers (each asking for
+// 1 MiB, filled) or netlink buffers (route sockets, each asking for an
+// 8 MiB receive buffer, filled with the kernel's answers to dump
+// requests). Each process counts what it holds, as the kernel reports it
+// (a socket's unsent bytes, a pipe's unread bytes, a netlink socket's
+// receive and send memory), and after each step prints what all the
+// processes alive hold; the first prints "done" if every process got its
+// share or all the files it could (and none was killed). The kernel's OOM killer (with a memory
+// cgroup) takes the other processes first (each holds a little more).
+func kernelMemoryProbe(kind string, target int64, procs int) string {
+	return fmt.Sprintf(`import fcntl, mmap, os, socket, struct, termios, time
+kind, target, procs = %q, %d, %d
+held = mmap.mmap(-1, 24 * procs + 8)  # per process: bytes held, done, pid; then "go"
+def slot(i, v, done=0):
+    struct.pack_into("qqq", held, 24 * i, v, done, os.getpid())
+def alive(pid):
+    try:
+        return open("/proc/%%d/stat" %% pid).read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+def report():  # what the processes alive hold now
+    total = 0
+    for j in range(procs):
+        v, _, pid = struct.unpack_from("qqq", held, 24 * j)
+        if v and alive(pid):
+            total += v
+    os.write(1, b"%%d\n" %% total)
+dump = struct.pack("=IHHII", 32, 18, 0x301, 1, 0) + bytes(16)  # RTM_GETLINK, a dump
+def netlink_bytes(inodes):
+    total = 0
+    for line in open("/proc/net/netlink").readlines()[1:]:
+        f = line.split()
+        if int(f[-1]) in inodes:
+            total += int(f[4]) + int(f[5])
+    return total
+def pin(i):
+    ballast = b"x" * (256 << 10)  # more resident than the first: the kernel's OOM killer takes these first
+    while not held[-1]:
+        time.sleep(0.001)
+    share, keep, inodes, n = target // procs, [], set(), 0
+    try:
+        while n < share:
+            if kind == "unix":
+                a, b = socket.socketpair()
+                keep += [a, b]
+                a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8 << 20)
+                a.setblocking(False)
+                try:
+                    while True:
+                        a.send(bytes(65536))
+                except BlockingIOError:
+                    pass
+                n += struct.unpack("i", fcntl.ioctl(a, termios.TIOCOUTQ, bytes(4)))[0]
+            elif kind == "pipe":
+                r, w = os.pipe()
+                keep += [r, w]
+                try:
+                    fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ
+                except OSError:
+                    pass
+                os.set_blocking(w, False)
+                try:
+                    while True:
+                        os.write(w, bytes(4096))
+                except BlockingIOError:
+                    pass
+                n += struct.unpack("i", fcntl.ioctl(r, termios.FIONREAD, bytes(4)))[0]
+            else:
+                s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE)
+                keep.append(s)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+                s.setblocking(False)
+                for _ in range(20000):
+                    try:
+                        s.send(dump)
+                    except OSError:
+                        break
+                inodes.add(os.fstat(s.fileno()).st_ino)
+                if len(keep) %% 4:
+                    continue
+                n = netlink_bytes(inodes)
+            slot(i, n)
+            report()
+    except OSError:
+        pass  # no more files for this process
+    if kind == "netlink":
+        n = netlink_bytes(inodes)
+    slot(i, n, 1)
+    report()
+    time.sleep(120)
+kids = []
+for i in range(procs):
+    pid = os.fork()
+    if pid == 0:
+        pin(i)
+        os._exit(0)
+    kids.append(pid)
+held[-1] = 1
+start, killed = time.monotonic(), False
+while time.monotonic() - start < 100:
+    for j, k in enumerate(kids):
+        if k and os.waitpid(k, os.WNOHANG)[0]:
+            kids[j], killed = 0, True
+            struct.pack_into("qq", held, 24 * j, 0, 1)
+    if all(struct.unpack_from("qq", held, 24 * j)[1] for j in range(procs)):
+        print("killed" if killed else "done", flush=True)
+        break
+    time.sleep(0.01)
+`, kind, target, procs)
+}
+
+// kernelMemoryCases try to hold their limit and twice MemoryMargin in
+// kernel buffers that no process maps, more than the host may lose; the
+// processes share it out. (Pipes are also bounded by the host user's pipe
+// limits: after 64 MiB, 8 KiB a pipe.)
+var kernelMemoryCases = []struct {
+	kind  string
+	limit int64
+	procs int
+}{
+	{"unix", 96 << 20, 10},
+	{"pipe", 48 << 20, 12},
+	{"netlink", 96 << 20, 6},
+}
+
+// checkKernelMemory runs kernelMemoryCases in s: however a run holds
+// kernel memory, the memory limit ends it, and what it held at once
+// stays within its limit and MemoryMargin. s preloads nothing: the
+// probes' processes are forks of a bare interpreter, which hold little
+// of the limit themselves.
+func checkKernelMemory(t *testing.T, s *Sandbox) {
+	if len(s.preload) > 0 {
+		t.Fatal("checkKernelMemory needs a sandbox that preloads nothing")
+	}
+	for _, tc := range kernelMemoryCases {
+		t.Run(tc.kind, func(t *testing.T) {
+			res := run(t, s, kernelMemoryProbe(tc.kind, tc.limit+2*MemoryMargin, tc.procs), sandbox.Limits{Memory: tc.limit, Timeout: 2 * time.Minute, Processes: tc.procs + 8})
+			if res.Warm {
+				t.Fatal("the probe ran warm")
+			}
+			lines := strings.Fields(string(res.Stdout))
+			var most int64
+			for _, l := range lines {
+				if n, err := strconv.ParseInt(l, 10, 64); err == nil {
+					most = max(most, n)
+				}
+			}
+			done := slices.Contains(lines, "done")
+			t.Logf("held at most %.1f MiB at once, the group's peak %.1f MiB (limit %d MiB, margin %d MiB); %s",
+				float64(most)/(1<<20), float64(res.MemoryPeak)/(1<<20), tc.limit>>20, MemoryMargin>>20, map[bool]string{true: "it got all it asked for or could", false: fmt.Sprintf("ended by limit %q", res.Limit)}[done])
+			if most > tc.limit+MemoryMargin {
+				t.Errorf("the run held %d MiB of kernel memory at once, more than its limit of %d MiB and the margin of %d MiB", most>>20, tc.limit>>20, MemoryMargin>>20)
+			}
+			if done || res.Limit != sandbox.LimitMemory {
+				t.Errorf("the run ended with limit %q, exit %d, stderr %q, done %v: want the memory limit", res.Limit, res.ExitCode, lastLine(res.Stderr), done)
+			}
+			// A cgroup charging these buffers may end the run before much
+			// is counted: its peak then says the run got to its limit.
+			if most < tc.limit/4 && res.MemoryPeak < tc.limit {
+				t.Errorf("the probe held only %d MiB (the group's peak: %d MiB): it tests nothing (stdout %q, stderr %q)", most>>20, res.MemoryPeak>>20, lastLine(res.Stdout), lastLine(res.Stderr))
+			}
+			if res.MemoryPeak > tc.limit+MemoryMargin {
+				t.Errorf("the run's group peaked at %d MiB", res.MemoryPeak>>20)
+			}
+			stillWorks(t, s)
+		})
+	}
+}
+
+// TestKernelMemory holds kernel memory no process maps, with the host's
+// cgroups; TestUnprivileged runs the same without (init's watcher).
+func TestKernelMemory(t *testing.T) {
+	s := newColdSandbox(t)
+	if s.cgroups == nil {
+		t.Skip("no cgroups on this host (or not root); TestUnprivileged runs these without")
+	}
+	checkKernelMemory(t, s)
+}
+
+// newColdSandbox returns a sandbox of one run at a time that preloads
+// nothing, closed when the test ends.
+func newColdSandbox(t *testing.T) *Sandbox {
+	t.Helper()
+	s, err := New(t.Context(), Config{Python: testPython(), Concurrency: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

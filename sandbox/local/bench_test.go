@@ -182,6 +182,53 @@ func BenchmarkRunParallel(b *testing.B) {
 	}
 }
 
+// BenchmarkRunParallelTurns measures runs per second with two in flight,
+// bare python3 -c and the sandbox taking turns in rounds of turnRuns runs
+// each (b.N rounds), so that both see the same machine, however busy
+// other work keeps it: it reports each one's median runs/s and the
+// median, over the rounds, of the sandbox's share of bare Python's
+// (BenchmarkRunParallel runs them one after the other).
+func BenchmarkRunParallelTurns(b *testing.B) {
+	const turnRuns = 40
+	rs := benchRunners(b)
+	names := []string{"bare", "sandpiper"}
+	rates := map[string][]float64{}
+	var shares []float64
+	for b.Loop() {
+		for _, name := range names {
+			var next sync.WaitGroup
+			runs := make(chan struct{}, turnRuns)
+			for range turnRuns {
+				runs <- struct{}{}
+			}
+			close(runs)
+			start := time.Now()
+			for range 2 {
+				next.Go(func() {
+					for range runs {
+						if err := rs[name](context.Background()); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			next.Wait()
+			rates[name] = append(rates[name], turnRuns/time.Since(start).Seconds())
+		}
+		shares = append(shares, rates["sandpiper"][len(rates["sandpiper"])-1]/rates["bare"][len(rates["bare"])-1])
+	}
+	median := func(xs []float64) float64 {
+		xs = slices.Clone(xs)
+		slices.Sort(xs)
+		return xs[len(xs)/2]
+	}
+	for _, name := range names {
+		b.ReportMetric(median(rates[name]), name+"-runs/s")
+	}
+	b.ReportMetric(100*median(shares), "%-of-bare")
+}
+
 // BenchmarkOverhead runs /usr/bin/true instead of Python, so that what is
 // measured is the sandbox alone: "bare" forks and execs it, "sandpiper"
 // gives it a fresh sandbox (paced, 20 ms apart, like BenchmarkRunPaced).

@@ -476,43 +476,53 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// writeSetting writes value to a file of the group's directory dir; a
+// swap limit the kernel lacks (swap accounting off) is no error.
+func writeSetting(dir, file, value string) error {
+	err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0)
+	if errors.Is(err, fs.ErrNotExist) && (file == "memory.memsw.limit_in_bytes" || file == "memory.swap.max") {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("set %s: %w", file, err)
+	}
+	return nil
+}
+
+// setCPU sets the run's CPU quota, if it has one. Setting it refills the
+// group's runtime for the current period (the kernel starts the period
+// afresh), so a warm-up that used the period's quota just before the run
+// does not hold the run back (nor make it count as throttled).
+func (rc *runCgroup) setCPU(cpus float64) error {
+	quota := strconv.FormatInt(cpuQuota(cpus), 10)
+	switch {
+	case rc.cpu == "":
+		return nil
+	case rc.v2:
+		return writeSetting(rc.cpu, "cpu.max", quota+" "+strconv.Itoa(cpuPeriod))
+	default:
+		return writeSetting(rc.cpu, "cpu.cfs_quota_us", quota)
+	}
+}
+
 // setLimits sets the run's memory, process and CPU limits. On v1 the
 // memory limit may never exceed memory+swap, so the order of the writes
 // depends on the direction of the change.
 func (rc *runCgroup) setLimits(memory int64, pids int, cpus float64) error {
 	mem, max := strconv.FormatInt(memory, 10), strconv.Itoa(pids)
-	quota := strconv.FormatInt(cpuQuota(cpus), 10)
-	write := func(dir, file, value string) error {
-		err := os.WriteFile(filepath.Join(dir, file), []byte(value), 0)
-		if errors.Is(err, fs.ErrNotExist) && (file == "memory.memsw.limit_in_bytes" || file == "memory.swap.max") {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("set %s: %w", file, err)
-		}
-		return nil
-	}
-	var errs []error
-	if rc.cpu != "" {
-		if rc.v2 {
-			errs = append(errs, write(rc.cpu, "cpu.max", quota+" "+strconv.Itoa(cpuPeriod)))
-		} else {
-			errs = append(errs, write(rc.cpu, "cpu.cfs_quota_us", quota))
-		}
-	}
-	errs = append(errs, write(rc.pids, "pids.max", max))
+	errs := []error{rc.setCPU(cpus), writeSetting(rc.pids, "pids.max", max)}
 	if rc.v2 {
-		errs = append(errs, write(rc.mem, "memory.max", mem))
+		errs = append(errs, writeSetting(rc.mem, "memory.max", mem))
 		return errors.Join(errs...)
 	}
-	if err := write(rc.mem, "memory.limit_in_bytes", mem); err != nil {
+	if err := writeSetting(rc.mem, "memory.limit_in_bytes", mem); err != nil {
 		// Raising: memory+swap first.
-		if err := write(rc.mem, "memory.memsw.limit_in_bytes", mem); err != nil {
+		if err := writeSetting(rc.mem, "memory.memsw.limit_in_bytes", mem); err != nil {
 			return errors.Join(append(errs, err)...)
 		}
-		errs = append(errs, write(rc.mem, "memory.limit_in_bytes", mem))
+		errs = append(errs, writeSetting(rc.mem, "memory.limit_in_bytes", mem))
 	} else {
-		errs = append(errs, write(rc.mem, "memory.memsw.limit_in_bytes", mem))
+		errs = append(errs, writeSetting(rc.mem, "memory.memsw.limit_in_bytes", mem))
 	}
 	return errors.Join(errs...)
 }

@@ -39,10 +39,11 @@
 //     no TCP, no signals or abstract sockets outside the sandbox); a
 //     seccomp filter refusing ptrace, mount, unshare/setns, namespace flags
 //     on clone, bpf, perf_event_open, io_uring, keyctl, module loading,
-//     kexec, reboot, clock changes, TIOCSTI, inotify and memfd_create,
-//     allowing sockets only of the families Python uses (AF_UNIX, AF_INET,
-//     AF_INET6 and route netlink) and killing any call from a foreign
-//     (32-bit) ABI. A socket of any other family (AF_VSOCK, which the
+//     kexec, reboot, clock changes, TIOCSTI, inotify and dnotify, file
+//     leases, memfd_create and pipes over 64 KiB, ignoring SO_SNDBUF and
+//     SO_RCVBUF, allowing sockets only of the families Python uses
+//     (AF_UNIX, AF_INET, AF_INET6 and route netlink) and killing any call
+//     from a foreign (32-bit) ABI. A socket of any other family (AF_VSOCK, which the
 //     network namespace does not isolate, AF_PACKET, AF_ALG, other netlink
 //     protocols, …) fails with EAFNOSUPPORT, as on a kernel without it; the
 //     sandbox's init answers those calls, and the run reports the
@@ -212,25 +213,45 @@
 //
 // Memory, with a cgroup: the kernel's. Every page the run allocates, files
 // in /tmp, /mnt/data and /dev/shm included; at the limit the kernel kills a
-// process of the run and the result says memory. Memory no process maps is
-// charged to the cgroup, except socket buffers.
+// process of the run and the result says memory. Of memory no process
+// maps, the kernel charges pipes and UNIX socket buffers too (kmem;
+// measured on this host's 6.18 kernel, cgroup v1), but not netlink
+// sockets' buffers: a program asking for route dumps on many sockets held
+// 512 MiB under a 96 MiB limit. The sandbox's init counts those (from
+// /proc/net/netlink) from 20 ms into the run, every 5–200 ms, and ends
+// the run past 32 MiB.
 //
-// Memory, without a cgroup: the sandbox's init adds up, every 20–200 ms
-// (sooner near the limit), what its processes own: their proportional
-// share (PSS) of anonymous and shared memory (memory forked processes
-// share counts once, shared libraries not at all) plus open memfds and
-// System V segments; past the limit it kills every process. It may
-// overshoot by what the run can touch between two looks: 20 ms near the
-// limit, up to 200 ms when its processes share gigabytes after a fork
-// (measured here: 258–294 MiB counted at the kill under a 256 MiB limit).
-// Each process is also refused at once past RLIMIT_DATA = limit + 256 MiB
-// and RLIMIT_AS = limit + 1 GiB (room for what the data stack reserves:
-// 380 MB of address space); BLAS runs one thread. Files in /tmp, /mnt/data
-// and /dev/shm count only while mapped; SANDPIPER_SANDBOX_DISK bounds
-// them. Of memory no process maps, System V segments are counted;
-// memfd_create is refused in every mode; pipes hold 64 KiB each (8 KiB once
-// the host user has 64 MiB in pipes, about 190 MiB per run at most); POSIX
-// message queues 64 KiB; socket buffers are bounded only by open files.
+// Memory, without a cgroup: the sandbox's init adds up, every 5–200 ms
+// (sooner near the limit), what the sandbox holds: its processes'
+// proportional share (PSS) of anonymous and shared memory (memory forked
+// processes share counts once, shared libraries not at all) and page
+// tables; System V segments; UNIX socket buffers (sock_diag, as the
+// kernel counts them) and netlink ones, with what each socket takes
+// itself; and a pipe's most (64 KiB) for every open descriptor that is not
+// a socket's. Past the limit it kills every process. It may overshoot by
+// what the run can add while it looks and between two looks (5 ms near
+// the limit; measured here: 258–294 MiB counted at the kill under a 256
+// MiB limit touching anonymous memory; a run filling socket buffers from
+// ten processes at 3.6 GB/s held 82–84 MiB of them at the kill under 96
+// MiB, with its processes' own memory besides). Each process is also
+// refused at once past RLIMIT_DATA = limit + 256 MiB and RLIMIT_AS = limit
+// + 1 GiB (room for what the data stack reserves: 380 MB of address
+// space); BLAS runs one thread. Files in /tmp, /mnt/data and /dev/shm
+// count only while mapped; SANDPIPER_SANDBOX_DISK bounds them.
+// memfd_create is refused in every mode; POSIX message queues hold 64 KiB.
+//
+// In every mode, what no process maps is kept small per object: the
+// seccomp filter refuses pipes larger than 64 KiB (F_SETPIPE_SZ) and
+// ignores SO_SNDBUF and SO_RCVBUF, so a socket keeps the kernel's default
+// buffer (212992 bytes here, where a program could otherwise ask for 8
+// MiB: one socket pair then holds 8 MiB, filled at 8 GB/s). Without the
+// counting above, a run held 385 MiB in UNIX socket buffers and 512 MiB in
+// netlink ones under a 96 MiB limit. What a run may cost the host beyond
+// its memory limit, in every mode, is [MemoryMargin] (64 MiB): the
+// watcher's overshoot, descriptors and sockets in flight between
+// processes (at most RLIMIT_NOFILE for the host user), kernel stacks. The
+// abuse suite checks it (TestKernelMemory, and TestUnprivileged without
+// cgroups).
 //
 // CPUs, with a cgroup: SANDPIPER_SANDBOX_CPUS as a CFS quota
 // (cpu.cfs_quota_us, cpu.max on v2; measured: 2 busy processes at 1 used
@@ -252,11 +273,12 @@
 // address space the imports reserved. A run whose memory limit is less
 // than twice what a warm interpreter holds starts cold.
 //
-// The watcher's own CPU, measured here: 0.55 ms for a run that prints a
-// number, 10–12 ms for one holding 300 MB for a second, 70–75 ms (1.4% of
-// a CPU) for four workers sharing 120 MB for a second, where every look
-// must add up exact shares; the sandbox benchmark below shows no
-// difference beyond its noise.
+// The watcher's own CPU (BenchmarkWatcher as an unprivileged user, 10
+// runs each): 0.18 ms for a run that prints a number, 3.1 ms for one
+// holding 300 MB for a second, 162 ms (14% of a CPU) for four workers
+// sharing 120 MB for a second, where every look must add up exact shares
+// (49 ms when looks were spaced out by what they cost, which let a run
+// fill memory faster than init looked).
 //
 // # Threat model
 //
@@ -271,10 +293,12 @@
 //     namespaces off (both modes). Remains: kernel bugs; for a VM boundary
 //     choose the Vercel backend.
 //   - Memory of the whole run (shared memory, many processes, memory no
-//     process maps): the cgroup / init's watcher plus RLIMIT_AS and
-//     RLIMIT_DATA (above). Remains: in the image, it may overshoot by what
-//     20–200 ms of touching allows; UNIX socket buffers escape both modes
-//     (bounded by open files × the socket buffer size).
+//     process maps: pipes, UNIX and netlink socket buffers): the cgroup /
+//     init's watcher plus RLIMIT_AS and RLIMIT_DATA (above); the host
+//     loses at most the limit and [MemoryMargin]. Remains: in the image,
+//     what the run touches while init looks (5 ms apart near the limit) is
+//     part of that margin; a run near its limit costs init up to a CPU
+//     while it lasts.
 //   - CPU: cgroup quota (SANDPIPER_SANDBOX_CPUS) and RLIMIT_CPU (root);
 //     RLIMIT_CPU alone (image). Remains: in the image, a run may use every
 //     CPU the container has until its CPU-time limit.
@@ -291,8 +315,10 @@
 //     0.15 s; two previews at a time in all.
 //   - Text from a run or the model shown to people (escape sequences, BEL,
 //     C1 controls, bidi overrides): shown as visible symbols (␛, ␇, �) in
-//     tool cards, file names, upload titles, alt text, answers and the
-//     terminal (package safetext). Remains: sandpiper exec passes the
+//     tool cards, file names, upload titles, alt text, answers, the
+//     terminal, and the tool result the model reads (its output, stderr
+//     and file names, also when a follow-up gives an earlier run's output
+//     again) (package safetext). Remains: sandpiper exec passes the
 //     program's own output through untouched, like python3.
 //   - Code the card does not show: code holding a NUL byte is refused with
 //     a clear error.
@@ -304,11 +330,19 @@
 //     only its prefix and site directories are mounted. Remains: sys.path
 //     entries outside the install (editable installs) are not mounted.
 //   - Side channels between runs through shared read-only host files:
-//     inotify refused. Remains: advisory locks (flock, fcntl) on shared
-//     read-only files (/usr, /etc/ld.so.cache, the interpreter's prefix) are
-//     a covert channel between two cooperating concurrent programs (no data
-//     of a run that does not cooperate); access times (relatime) can tell
-//     that a file was read within a day.
+//     inotify refused (ENOSYS), and its older form, dnotify (fcntl
+//     F_NOTIFY), and file leases (F_SETLEASE) refused (EINVAL). Remains:
+//     advisory locks (flock, fcntl) on shared read-only files (/usr,
+//     /etc/ld.so.cache, the interpreter's prefix) are a covert channel
+//     between two cooperating concurrent programs (no data of a run that
+//     does not cooperate). It stays open: sqlite3 needs both kinds of lock
+//     on its own files, and the sandbox cannot tell a shared file from a
+//     run's own at the lock call without a race. Measured
+//     (BenchmarkLockChannel: two runs at once, a handshake per byte, busy
+//     polling, while other jobs loaded the 2 cores, load 5–7): 4.0 kbit/s
+//     through flock, 2.8 kbit/s through POSIX byte-range locks, no byte
+//     wrong; an idle machine carries more. Access times (relatime) can
+//     tell that a file was read within a day.
 //   - Host details: /proc/cmdline, config.gz, kallsyms, locks,
 //     /proc/sys/kernel, fs, dev masked; the hostname is "sandbox". Remains:
 //     /proc/self/mountinfo shows the host device and file-system type (in
@@ -361,6 +395,19 @@
 // Earlier runs on the same machine gave the same picture: runs per second
 // 2 at a time of 95–110 (bare), 74–82 (bubblewrap) and 75–78 (sandpiper),
 // that is 69–81% of bare Python.
+//
+// That share moves with the machine more than with the code, because
+// BenchmarkRunParallel runs the two one after the other;
+// BenchmarkRunParallelTurns has them take turns, 40 runs each, for b.N
+// rounds, and reports the median share. Measured with it (20 rounds, on
+// 2 cores other jobs loaded from 0.1 to 4.5): 67–70%, and 68–69% for the
+// code before warm runs in the same sessions, with bare Python at 150–178
+// runs/s: python3 -c now starts in 10 ms of CPU, beside which the
+// sandbox's own cost (about 6 ms of CPU a run, most of it the kernel's:
+// namespaces, mounts, cgroups, made and torn down) weighs more than when
+// these numbers were taken. Left out one at a time, in the same sessions:
+// the network namespace is worth 3–4 points (70–72%), the cgroups 2–5
+// (70–72%).
 //
 // Sandpiper's overhead over bare Python is smaller than bubblewrap's (about
 // half, back to back) although it also applies seccomp, Landlock and

@@ -6,6 +6,12 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
+// MemoryMargin is what a run may cost the host beyond its memory limit,
+// in every mode (see the package doc's "Memory and CPU, by mode"): kernel
+// memory no process maps that the cgroup or init's watcher does not count
+// exactly, and what a run can add between two of the watcher's looks.
+const MemoryMargin = 64 << 20
+
 // DefaultPython is the interpreter when [Config.Python] is empty.
 const DefaultPython = "python3"
 

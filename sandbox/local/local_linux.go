@@ -537,9 +537,13 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 		}
 	}
 	// A sandbox that warmed has used its cgroup already: what the run
-	// did is what its counters say past their values now.
+	// did is what its counters say past their values now, and its CPU
+	// quota starts afresh.
 	var base cgroupEvents
 	if w.cg != nil && w.warmed {
+		if err := w.cg.setCPU(lim.CPUs); err != nil {
+			return nil, &sandbox.Error{Op: "cgroup", Err: err}
+		}
 		base = w.cg.events()
 		w.cg.resetPeak()
 	}

@@ -856,6 +856,7 @@ print("OK")`, sandbox.Limits{Timeout: 20 * time.Second})
 	}
 	// The whole sandbox's memory, without cgroups: init's watcher.
 	t.Run("memory", func(t *testing.T) { checkSandboxMemory(t, s) })
+	t.Run("kernel memory", func(t *testing.T) { checkKernelMemory(t, newColdSandbox(t)) })
 	// No CPU quota without cgroups, and no cap claiming one.
 	res = run(t, s, cpuBurn(0.3), sandbox.Limits{CPUs: 0.2})
 	if res.ExitCode != 0 || slices.Contains(res.Caps, sandbox.CapCPUQuota) {

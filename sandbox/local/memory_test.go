@@ -172,6 +172,8 @@ func TestCPUQuota(t *testing.T) {
 			}
 		})
 	}
+	// A warm run right after its warm-up: the imports may have used the
+	// current period's quota, which the run must not inherit.
 	res := run(t, s, "print(1)", sandbox.Limits{})
 	if slices.Contains(res.Caps, sandbox.CapCPUQuota) {
 		t.Errorf("caps %v on a run that used next to no CPU", res.Caps)

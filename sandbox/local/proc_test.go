@@ -31,6 +31,15 @@ assert os.cpu_count() >= 1 and multiprocessing.cpu_count() >= 1
 assert os.sysconf("SC_NGROUPS_MAX") > 0
 libc = ctypes.CDLL(None, use_errno=True)
 assert libc.inotify_init1(0) == -1 and ctypes.get_errno() == errno.ENOSYS, ctypes.get_errno()
+import fcntl, signal
+signal.signal(signal.SIGIO, signal.SIG_IGN)
+open("own", "w").close()
+for cmd, path, arg in ((fcntl.F_NOTIFY, "/usr/lib", fcntl.DN_ACCESS | fcntl.DN_MULTISHOT), (fcntl.F_SETLEASE, "own", fcntl.F_RDLCK)):
+    try:
+        fcntl.fcntl(os.open(path, os.O_RDONLY), cmd, arg)
+        raise SystemExit("fcntl %d on %s allowed" % (cmd, path))
+    except OSError as e:
+        assert e.errno == errno.EINVAL, e
 print("OK")`
 	res := run(t, s, code, sandbox.Limits{})
 	if string(res.Stdout) != "OK\n" || res.ExitCode != 0 {

@@ -66,11 +66,17 @@ const (
 	// answer_refusals in init.c).
 	retNotify = unix.SECCOMP_RET_USER_NOTIF
 
-	retAllow = unix.SECCOMP_RET_ALLOW
-	retEPERM = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
-	retENOSY = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
-	retKill  = unix.SECCOMP_RET_KILL_PROCESS
+	retAllow  = unix.SECCOMP_RET_ALLOW
+	retEPERM  = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
+	retENOSY  = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+	retEINVAL = unix.SECCOMP_RET_ERRNO | uint32(unix.EINVAL)
+	retIgnore = unix.SECCOMP_RET_ERRNO // the call returns 0, not made
+	retKill   = unix.SECCOMP_RET_KILL_PROCESS
 )
+
+// maxPipeSize is the largest pipe a program may ask for (F_SETPIPE_SZ):
+// the kernel's default with 4 KiB pages.
+const maxPipeSize = 16 << 12
 
 // namespaceFlags are the clone flags that create namespaces.
 const namespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
@@ -136,6 +142,38 @@ func seccompFilter() []unix.SockFilter {
 	p.jump(unix.BPF_JMP|unix.BPF_JSET|unix.BPF_K, namespaceFlags, 0, 1)
 	ret(retEPERM)
 	ld(offNr) // reload after the argument check (harmless when skipped)
+
+	// fcntl: no directory notifications (dnotify, inotify's older form:
+	// it would tell when the host or another run reads a shared file)
+	// and no leases (the holder learns of, and may delay by up to
+	// lease-break-time, a host process opening one of the files the bot
+	// owns for writing); EINVAL, as a kernel without them says. No pipe
+	// larger than the kernel's default (init's memory watcher counts each
+	// pipe at that); EPERM, as for a user over the pipe limits.
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.SYS_FCNTL, 0, 8)
+	ld(offArg1)
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.F_NOTIFY, 1, 0)
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.F_SETLEASE, 0, 1)
+	ret(retEINVAL)
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.F_SETPIPE_SZ, 0, 3)
+	ld(offArg2)
+	p.jump(unix.BPF_JMP|unix.BPF_JGT|unix.BPF_K, maxPipeSize, 0, 1)
+	ret(retEPERM)
+	ld(offNr)
+
+	// setsockopt: a socket's buffers stay at the kernel's default sizes
+	// (SO_SNDBUF and SO_RCVBUF are ignored, as a hint a kernel may clamp),
+	// so that no socket holds megabytes at once: the watcher counts what
+	// sockets hold between its looks, and a larger buffer fills faster
+	// than it looks.
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.SYS_SETSOCKOPT, 0, 6)
+	ld(offArg1)
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.SOL_SOCKET, 0, 4)
+	ld(offArg2)
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.SO_SNDBUF, 1, 0)
+	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.SO_RCVBUF, 0, 1)
+	ret(retIgnore)
+	ld(offNr)
 
 	// ioctl: no faking terminal input.
 	p.jump(unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K, unix.SYS_IOCTL, 0, 4)

@@ -35,13 +35,15 @@ func runFilter(t *testing.T, prog []unix.SockFilter, arch uint32, nr uint32, arg
 			acc = binary.NativeEndian.Uint32(data[in.K:])
 		case unix.BPF_RET | unix.BPF_K:
 			return in.K
-		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K:
+		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, unix.BPF_JMP | unix.BPF_JGE | unix.BPF_K, unix.BPF_JMP | unix.BPF_JGT | unix.BPF_K, unix.BPF_JMP | unix.BPF_JSET | unix.BPF_K:
 			var ok bool
 			switch in.Code &^ (unix.BPF_JMP | unix.BPF_K) {
 			case unix.BPF_JEQ:
 				ok = acc == in.K
 			case unix.BPF_JGE:
 				ok = acc >= in.K
+			case unix.BPF_JGT:
+				ok = acc > in.K
 			case unix.BPF_JSET:
 				ok = acc&in.K != 0
 			}
@@ -88,6 +90,17 @@ func TestSeccompFilterDecisions(t *testing.T) {
 		{"socketpair AF_VSOCK", unix.SYS_SOCKETPAIR, []uint64{unix.AF_VSOCK, unix.SOCK_STREAM, 0, 0}, notify},
 		{"inotify_init1", unix.SYS_INOTIFY_INIT1, []uint64{0}, retENOSY},
 		{"fanotify_init", unix.SYS_FANOTIFY_INIT, []uint64{0, 0}, retEPERM},
+		{"fcntl F_NOTIFY", unix.SYS_FCNTL, []uint64{3, unix.F_NOTIFY, 1 /* DN_ACCESS */}, retEINVAL},
+		{"fcntl F_SETLEASE", unix.SYS_FCNTL, []uint64{3, unix.F_SETLEASE, unix.F_RDLCK}, retEINVAL},
+		{"fcntl F_SETLK", unix.SYS_FCNTL, []uint64{3, unix.F_SETLK, 0}, retAllow},
+		{"fcntl F_GETFL", unix.SYS_FCNTL, []uint64{3, unix.F_GETFL}, retAllow},
+		{"fcntl F_SETPIPE_SZ 1 MiB", unix.SYS_FCNTL, []uint64{3, unix.F_SETPIPE_SZ, 1 << 20}, retEPERM},
+		{"fcntl F_SETPIPE_SZ 64 KiB", unix.SYS_FCNTL, []uint64{3, unix.F_SETPIPE_SZ, 64 << 10}, retAllow},
+		{"fcntl F_SETPIPE_SZ 4 KiB", unix.SYS_FCNTL, []uint64{3, unix.F_SETPIPE_SZ, 4 << 10}, retAllow},
+		{"setsockopt SO_SNDBUF", unix.SYS_SETSOCKOPT, []uint64{3, unix.SOL_SOCKET, unix.SO_SNDBUF}, retIgnore},
+		{"setsockopt SO_RCVBUF", unix.SYS_SETSOCKOPT, []uint64{3, unix.SOL_SOCKET, unix.SO_RCVBUF}, retIgnore},
+		{"setsockopt SO_REUSEADDR", unix.SYS_SETSOCKOPT, []uint64{3, unix.SOL_SOCKET, unix.SO_REUSEADDR}, retAllow},
+		{"setsockopt TCP_NODELAY", unix.SYS_SETSOCKOPT, []uint64{3, unix.IPPROTO_TCP, unix.TCP_NODELAY}, retAllow},
 		{"clone3", unix.SYS_CLONE3, nil, retENOSY},
 		{"clone with a new user namespace", unix.SYS_CLONE, []uint64{unix.CLONE_NEWUSER}, retEPERM},
 		{"plain clone", unix.SYS_CLONE, []uint64{uint64(unix.SIGCHLD)}, retAllow},

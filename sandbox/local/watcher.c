@@ -1,34 +1,57 @@
 // Init's memory watcher.
 //
 // Without a memory cgroup, init bounds the memory of the sandbox as a
-// whole: every few tens of milliseconds it adds up what the sandbox's
-// processes own and, past the limit, kills them all. A process owns its
+// whole: every few tens of milliseconds it adds up what the sandbox holds
+// and, past the limit, kills every process. What a process maps is its
 // proportional share (PSS) of the anonymous and shared memory it maps, so
 // pages that forked processes share count once, and shared libraries not
-// at all (huge pages from the host's pool count in full); to that are
-// added memfds held open (filled with write(), they are mapped by no one)
-// and System V shared memory segments. Files in
-// /tmp, /mnt/data and /dev/shm are bounded by the disk limit instead.
+// at all (huge pages from the host's pool count in full); its page tables
+// count too. What the kernel holds for the sandbox that no process maps:
+// System V shared memory segments; socket buffers, UNIX (from sock_diag,
+// as the kernel counts them against the sender) and netlink (from
+// /proc/net/netlink), with what each socket itself takes; and pipes, at
+// the most each may hold (PIPE_BUFFERS pages: the seccomp filter refuses
+// larger ones), one for every open descriptor that is not a socket's (a
+// regular file's descriptor counts as a pipe: few programs hold many).
+// memfd_create is refused. Files in /tmp, /mnt/data and /dev/shm are
+// bounded by the disk limit instead.
+//
+// With a memory cgroup, the kernel counts the sandbox's memory, pipes and
+// UNIX socket buffers included (kmem; measured on 6.18 with cgroup v1),
+// but not netlink sockets' buffers: a program answered by many route
+// dumps would hold them outside its limit. The watcher then counts those
+// alone and ends the run past UNCHARGED_MAX.
 //
 // The exact share walks a process's page tables (smaps_rollup: about 12
 // microseconds of CPU per MB resident), so a look first adds up the
 // resident anonymous and shared memory from /proc/PID/status, which costs
 // the same for any size and never counts less; only when that passes the
 // limit does it read the exact share, of the largest processes first,
-// until the sum fits. The next look comes sooner the nearer the sum is to
-// the limit, and later the more the last one cost (at most 1/WATCH_BUDGET
-// of a CPU), but never more than WATCH_MAX_NS later: processes that share
-// gigabytes (forks) make looks cost more than that, and the limit must
-// hold all the same.
+// until the sum fits. Open descriptors are counted, not looked at (the
+// size of /proc/PID/fd). The next look comes sooner the nearer the sum is
+// to the limit: by the time a run touching WATCH_RATE could have used what
+// is left, but never sooner than WATCH_MIN_NS or later than WATCH_MAX_NS.
+// What looks cost does not space them out: a run can make each cost
+// milliseconds (processes that share gigabytes after a fork) and fill a
+// gigabyte a second meanwhile, and the limit must hold all the same. A
+// run near its limit thus costs init up to a CPU of its own while it
+// lasts; without a cgroup, CPU is not bounded anyway.
 
 #include "internal.h"
 
-#include <sys/mman.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 
-#define WATCH_MIN_NS (20ULL * 1000 * 1000)  // the least time between two looks
+#define WATCH_MIN_NS (5ULL * 1000 * 1000)   // the least time between two looks
 #define WATCH_MAX_NS (200ULL * 1000 * 1000) // the most
 #define WATCH_RATE 4ULL                     // bytes per ns (4 GB/s) a run is assumed to touch: how soon the headroom may go
-#define WATCH_BUDGET 20ULL                  // a look's CPU time times this is the least time to the next
+#define UNCHARGED_RATE 1ULL                 // the same for netlink buffers (filled a dump request at a time; measured: 0.7 GB/s)
+#define UNCHARGED_FIRST_NS (20ULL * 1000 * 1000) // with a memory cgroup, the first look: most runs end before
+#define UNCHARGED_MAX (32ULL << 20)         // with a memory cgroup: the most the sandbox may hold that it does not charge
+#define PIPE_BUFFERS 16ULL                  // pages a pipe holds at most (the kernel's default; larger ones are refused)
+#define SOCKET_BYTES 2048ULL                // what a socket itself takes besides its buffers (measured: 2.2 KiB a UNIX socket)
 
 struct watched {
 	pid_t pid;
@@ -37,30 +60,42 @@ struct watched {
 
 static struct {
 	int on;
+	int all;       // no memory cgroup: count everything, not only what a cgroup would not
 	int proc;      // the sandbox's /proc
-	dev_t shm_dev; // the device of memfds (the kernel's internal tmpfs)
+	int diag;      // a NETLINK_SOCK_DIAG socket, in the sandbox's network namespace
+	uint64_t pipe; // what a pipe may hold: PIPE_BUFFERS pages
 	uint64_t next; // when to look next
 	uint64_t killed;
 	uint64_t cpu_ns; // what the looks cost
 	struct watched *procs;
 	size_t cap;
-} watch;
+} watch = {.diag = -1};
 
-// watch_init prepares the watcher, before the program starts, when the
-// run has no memory cgroup.
+// What a look found of the sandbox's sockets.
+struct sockets {
+	uint64_t bytes; // their buffers, and what they take themselves
+	uint64_t count;
+};
+
+static int unix_sockets(struct sockets *s);
+
+// watch_init prepares the watcher, before the program starts: for
+// everything without a memory cgroup, for what the cgroup does not charge
+// with one. It fails closed when it cannot count.
 void watch_init(void) {
-	if (setup.ncgroups != 0)
-		return;
 	watch.proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (watch.proc < 0)
 		fail("open /proc for the memory watcher");
-	int m = memfd_create("probe", MFD_CLOEXEC);
-	struct stat st;
-	if (m < 0 || fstat(m, &st) < 0)
-		fail("memfd_create for the memory watcher");
-	close(m);
-	watch.shm_dev = st.st_dev;
 	watch.on = 1;
+	if (setup.ncgroups != 0)
+		return;
+	watch.all = 1;
+	long page = sysconf(_SC_PAGESIZE);
+	watch.pipe = PIPE_BUFFERS * (uint64_t)(page > 0 ? page : 4096);
+	watch.diag = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	struct sockets probe;
+	if (watch.diag < 0 || unix_sockets(&probe) < 0)
+		fail("count UNIX sockets' memory for the memory watcher (sock_diag with UNIX_DIAG_MEMINFO; is unix_diag in the kernel?)");
 }
 
 // read_at reads a small /proc file of pid ("status") into buf,
@@ -91,51 +126,83 @@ static uint64_t field_kb(const char *buf, const char *name) {
 	return strtoull(p, NULL, 10) << 10;
 }
 
-// memfd_bytes adds up the memfds pid holds open, each once per look
-// (seen, *nseen: the inodes counted so far).
-static uint64_t memfd_bytes(pid_t pid, ino_t *seen, size_t *nseen, size_t maxseen) {
+// open_files returns how many descriptors pid holds open: the size of its
+// /proc/PID/fd (Linux 6.2 and later), else its entries.
+static uint64_t open_files(pid_t pid) {
 	char path[64];
 	snprintf(path, sizeof path, "%d/fd", (int)pid);
+	struct stat st;
+	if (fstatat(watch.proc, path, &st, 0) < 0)
+		return 0; // gone
+	if (st.st_size > 0)
+		return (uint64_t)st.st_size;
 	int dir = openat(watch.proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
 		return 0;
-	uint64_t sum = 0;
+	uint64_t n = 0;
 	char buf[4096];
-	long n;
-	while ((n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
-		for (long off = 0; off < n;) {
+	long got;
+	while ((got = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0)
+		for (long off = 0; off < got;) {
 			struct dirent64 *e = (struct dirent64 *)(buf + off);
 			off += e->d_reclen;
-			struct stat st;
-			if (e->d_name[0] < '0' || e->d_name[0] > '9' || fstatat(dir, e->d_name, &st, 0) < 0 ||
-			    st.st_dev != watch.shm_dev)
-				continue;
-			size_t i = 0;
-			while (i < *nseen && seen[i] != st.st_ino)
-				i++;
-			if (i < *nseen)
-				continue;
-			if (*nseen < maxseen)
-				seen[(*nseen)++] = st.st_ino;
-			sum += (uint64_t)st.st_blocks * 512;
+			n += e->d_name[0] != '.';
 		}
-	}
 	close(dir);
-	return sum;
+	return n;
 }
 
-// sysv_bytes adds up the resident memory of the IPC namespace's System V
-// shared memory segments, attached or not.
-static uint64_t sysv_bytes(void) {
-	int fd = openat(watch.proc, "sysvipc/shm", O_RDONLY | O_CLOEXEC);
+// unix_sockets adds up what the network namespace's UNIX sockets hold
+// (the buffers queued by each, as the kernel counts them against its send
+// buffer) and take; it returns -1 when sock_diag cannot say.
+static int unix_sockets(struct sockets *s) {
+	*s = (struct sockets){0};
+	struct {
+		struct nlmsghdr nlh;
+		struct unix_diag_req req;
+	} q = {
+		.nlh = {.nlmsg_len = sizeof q, .nlmsg_type = SOCK_DIAG_BY_FAMILY, .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP},
+		.req = {.sdiag_family = AF_UNIX, .udiag_states = ~0U, .udiag_show = UDIAG_SHOW_MEMINFO},
+	};
+	if (send(watch.diag, &q, sizeof q, 0) != (ssize_t)sizeof q)
+		return -1;
+	static char buf[32768] __attribute__((aligned(NLMSG_ALIGNTO)));
+	for (;;) {
+		ssize_t n = recv(watch.diag, buf, sizeof buf, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (h->nlmsg_type == NLMSG_ERROR || h->nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg)))
+				return -1;
+			s->count++;
+			s->bytes += SOCKET_BYTES;
+			struct unix_diag_msg *m = NLMSG_DATA(h);
+			int len = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *m));
+			for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, len); a = RTA_NEXT(a, len))
+				if (a->rta_type == UNIX_DIAG_MEMINFO && RTA_PAYLOAD(a) >= (SK_MEMINFO_WMEM_ALLOC + 1) * sizeof(uint32_t))
+					s->bytes += ((uint32_t *)RTA_DATA(a))[SK_MEMINFO_WMEM_ALLOC];
+		}
+	}
+}
+
+// each_line calls fn with every line of the /proc file path but its
+// header, NUL-terminated (a line of 8 KiB or more is skipped); it returns
+// -1 when the file cannot be opened.
+static int each_line(const char *path, void (*fn)(char *line, void *arg), void *arg) {
+	int fd = openat(watch.proc, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
-	uint64_t sum = 0;
+		return -1;
 	char buf[8192];
 	size_t have = 0;
 	int header = 1;
 	for (;;) {
 		ssize_t n = read(fd, buf + have, sizeof buf - 1 - have);
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n <= 0)
 			break;
 		have += (size_t)n;
@@ -143,24 +210,58 @@ static uint64_t sysv_bytes(void) {
 		char *line = buf, *nl;
 		while ((nl = strchr(line, '\n')) != NULL) {
 			*nl = 0;
-			if (!header) { // rss is the 15th column
-				char *p = line;
-				for (int col = 0; col < 14 && p; col++) {
-					p += strspn(p, " ");
-					p = strchr(p, ' ');
-				}
-				if (p)
-					sum += strtoull(p, NULL, 10);
-			}
+			if (!header)
+				fn(line, arg);
 			header = 0;
 			line = nl + 1;
 		}
 		have -= (size_t)(line - buf);
 		memmove(buf, line, have);
 		if (have == sizeof buf - 1)
-			have = 0; // a line this long is no segment's
+			have = 0; // a line this long is no socket's or segment's
 	}
 	close(fd);
+	return 0;
+}
+
+// add_netlink adds a line of /proc/net/netlink (sk Eth Pid Groups Rmem
+// Wmem ...) to a struct sockets.
+static void add_netlink(char *line, void *arg) {
+	struct sockets *s = arg;
+	unsigned long long rmem, wmem;
+	if (sscanf(line, "%*s %*s %*s %*s %llu %llu", &rmem, &wmem) == 2) {
+		s->count++;
+		s->bytes += SOCKET_BYTES + rmem + wmem;
+	}
+}
+
+// netlink_sockets adds up what the network namespace's netlink sockets
+// hold (their receive and send memory) and take, from /proc/net/netlink
+// (the kernel's own sockets among them). No memory cgroup charges their
+// buffers.
+static void netlink_sockets(struct sockets *s) {
+	*s = (struct sockets){0};
+	if (each_line("net/netlink", add_netlink, s) < 0)
+		fail("open /proc/net/netlink for the memory watcher");
+}
+
+// add_segment adds the resident memory of a line of /proc/sysvipc/shm
+// (its 15th column) to a uint64_t.
+static void add_segment(char *line, void *arg) {
+	char *p = line;
+	for (int col = 0; col < 14 && p; col++) {
+		p += strspn(p, " ");
+		p = strchr(p, ' ');
+	}
+	if (p)
+		*(uint64_t *)arg += strtoull(p, NULL, 10);
+}
+
+// sysv_bytes adds up the resident memory of the IPC namespace's System V
+// shared memory segments, attached or not.
+static uint64_t sysv_bytes(void) {
+	uint64_t sum = 0;
+	each_line("sysvipc/shm", add_segment, &sum);
 	return sum;
 }
 
@@ -176,13 +277,27 @@ static uint64_t thread_cpu_ns(void) {
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+// kill_all ends the run: every process but init, once total was counted.
+static void kill_all(uint64_t total) {
+	kill(-1, SIGKILL);
+	watch.killed = total;
+	watch.on = 0;
+}
+
 // watch_look adds up the sandbox's memory once; past limit it kills every
 // process but init. It returns the sum, as far as it had to be made exact.
+// With a memory cgroup it adds up only what the cgroup does not charge,
+// against UNCHARGED_MAX.
 static uint64_t watch_look(uint64_t limit) {
+	struct sockets un, nl;
+	netlink_sockets(&nl);
+	if (!watch.all) {
+		if (nl.bytes > limit)
+			kill_all(nl.bytes);
+		return nl.bytes;
+	}
 	size_t n = 0;
-	uint64_t total = 0, extra = 0;
-	ino_t seen[256];
-	size_t nseen = 0;
+	uint64_t total = 0, files = 0, extra = 0;
 	char buf[4096];
 	if (lseek(watch.proc, 0, SEEK_SET) < 0)
 		return 0;
@@ -206,12 +321,18 @@ static uint64_t watch_look(uint64_t limit) {
 	}
 	for (size_t i = 0; i < n; i++) {
 		char st[4096];
-		if (read_at(watch.procs[i].pid, "status", st, sizeof st) > 0)
+		if (read_at(watch.procs[i].pid, "status", st, sizeof st) > 0) {
 			watch.procs[i].upper = field_kb(st, "\nRssAnon:") + field_kb(st, "\nRssShmem:") + field_kb(st, "\nHugetlbPages:");
+			extra += field_kb(st, "\nVmPTE:");
+		}
 		total += watch.procs[i].upper;
-		extra += memfd_bytes(watch.procs[i].pid, seen, &nseen, sizeof seen / sizeof seen[0]);
+		files += open_files(watch.procs[i].pid);
 	}
-	extra += sysv_bytes();
+	if (unix_sockets(&un) < 0)
+		fail("count UNIX sockets' memory for the memory watcher");
+	// Every descriptor that is not a socket's may be a pipe's.
+	uint64_t pipes = files > un.count + nl.count ? files - un.count - nl.count : 0;
+	extra += sysv_bytes() + un.bytes + nl.bytes + pipes * watch.pipe;
 	total += extra;
 	if (total <= limit)
 		return total;
@@ -225,11 +346,8 @@ static uint64_t watch_look(uint64_t limit) {
 		if (pss < watch.procs[i].upper)
 			total -= watch.procs[i].upper - pss;
 	}
-	if (total > limit) {
-		kill(-1, SIGKILL);
-		watch.killed = total;
-		watch.on = 0;
-	}
+	if (total > limit)
+		kill_all(total);
 	return total;
 }
 
@@ -238,16 +356,14 @@ static uint64_t watch_look(uint64_t limit) {
 uint64_t watch_memory(uint64_t now, uint64_t left) {
 	if (!watch.on)
 		return left;
-	if (watch.next == 0)
-		watch.next = now + WATCH_MIN_NS; // the program has just started
+	if (watch.next == 0) // the program has just started
+		watch.next = now + (watch.all ? WATCH_MIN_NS : UNCHARGED_FIRST_NS);
 	if (now >= watch.next) {
-		uint64_t limit = run.lim.memory, cpu = thread_cpu_ns();
+		uint64_t limit = watch.all ? run.lim.memory : UNCHARGED_MAX, cpu = thread_cpu_ns();
 		uint64_t total = watch_look(limit);
-		uint64_t wait = total < limit ? (limit - total) / WATCH_RATE : 0;
+		uint64_t wait = total < limit ? (limit - total) / (watch.all ? WATCH_RATE : UNCHARGED_RATE) : 0;
 		cpu = thread_cpu_ns() - cpu;
 		watch.cpu_ns += cpu;
-		if (wait < cpu * WATCH_BUDGET)
-			wait = cpu * WATCH_BUDGET;
 		wait = wait < WATCH_MIN_NS ? WATCH_MIN_NS : wait > WATCH_MAX_NS ? WATCH_MAX_NS : wait;
 		now = now_ns();
 		watch.next = now + wait;

@@ -43,7 +43,7 @@ func firstUnsafe(s string, line bool) int {
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 || replaced(r) {
+		if r == utf8.RuneError && n == 1 || Replaced(r) {
 			return i
 		}
 		i += n
@@ -51,8 +51,10 @@ func firstUnsafe(s string, line bool) int {
 	return -1
 }
 
-// replaced reports whether r, outside ASCII, becomes U+FFFD.
-func replaced(r rune) bool {
+// Replaced reports whether [Text] and [Line] replace r, a valid rune
+// outside ASCII, with U+FFFD: a C1 control or a bidi embedding, override
+// or isolate.
+func Replaced(r rune) bool {
 	return r >= 0x80 && r <= 0x9f || r >= 0x202a && r <= 0x202e || r >= 0x2066 && r <= 0x2069
 }
 
@@ -84,7 +86,7 @@ func clean(s string, line bool) string {
 			continue
 		}
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n == 1 || replaced(r) {
+		if r == utf8.RuneError && n == 1 || Replaced(r) {
 			b.WriteRune(utf8.RuneError)
 		} else {
 			b.WriteString(s[i : i+n])

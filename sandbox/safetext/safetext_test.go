@@ -68,7 +68,7 @@ func FuzzText(f *testing.F) {
 				t.Fatalf("invalid UTF-8 out of %q: %q", s, out)
 			}
 			for _, r := range out {
-				if r < 0x20 && (line || r != '\n' && r != '\t') || r == 0x7f || replaced(r) {
+				if r < 0x20 && (line || r != '\n' && r != '\t') || r == 0x7f || Replaced(r) {
 					t.Fatalf("clean(%q, %v) = %q holds %U", s, line, out, r)
 				}
 			}

@@ -78,7 +78,9 @@
 //
 // The replica that takes a question over answers it once, with a note that
 // it picked the question up again; the dead replica's tool cards still
-// showing "running" are marked Interrupted. A question that stopped a
+// showing "running" are marked Interrupted. Its 👀 finds the dead
+// replica's already there (Slack's already_reacted), which is no failure:
+// no Web API call of a takeover fails. A question that stopped a
 // replica [MaxAttempts] (three) times is given up, with a word in the
 // thread.
 //
