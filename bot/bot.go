@@ -135,8 +135,8 @@ func (c *Config) Validate() error {
 }
 
 // settingsStore keeps per-channel settings: in a file of the data
-// directory ([fileSettings]), or in Redis, shared by the replicas
-// ([sharedSettings]).
+// directory ([store.FileSettings]), or in Redis, shared by the replicas
+// ([store.RedisSettings]).
 type settingsStore interface {
 	Get(channel string) store.ChannelSettings
 	// Set changes a channel's settings (store.SetDebug, store.SetState);

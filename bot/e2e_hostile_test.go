@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
 )
@@ -48,7 +47,7 @@ func TestSandboxTextIsNeutralisedInSlack(t *testing.T) {
 	check := func(where, s string) {
 		t.Helper()
 		checked++
-		if r, i := unsafeRune(s); r >= 0 {
+		if r, i := slacktest.UnsafeRune(s); r >= 0 {
 			t.Errorf("%s holds %U at %d: %q", where, r, i, s)
 		}
 	}
@@ -61,7 +60,7 @@ func TestSandboxTextIsNeutralisedInSlack(t *testing.T) {
 				check(c.Method+" "+k, v)
 				var j any
 				if json.Unmarshal([]byte(v), &j) == nil {
-					for _, s := range jsonStrings(j) {
+					for _, s := range slacktest.JSONStrings(j) {
 						check(c.Method+" "+k+" (JSON)", s)
 					}
 				}
@@ -77,7 +76,7 @@ func TestSandboxTextIsNeutralisedInSlack(t *testing.T) {
 		check("message text", m.Text)
 		var blocks any
 		json.Unmarshal(m.Blocks, &blocks)
-		for _, s := range jsonStrings(blocks) {
+		for _, s := range slacktest.JSONStrings(blocks) {
 			check("message blocks", s)
 		}
 		sawCard = sawCard || isCard(m) && strings.Contains(m.Visible(), "osc52 ␛]52;c;cm0gLXJmIC8=␇␛[2J\ufffd\ufffd done")
@@ -108,44 +107,6 @@ func TestSandboxTextIsNeutralisedInSlack(t *testing.T) {
 	}
 }
 
-// unsafeRune returns the first rune of s that Slack must not be given
-// raw, and its index, or -1: C0 controls but line feed and tab, DEL, C1
-// controls, bidi embeddings, overrides and isolates, invalid UTF-8.
-func unsafeRune(s string) (rune, int) {
-	for i, r := range s {
-		switch {
-		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\ufffd"):
-			return r, i
-		case r < 0x20 && r != '\n' && r != '\t', r == 0x7f, r >= 0x80 && r <= 0x9f,
-			r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-			return r, i
-		}
-	}
-	return -1, -1
-}
-
-// jsonStrings returns the strings in a decoded JSON value, keys included.
-func jsonStrings(v any) []string {
-	switch v := v.(type) {
-	case string:
-		return []string{v}
-	case []any:
-		var out []string
-		for _, e := range v {
-			out = append(out, jsonStrings(e)...)
-		}
-		return out
-	case map[string]any:
-		var out []string
-		for k, e := range v {
-			out = append(out, k)
-			out = append(out, jsonStrings(e)...)
-		}
-		return out
-	}
-	return nil
-}
-
 // TestSandboxTextIsNeutralisedForTheModel: what a program prints reaches
 // the model as it reaches Slack: the tool result of the run, and the
 // earlier run a follow-up's history holds, carry no control character
@@ -167,10 +128,10 @@ func TestSandboxTextIsNeutralisedForTheModel(t *testing.T) {
 			strs := []string{text}
 			var j any
 			if json.Unmarshal([]byte(text), &j) == nil { // this turn's run: the tool's JSON
-				strs = jsonStrings(j)
+				strs = slacktest.JSONStrings(j)
 			}
 			for _, s := range strs {
-				if r, at := unsafeRune(s); r >= 0 {
+				if r, at := slacktest.UnsafeRune(s); r >= 0 {
 					t.Errorf("request %d: a tool result holds %U at %d: %q", i+1, r, at, s)
 				}
 			}

@@ -425,7 +425,7 @@ func TestStreamedTextCannotPing(t *testing.T) {
 	if l := a[0].Links(); len(l) != 0 {
 		t.Errorf("links %q", l)
 	}
-	if r, i := unsafeRune(a[0].Text); r >= 0 {
+	if r, i := slacktest.UnsafeRune(a[0].Text); r >= 0 {
 		t.Errorf("control %U at %d in %q", r, i, a[0].Text)
 	}
 	v := a[0].Visible()

@@ -114,33 +114,17 @@ func TestCardNeutralisesSandboxText(t *testing.T) {
 		raw, _ := json.Marshal([]any{blocks, plainBlocks})
 		var v any
 		json.Unmarshal(raw, &v)
-		texts := append(collect(v), c.Fallback())
+		texts := append(slacktest.JSONStrings(v), c.Fallback())
 		for _, f := range append(files, plainFiles...) {
 			texts = append(texts, f.Name, f.Title, f.Content)
 		}
 		for _, s := range texts {
-			if bad := unsafeRune(s); bad >= 0 {
+			if bad, _ := slacktest.UnsafeRune(s); bad >= 0 {
 				t.Errorf("card %d shows %U in %q", c.N, bad, s)
 			}
 		}
 		checkLimits(t, blocks)
 	}
-}
-
-// unsafeRune returns the first rune of s a terminal or Slack must not be
-// given raw, or -1: C0 controls but line feed and tab, DEL, C1 controls,
-// bidi embeddings, overrides and isolates, and invalid UTF-8.
-func unsafeRune(s string) rune {
-	for i, r := range s {
-		switch {
-		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\ufffd"):
-			return r
-		case r < 0x20 && r != '\n' && r != '\t', r == 0x7f, r >= 0x80 && r <= 0x9f,
-			r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-			return r
-		}
-	}
-	return -1
 }
 
 func manyFiles(n int) []ProducedFile {
@@ -193,30 +177,10 @@ func TestCardEscapesEverything(t *testing.T) {
 	raw, _ := json.Marshal(blocks)
 	var v any
 	json.Unmarshal(raw, &v)
-	s := strings.Join(collect(v), "\n")
+	s := strings.Join(slacktest.JSONStrings(v), "\n")
 	for _, bad := range []string{"<!here>", "<@U123>", "<!channel>"} {
 		if strings.Contains(s, bad) {
 			t.Errorf("card contains live %s:\n%s", bad, s)
 		}
 	}
-}
-
-func collect(v any) []string {
-	switch v := v.(type) {
-	case string:
-		return []string{v}
-	case []any:
-		var out []string
-		for _, e := range v {
-			out = append(out, collect(e)...)
-		}
-		return out
-	case map[string]any:
-		var out []string
-		for _, e := range v {
-			out = append(out, collect(e)...)
-		}
-		return out
-	}
-	return nil
 }
