@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/slack-go/slack"
 
+	"github.com/sandpiper-bot/sandpiper/bot/answer"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
@@ -26,6 +27,10 @@ import (
 	"github.com/sandpiper-bot/sandpiper/bot/thread"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
+
+// Agent answers a question given its thread's conversation; [*agent.Agent]
+// implements it. See [answer.Agent].
+type Agent = answer.Agent
 
 // Config configures a [Bot]. Zero fields take the defaults in limits.go.
 type Config struct {
@@ -94,7 +99,7 @@ func (c *Config) setDefaults() {
 	c.HTTPAddr = cmp.Or(c.HTTPAddr, DefaultHTTPAddr)
 	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
-	c.StatusInterval = cmp.Or(c.StatusInterval, defaultStatusInterval)
+	c.StatusInterval = cmp.Or(c.StatusInterval, answer.DefaultStatusInterval)
 	c.Files = c.Files.WithDefaults()
 	c.RedisClaimAfter = cmp.Or(c.RedisClaimAfter, DefaultRedisClaimAfter)
 	c.StreamAppendsPerMinute = cmp.Or(c.StreamAppendsPerMinute, DefaultStreamAppendsPerMinute)
@@ -147,16 +152,17 @@ type settingsStore interface {
 // Bot is a running Slack bot. Create it with [New] and start it with
 // [Bot.Run].
 type Bot struct {
-	cfg Config
-	log *slog.Logger
-	api *slack.Client
-	// fileAPI is api with a timeout long enough for file transfers.
-	fileAPI *slack.Client
-	sock    *socket.Client
+	cfg  Config
+	log  *slog.Logger
+	api  *slack.Client
+	sock *socket.Client
 
-	userID, botID, teamID string
-	feedback              FeedbackStore // the clicks on answers' feedback buttons
+	userID   string
+	feedback FeedbackStore // the clicks on answers' feedback buttons
 
+	// answers is the answer path: it answers the questions the intake
+	// runs, and stops them.
+	answers    *answer.Answerer
 	seen       *cache.Cache // event ids and message keys already handled
 	memory     *thread.Memory
 	workspaces *thread.Workspaces
@@ -165,15 +171,12 @@ type Bot struct {
 	intake     intake // runs what the event loop accepts: on the pool, or shared in Redis
 	pool       *dispatcher
 	metrics    *metrics
-	stream     *stream.Streamer // what answers share to stream their text
 	http       *http.Server
 	httpLn     net.Listener
 	// actions are the handlers of buttons, by action_id; background
 	// runs them (and other work off the pool), waited for at shutdown.
 	actions    *actionRegistry
 	background sync.WaitGroup
-	footers    footers // blocks ending each answer ([Bot.addFooter])
-	running    runningAnswers
 	agentView  agentView
 
 	connected atomic.Bool
@@ -256,24 +259,40 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		cfg:        cfg,
 		log:        log,
 		api:        api,
-		fileAPI:    slackapi.New(cfg.BotToken, cfg.AppToken, cfg.APIURL, slackapi.FileTransferTimeout),
 		sock:       sock,
 		workspaces: ws,
 		feedback:   fb,
 		userID:     auth.UserID,
-		botID:      auth.BotID,
-		teamID:     auth.TeamID,
 		seen:       cache.New(defaultDedupeTTL, 10*time.Minute),
 		memory:     thread.NewMemory(api, auth.UserID, cfg.ThreadTTL),
 		settings:   settings,
 		admins:     store.NewAdmins(cfg.Admins, api),
 		pool:       newDispatcher(cfg.Workers, defaultQueueLimit),
 		metrics:    m,
-		stream: stream.New(stream.Config{Web: api, BotToken: cfg.BotToken, APIURL: cfg.APIURL, TeamID: auth.TeamID,
-			AppendsPerMinute: cfg.StreamAppendsPerMinute, Off: cfg.NoStream, Logger: log}),
-		actions: newActionRegistry(),
-		now:     time.Now,
+		actions:    newActionRegistry(),
+		now:        time.Now,
 	}
+	b.answers, err = answer.New(answer.Deps{
+		Slack:      api,
+		SlackFiles: slackapi.New(cfg.BotToken, cfg.AppToken, cfg.APIURL, slackapi.FileTransferTimeout),
+		Team:       auth.TeamID,
+		Agent:      cfg.Agent,
+		Memory:     b.memory,
+		Workspaces: ws,
+		Settings:   settings,
+		Stream: stream.New(stream.Config{Web: api, BotToken: cfg.BotToken, APIURL: cfg.APIURL, TeamID: auth.TeamID,
+			AppendsPerMinute: cfg.StreamAppendsPerMinute, Off: cfg.NoStream, Logger: log}),
+		Metrics: m.answer,
+		Logger:  log,
+		Limits: answer.Limits{Answer: cfg.AnswerTimeout, Status: cfg.StatusInterval,
+			Files: cfg.Files, Sandbox: cfg.SandboxLimits, Refused: cfg.ThreadTTL},
+		NumberCheck: !cfg.NumberCheckOff,
+		Title:       b.titleThread,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bot: %w", err)
+	}
+	b.answers.AddFooter(feedbackFooter) // last: the buttons end the answer
 	b.intake = localIntake{b}
 	if rs != nil {
 		b.intake = newSharedIntake(b, rs)
@@ -295,10 +314,6 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		b.httpLn = ln
 		b.http = &http.Server{Handler: b.httpHandler(), ReadHeaderTimeout: 5 * time.Second}
 	}
-	if !cfg.NumberCheckOff {
-		b.addFooter(b.numberCheckFooter)
-	}
-	b.addFooter(b.feedbackFooter) // last: the buttons end the answer
 	b.actions.handle(feedbackActionID, b.onFeedback)
 	log.Info("slack credentials ok", "team", auth.Team, "team_id", auth.TeamID, "bot_user", auth.UserID)
 	if rs != nil {

@@ -13,30 +13,43 @@
 // and kept for the thread's later runs.
 //
 // The model and the sandbox are behind [Agent], which [*agent.Agent]
-// implements; the bot observes each run ([agent.Observer]) to show its
-// tool cards, and gives it the thread's workspace ([agent.Workspace]).
+// implements; the answer path (package answer) observes each run
+// ([agent.Observer]) to show its tool cards, and gives it the thread's
+// workspace ([agent.Workspace]).
 //
 // # How a mention travels
 //
 // The socket (internal/socket) reads the envelope and acks it; events.go
-// routes it to a worker (intake.go: this process's pool, or the queue
-// replicas share in Redis, internal/replica); answer.go rebuilds the
-// thread's conversation (package thread), places its files in the
-// thread's workspace (inputs.go) and calls the agent's Run with the
-// answer's stream (package stream) and the card poster as observers; the
-// agent asks the model, and its executeCode tool runs the code in a fresh
-// sandbox with the workspace's files, keeping what the run writes; the
-// poster (poster.go, outputs.go) posts and updates a tool card per run
+// routes it (a question, a follow-up, a command, or nothing) to a worker
+// (intake.go: this process's pool, or the queue replicas share in Redis,
+// internal/replica, replicas.go); the worker runs a command itself
+// (commands.go) and hands a question to the [answer.Answerer] that New
+// built. The answerer rebuilds the thread's conversation (package
+// thread), places its files in the thread's workspace and calls the
+// agent's Run with the answer's stream (package stream) and its card
+// poster as observers; the agent asks the model, and its executeCode tool
+// runs the code in a fresh sandbox with the workspace's files, keeping
+// what the run writes; the poster posts and updates a tool card per run
 // (package render) and the files; the stream closes the answer with its
-// footer (footer.go: the number check and the feedback buttons, kept by
-// package store).
+// footer: the number check, and the feedback buttons (feedback.go, kept
+// by package store). Package answer's documentation follows a question
+// through it.
 //
-// The rooms: render (Slack's formats: mrkdwn, cards, tables; no calls),
-// thread (a thread's memory and workspace), store (settings, feedback,
-// admins, and their Redis twins), stream (streamed answers),
+// Clicks come the same way (actions.go routes them by action_id): the
+// Stop button (stop.go: who may stop, and through which replica; the
+// answerer stops its own answers) and the feedback buttons
+// (feedback.go). agentview.go handles the agent view's events and titles
+// its threads.
+//
+// The rooms: answer (the answer path: one question from the thread read
+// to the answer posted, and the answers in flight, with its dependencies
+// in answer.Deps), render (Slack's formats: mrkdwn, cards, tables; no
+// calls), thread (a thread's memory and workspace), store (settings,
+// feedback, admins, and their Redis twins), stream (streamed answers),
 // internal/replica (what replicas share through Redis), internal/socket
 // (Socket Mode), internal/slackapi (the Web API client). None imports
-// bot.
+// bot; package bot is the wiring (bot.go: New builds the rooms and hands
+// each what it needs) and the event intake.
 //
 // # Socket Mode
 //

@@ -7,6 +7,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/sandpiper-bot/sandpiper/bot/answer"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
 	"github.com/sandpiper-bot/sandpiper/bot/thread"
 )
@@ -114,7 +115,7 @@ type route int
 
 const (
 	ignore   route = iota
-	answer         // a question for the bot
+	question       // a question for the bot
 	command        // help, debug, state …
 	followUp       // a reply in a thread; answered if the bot is in it
 )
@@ -149,7 +150,7 @@ func classify(in incoming, botUser string) route {
 	}
 	mentioned := strings.Contains(in.Text, "<@"+botUser+">") || strings.Contains(in.Text, "<@"+botUser+"|")
 	text := thread.CleanQuestion(in.Text, botUser)
-	kind := answer
+	kind := question
 	if isCommand(text) && (text != "" || len(in.Files) == 0) {
 		kind = command // a bare mention with files is a question about them
 	}
@@ -220,13 +221,6 @@ func (b *Bot) onEventsAPI(frame []byte) {
 	b.intake.submit(task{Route: r, Message: m, EventID: env.Payload.EventID})
 }
 
-// message is a human's message the bot acts on.
-type message struct {
-	Channel  string
-	User     string
-	TS       string
-	ThreadTS string // the thread to answer in
-	Text     string // cleaned: no bot mention
-	IM       bool
-	Files    []thread.FileRef // attached to the message
-}
+// message is a human's message the bot acts on: a question, a follow-up
+// or a command, with the fields of a question.
+type message = answer.Question

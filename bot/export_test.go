@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/slack-go/slack"
+
+	"github.com/sandpiper-bot/sandpiper/bot/answer"
 )
 
 // Action is a clicked element as handlers get it, for tests.
@@ -21,10 +23,10 @@ func (b *Bot) Ephemeral(ctx context.Context, channel, user, threadTS, text strin
 }
 
 // AnswerInfo is what a footer gets, for tests.
-type AnswerInfo = answerInfo
+type AnswerInfo = answer.Info
 
 // AddFooter adds a function whose blocks end each answer, as the bot's
 // own features do.
 func (b *Bot) AddFooter(f func(ctx context.Context, ans AnswerInfo) []slack.Block) {
-	b.addFooter(f)
+	b.answers.AddFooter(f)
 }

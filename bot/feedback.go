@@ -8,6 +8,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/sandpiper-bot/sandpiper/bot/answer"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/bot/store"
@@ -37,11 +38,11 @@ var feedbackRatings = []string{ratingPositive, ratingNegative}
 // feedbackActionID is the action_id of the feedback buttons.
 const feedbackActionID = "sandpiper_feedback"
 
-// feedbackFooter is the footer ([footerFunc]) ending each answer with
+// feedbackFooter is the [answer.Footer] ending each answer with
 // Slack's feedback buttons. Each button's value is its rating and the
 // answer's model ("positive:openai/gpt-5"), so that a click on any answer,
 // however old, is recorded whole without the bot remembering it.
-func (b *Bot) feedbackFooter(_ context.Context, ans answerInfo) []slack.Block {
+func feedbackFooter(_ context.Context, ans answer.Info) []slack.Block {
 	model := render.Truncate(safetext.Line(ans.Model), feedbackModelChars)
 	button := func(text, label, rating string) *slack.FeedbackButton {
 		value := rating

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sandpiper-bot/sandpiper/bot/answer"
 	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
 )
 
@@ -26,7 +27,6 @@ func TestTallyText(t *testing.T) {
 // TestFeedbackGolden: the feedback buttons ending an answer, as Slack
 // gets them.
 func TestFeedbackGolden(t *testing.T) {
-	b := &Bot{}
-	blocks := b.feedbackFooter(t.Context(), answerInfo{Model: "anthropic/claude-opus-4.8\x1b[31m"})
+	blocks := feedbackFooter(t.Context(), answer.Info{Model: "anthropic/claude-opus-4.8\x1b[31m"})
 	slacktest.GoldenJSON(t, filepath.Join("testdata", "feedback", "buttons.json"), blocks)
 }

@@ -25,10 +25,10 @@ func (b *Bot) perform(ctx context.Context, t task) {
 	switch t.Route {
 	case command:
 		b.runCommand(ctx, t.Message)
-	case answer:
-		b.answer(ctx, t.Message, false)
+	case question:
+		b.answers.Answer(ctx, t.Message)
 	case followUp:
-		b.answer(ctx, t.Message, true)
+		b.answers.FollowUp(ctx, t.Message)
 	}
 }
 
@@ -98,6 +98,12 @@ func waitOrCancel(wait func(), timeout time.Duration, cancel context.CancelFunc,
 
 // busyText is the notice for a question the bot has no room for.
 const busyText = ":hourglass: I'm answering too many questions right now. Please ask again in a minute."
+
+// notice posts a short message from the bot in m's thread
+// ([answer.Answerer.Notice]).
+func (b *Bot) notice(ctx context.Context, m message, text string) {
+	b.answers.Notice(ctx, m, text)
+}
 
 // busyNotice tells the asker, off the event loop, that their message was
 // not taken.

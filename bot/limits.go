@@ -3,20 +3,14 @@ package bot
 import (
 	"time"
 
+	"github.com/sandpiper-bot/sandpiper/bot/answer"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 	"github.com/sandpiper-bot/sandpiper/bot/stream"
 )
 
-// answerTablesMax bounds the tables one answer shows (one message each);
-// the files are posted anyway.
-const answerTablesMax = 5
-
 // feedbackModelChars bounds the model ID a feedback button's value
 // carries.
 const feedbackModelChars = 200
-
-// numberCheckChars bounds the number check's line under an answer.
-const numberCheckChars = 600
 
 // Defaults for the configuration; zero fields of [Config] take them.
 const (
@@ -30,14 +24,13 @@ const (
 	DefaultShutdownTimeout = 30 * time.Second
 	DefaultHTTPAddr        = "127.0.0.1:8080" // the image listens on :8080
 	DefaultWorkers         = 8
-	DefaultAnswerTimeout   = 10 * time.Minute
+	DefaultAnswerTimeout   = answer.DefaultTimeout
 	// DefaultRedisClaimAfter is how long a question a replica took may go
 	// without its heartbeat before another replica answers it.
 	DefaultRedisClaimAfter = replica.DefaultClaimAfter
 	DefaultNumberCheck     = true
 
-	defaultQueueLimit     = 1000             // questions waiting for a worker
-	defaultDedupeTTL      = time.Hour        // remembered event ids
-	defaultStatusInterval = 90 * time.Second // Slack clears a status after 2 min
-	defaultSweepInterval  = 10 * time.Minute // how often expired workspaces are deleted
+	defaultQueueLimit    = 1000             // questions waiting for a worker
+	defaultDedupeTTL     = time.Hour        // remembered event ids
+	defaultSweepInterval = 10 * time.Minute // how often expired workspaces are deleted
 )

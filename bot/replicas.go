@@ -10,6 +10,7 @@ import (
 	"github.com/patrickmn/go-cache"
 	"github.com/slack-go/slack"
 
+	"github.com/sandpiper-bot/sandpiper/bot/answer"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
@@ -304,27 +305,6 @@ func (b *Bot) markLeftovers(ctx context.Context, m message) int {
 	return n
 }
 
-// interrupted says why an answer's context ended, for its thread: a user
-// stopped it (through any replica), or the bot is shutting down. The text
-// is empty when nothing should be posted: the question was handed back,
-// or taken over, and another replica answers it.
-func interrupted(ctx context.Context) (kind, text string) {
-	cause := context.Cause(ctx)
-	var stop *replica.StopError
-	switch {
-	case errors.As(cause, &stop):
-		if stop.By != "" {
-			return "stopped", fmt.Sprintf(":octagonal_sign: Stopped by <@%s>.", stop.By)
-		}
-		return "stopped", ":octagonal_sign: Stopped."
-	case errors.Is(cause, replica.ErrShutdown):
-		return "shutdown", ""
-	case errors.Is(cause, replica.ErrLost):
-		return "lost", ""
-	}
-	return "shutdown", ":warning: I was restarted before I could finish this answer. Please ask again."
-}
-
 // stopShared asks the answer to the question at questionTS, in the thread
 // at threadTS, to stop on whichever replica runs it (by is the user who
 // stopped it): the replica answering it is told over Redis pub/sub, and
@@ -348,7 +328,7 @@ func (b *Bot) stopShared(ctx context.Context, channel, threadTS, questionTS, by 
 // with its asker), checks that it is still to finish and that user may
 // stop it, and publishes the stop for the replica answering it. It
 // reports false when the bot runs alone: nothing runs elsewhere.
-func (b *Bot) stopElsewhere(ctx context.Context, k stopKey, asker, user, threadTS string) bool {
+func (b *Bot) stopElsewhere(ctx context.Context, k answer.Key, asker, user, threadTS string) bool {
 	s, ok := b.intake.(*sharedIntake)
 	if !ok {
 		return false

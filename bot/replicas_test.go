@@ -11,7 +11,7 @@ import (
 // files' download links included.
 func TestTaskRoundTrip(t *testing.T) {
 	for _, in := range []task{
-		{Route: answer, Message: message{Channel: "C1", User: "U1", TS: "1.2", ThreadTS: "1.2", Text: "compute 6*7"}, EventID: "Ev1"},
+		{Route: question, Message: message{Channel: "C1", User: "U1", TS: "1.2", ThreadTS: "1.2", Text: "compute 6*7"}, EventID: "Ev1"},
 		{Route: followUp, Message: message{Channel: "D1", User: "U2", TS: "1.3", ThreadTS: "1.1", IM: true, Files: []thread.FileRef{
 			{ID: "F1", Name: "a.csv", Size: 10, Mimetype: "text/csv", Filetype: "csv", Mode: "hosted", URL: "https://files/a.csv", User: "U2"},
 			{ID: "F2", Name: "doc", External: true},

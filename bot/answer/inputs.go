@@ -1,4 +1,4 @@
-package bot
+package answer
 
 import (
 	"bytes"
@@ -43,10 +43,10 @@ type candidate struct {
 // earlier runs in the thread wrote and earlier attachments, newest first,
 // within the per-run limits. Slack files are downloaded (with the bot
 // token, on this host) once into the workspace.
-func (b *Bot) gatherFiles(ctx context.Context, m message, history []thread.Turn, foreign []thread.FileRef, ws *thread.Workspace, log *slog.Logger) *runInputs {
+func (a *Answerer) gatherFiles(ctx context.Context, m Question, history []thread.Turn, foreign []thread.FileRef, ws *thread.Workspace, log *slog.Logger) *runInputs {
 	in := &runInputs{}
-	lim := b.cfg.Files
-	if len(m.Files) == 0 && len(foreign) == 0 && !b.workspaces.Exists(m.Channel, m.ThreadTS) && !slices.ContainsFunc(history, func(t thread.Turn) bool {
+	lim := a.lim.Files
+	if len(m.Files) == 0 && len(foreign) == 0 && !a.workspaces.Exists(m.Channel, m.ThreadTS) && !slices.ContainsFunc(history, func(t thread.Turn) bool {
 		return len(t.Files)+len(t.Outputs) > 0
 	}) {
 		return in // a thread without files: no workspace until a run writes one
@@ -97,7 +97,7 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []thread.Turn,
 	var total int64
 	placed := map[string]bool{}
 	for _, c := range cands {
-		f, problem := b.place(ctx, ws, c, lim, total, len(in.files), placed)
+		f, problem := a.place(ctx, ws, c, lim, total, len(in.files), placed)
 		if problem != "" {
 			name := c.ref.Name
 			if c.entry != nil {
@@ -106,10 +106,10 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []thread.Turn,
 			in.notes = append(in.notes, fmt.Sprintf("%s: %s", safetext.Line(name), problem))
 			// Say so in the thread: for the question's own files, and once
 			// for a file attached earlier in the thread.
-			if c.current || (c.entry == nil && c.ref.ID != "" && b.seen.Add("refused:"+c.ref.ID, true, b.cfg.ThreadTTL) == nil) {
+			if c.current || (c.entry == nil && c.ref.ID != "" && a.refused.Add(c.ref.ID, true, 0) == nil) {
 				in.refused = append(in.refused, fmt.Sprintf("%s: %s", fileLabel(name), problem))
 				in.refusedEarlier = in.refusedEarlier || !c.current
-				b.metrics.files.WithLabelValues("refused").Inc()
+				a.metrics.files.WithLabelValues("refused").Inc()
 			}
 			log.Info("file left out of the run", "file", name, "slack_id", c.ref.ID, "why", problem)
 			continue
@@ -124,9 +124,9 @@ func (b *Bot) gatherFiles(ctx context.Context, m message, history []thread.Turn,
 
 // place reads one candidate, downloading it into the workspace when
 // needed, or says why it cannot be placed.
-func (b *Bot) place(ctx context.Context, ws *thread.Workspace, c candidate, lim sandbox.FileLimits, total int64, count int, placed map[string]bool) (agent.InputFile, string) {
+func (a *Answerer) place(ctx context.Context, ws *thread.Workspace, c candidate, lim sandbox.FileLimits, total int64, count int, placed map[string]bool) (agent.InputFile, string) {
 	if c.entry == nil && !c.ref.Complete() {
-		f, _, _, err := b.fileAPI.GetFileInfoContext(ctx, c.ref.ID, 0, 0)
+		f, _, _, err := a.fileAPI.GetFileInfoContext(ctx, c.ref.ID, 0, 0)
 		if err != nil {
 			return agent.InputFile{}, fmt.Sprintf("I could not look it up in Slack (%s)", render.Escape(slackapi.Explain(err).Error()))
 		}
@@ -177,7 +177,7 @@ func (b *Bot) place(ctx context.Context, ws *thread.Workspace, c candidate, lim 
 		}
 	}
 
-	data, err := b.download(ctx, c.ref, lim.FileSize)
+	data, err := a.download(ctx, c.ref, lim.FileSize)
 	switch {
 	case errors.Is(err, errTooLarge):
 		return agent.InputFile{}, fmt.Sprintf("it is more than the %s I read per file", sandbox.FormatSize(lim.FileSize))
@@ -186,7 +186,7 @@ func (b *Bot) place(ctx context.Context, ws *thread.Workspace, c candidate, lim 
 	case total+int64(len(data)) > lim.RunSize:
 		return agent.InputFile{}, fmt.Sprintf("a run gets at most %s of files, and newer ones came first", sandbox.FormatSize(lim.RunSize))
 	}
-	b.metrics.files.WithLabelValues("downloaded").Inc()
+	a.metrics.files.WithLabelValues("downloaded").Inc()
 	entry := thread.Entry{TurnTS: c.turnTS}
 	if c.output && filepath.IsLocal(c.ref.Name) && !placed[c.ref.Name] {
 		entry.Name, entry.Output, entry.Posted = c.ref.Name, true, c.ref.ID
@@ -199,7 +199,7 @@ func (b *Bot) place(ctx context.Context, ws *thread.Workspace, c candidate, lim 
 		keep = append(keep, n)
 	}
 	if _, err := ws.Store(entry, data, keep...); err != nil {
-		b.log.Error("storing a file in the thread's workspace failed", "file", entry.Name, "err", err)
+		a.log.Error("storing a file in the thread's workspace failed", "file", entry.Name, "err", err)
 		return agent.InputFile{}, fmt.Sprintf("I could not store it (%s)", render.Escape(userError(err)))
 	}
 	return agent.InputFile{File: sandbox.File{Name: entry.Name, Data: data}, Source: source}, ""
@@ -287,9 +287,9 @@ func (w *limitWriter) Write(p []byte) (int, error) {
 
 // download fetches a file's bytes with the bot token, at most max bytes.
 // A ref without a download URL is looked up with files.info first.
-func (b *Bot) download(ctx context.Context, r thread.FileRef, max int64) ([]byte, error) {
+func (a *Answerer) download(ctx context.Context, r thread.FileRef, max int64) ([]byte, error) {
 	if r.URL == "" {
-		f, _, _, err := b.fileAPI.GetFileInfoContext(ctx, r.ID, 0, 0)
+		f, _, _, err := a.fileAPI.GetFileInfoContext(ctx, r.ID, 0, 0)
 		if err != nil {
 			return nil, fmt.Errorf("files.info %s: %w", r.ID, slackapi.Explain(err))
 		}
@@ -299,7 +299,7 @@ func (b *Bot) download(ctx context.Context, r thread.FileRef, max int64) ([]byte
 		}
 	}
 	w := &limitWriter{n: max}
-	if err := b.fileAPI.GetFileContext(ctx, r.URL, w); err != nil {
+	if err := a.fileAPI.GetFileContext(ctx, r.URL, w); err != nil {
 		if errors.Is(err, errTooLarge) {
 			return nil, errTooLarge
 		}

@@ -1,4 +1,4 @@
-package bot
+package answer
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/replica"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/bot/stream"
@@ -34,26 +35,26 @@ type Agent interface {
 // call that finds its work done is a success: the reaction already there
 // (a replica that took the question over from one that reacted and died)
 // or already gone (someone removed it).
-func (b *Bot) react(ctx context.Context, ref slack.ItemRef, add bool, log *slog.Logger) {
-	method, call, done := "reactions.add", b.api.AddReactionContext, "already_reacted"
+func (a *Answerer) react(ctx context.Context, ref slack.ItemRef, add bool, log *slog.Logger) {
+	method, call, done := "reactions.add", a.api.AddReactionContext, "already_reacted"
 	if !add {
-		method, call, done = "reactions.remove", b.api.RemoveReactionContext, "no_reaction"
+		method, call, done = "reactions.remove", a.api.RemoveReactionContext, "no_reaction"
 	}
 	err := call(ctx, workingReaction, ref)
 	if se, ok := errors.AsType[slack.SlackErrorResponse](err); err == nil || ok && se.Err == done || ctx.Err() != nil {
 		return // done, or not to be done: the bot is shutting down
 	}
 	log.Warn(method+" failed", "err", slackapi.Explain(err))
-	b.metrics.errors.WithLabelValues("slack").Inc()
+	a.metrics.errors.WithLabelValues("slack").Inc()
 }
 
 // answer answers m in its thread. A follow-up (a reply without a mention)
 // is answered only in threads the bot has taken part in.
-func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
+func (a *Answerer) answer(ctx context.Context, m Question, isFollowUp bool) {
 	start := time.Now()
-	log := b.log.With("channel", m.Channel, "thread", m.ThreadTS, "user", m.User)
+	log := a.log.With("channel", m.Channel, "thread", m.ThreadTS, "user", m.User)
 
-	history, foreign, ours, err := b.memory.History(ctx, m.Channel, m.ThreadTS, m.TS, !isFollowUp)
+	history, foreign, ours, err := a.memory.History(ctx, m.Channel, m.ThreadTS, m.TS, !isFollowUp)
 	if err != nil {
 		if isFollowUp {
 			log.Warn("could not read thread; follow-up ignored", "err", err)
@@ -64,45 +65,47 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	if isFollowUp && !ours {
 		return // a conversation among humans
 	}
-	b.metrics.questions.Inc()
+	a.metrics.questions.Inc()
 	if strings.TrimSpace(m.Text) == "" {
 		if len(m.Files) == 0 {
-			b.notice(ctx, m, "I didn't find a question in your message. Ask me something like _what is the 20th Fibonacci number?_")
+			a.Notice(ctx, m, "I didn't find a question in your message. Ask me something like _what is the 20th Fibonacci number?_")
 			return
 		}
 		m.Text = thread.FilesOnlyQuestion
 	}
-	b.titleThread(m, history)
+	if a.title != nil {
+		a.title(m, history)
+	}
 
-	settings := b.settings.Get(m.Channel)
+	settings := a.settings.Get(m.Channel)
 	debug := settings.Debug
 	ref := slack.NewRefToMessage(m.Channel, m.TS)
-	b.react(ctx, ref, true, log)
-	status := b.keepStatus(ctx, m)
+	a.react(ctx, ref, true, log)
+	status := a.keepStatus(ctx, m)
 
-	actx, cancel := context.WithTimeout(ctx, b.cfg.AnswerTimeout)
-	actx, stopped := b.running.start(actx, m) // the Stop button's
+	actx, cancel := context.WithTimeout(ctx, a.lim.Answer)
+	actx, stopped := a.running.start(actx, m) // the Stop button's
 	if len(m.Files) > 0 {
 		status.set("is reading your files…")
 	}
-	files := b.workspaces.ForAnswer(m.Channel, m.ThreadTS, m.TS, log)
+	files := a.workspaces.ForAnswer(m.Channel, m.ThreadTS, m.TS, log)
 	defer files.Close()
 	if settings.StateOff {
 		files.KeepNoState()
 	}
-	inputs := b.gatherFiles(actx, m, history, foreign, files, log)
+	inputs := a.gatherFiles(actx, m, history, foreign, files, log)
 	if len(inputs.refused) > 0 {
-		b.notice(ctx, m, refusedText(inputs.refused, inputs.refusedEarlier))
+		a.Notice(ctx, m, refusedText(inputs.refused, inputs.refusedEarlier))
 	}
 	msgs, filesDesc, caps := thread.Messages(actx, thread.Trim(history), m.Text, inputs.files, inputs.notes)
 	for _, c := range caps {
-		b.metrics.caps.WithLabelValues(string(c)).Inc()
+		a.metrics.caps.WithLabelValues(string(c)).Inc()
 		log.Warn("a cap fired while preparing the question", "cap", c)
 	}
-	p := &cardPoster{b: b, m: m, debug: debug, log: log, status: status, files: files,
-		stop: stopKey{Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS}.value(m.User)}
-	stream := b.stream.Start(stream.Target{Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS, User: m.User, IM: m.IM}, log, p) // the model's text, then p's cards
-	out, err := b.cfg.Agent.Run(actx, msgs, agent.RunOptions{Workspace: files, Observer: stream})
+	p := &cardPoster{a: a, m: m, debug: debug, log: log, status: status, files: files,
+		stop: Key{Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS}.StopValue(m.User)}
+	stream := a.stream.Start(stream.Target{Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS, User: m.User, IM: m.IM}, log, p) // the model's text, then p's cards
+	out, err := a.agent.Run(actx, msgs, agent.RunOptions{Workspace: files, Observer: stream})
 	by := stopped()
 	if out == nil {
 		out = &agent.Outcome{}
@@ -116,7 +119,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	defer pcancel()
 	p.finishOpen(pctx, by)
 
-	b.react(pctx, ref, false, log)
+	a.react(pctx, ref, false, log)
 	turn := thread.Turn{User: m.User, TS: m.TS, Question: m.Text, Runs: p.runs, Files: m.Files, Outputs: p.outputs}
 	text := answerText(out)
 	answered := err == nil && by == "" && strings.TrimSpace(text) != ""
@@ -125,7 +128,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 	}
 	// Remember the turn before posting: a follow-up can come as soon as
 	// the answer shows.
-	b.memory.Record(m.Channel, m.ThreadTS, turn)
+	a.memory.Record(m.Channel, m.ThreadTS, turn)
 	switch {
 	case answered:
 		var footer string
@@ -133,30 +136,30 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 			footer = fmt.Sprintf(":lady_beetle: model %s · %d steps · %s tokens in, %s out · %s total",
 				render.Escape(safetext.Line(cmp.Or(out.Model, "unknown"))), out.Steps, render.Thousands(out.Usage.InputTokens), render.Thousands(out.Usage.OutputTokens), render.Duration(time.Since(start)))
 		}
-		info := answerInfo{
-			Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS, Asker: m.User, Team: b.teamID,
+		info := Info{
+			Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS, Asker: m.User, Team: a.team,
 			Question: m.Text, Answer: text, Model: out.Model, Debug: debug,
 			Runs: p.shown, Files: filesDesc, Notes: inputs.notes, Earlier: history,
 		}
 		shown, cut := stream.Deliver(pctx, text, footer, func(ts string) []slack.Block {
 			info := info
 			info.TS = ts
-			return b.answerFooter(pctx, info)
+			return a.answerFooter(pctx, info)
 		})
 		switch {
 		case !shown:
-			b.postAnswer(pctx, m, text, footer, info)
+			a.postAnswer(pctx, m, text, footer, info)
 		case cut:
-			b.upload(pctx, m, render.Attachment{Name: "answer.md", Title: "Full answer", Content: text})
+			a.upload(pctx, m, render.Attachment{Name: "answer.md", Title: "Full answer", Content: text})
 		}
-		b.metrics.answerSeconds.Observe(time.Since(start).Seconds())
+		a.metrics.answerSeconds.Observe(time.Since(start).Seconds())
 	case by != "":
 		stream.Abandon(pctx)
-		b.notice(pctx, m, stopNotice(by))
+		a.Notice(pctx, m, stopNotice(by))
 	default:
 		stream.Abandon(pctx)
-		kind, text := failureText(ctx, err, timedOut, out, b.cfg.AnswerTimeout)
-		b.metrics.errors.WithLabelValues(kind).Inc()
+		kind, text := failureText(ctx, err, timedOut, out, a.lim.Answer)
+		a.metrics.errors.WithLabelValues(kind).Inc()
 		log.Warn("no answer", "kind", kind, "err", err, "steps", out.Steps)
 		if text == "" {
 			break // handed on: another replica answers
@@ -164,7 +167,7 @@ func (b *Bot) answer(ctx context.Context, m message, isFollowUp bool) {
 		if debug && err != nil {
 			text += "\n:lady_beetle: `" + render.Escape(render.Truncate(err.Error(), 500)) + "`"
 		}
-		b.notice(pctx, m, text)
+		a.Notice(pctx, m, text)
 	}
 }
 
@@ -204,6 +207,27 @@ func failureText(ctx context.Context, err error, timedOut bool, out *agent.Outco
 	}
 }
 
+// interrupted says why an answer's context ended, for its thread: a user
+// stopped it (through any replica), or the bot is shutting down. The text
+// is empty when nothing should be posted: the question was handed back,
+// or taken over, and another replica answers it.
+func interrupted(ctx context.Context) (kind, text string) {
+	cause := context.Cause(ctx)
+	var stop *replica.StopError
+	switch {
+	case errors.As(cause, &stop):
+		if stop.By != "" {
+			return "stopped", fmt.Sprintf(":octagonal_sign: Stopped by <@%s>.", stop.By)
+		}
+		return "stopped", ":octagonal_sign: Stopped."
+	case errors.Is(cause, replica.ErrShutdown):
+		return "shutdown", ""
+	case errors.Is(cause, replica.ErrLost):
+		return "lost", ""
+	}
+	return "shutdown", ":warning: I was restarted before I could finish this answer. Please ask again."
+}
+
 // userError is an error's text without anything that could be a secret:
 // only its outermost message's first line, neutralised
 // ([safetext.Line]). For a model API's error, what to do about it comes
@@ -239,10 +263,10 @@ func userError(err error) string {
 
 // postAnswer posts the answer (Markdown) in the thread, in parts if
 // long, ending with footer (mrkdwn) when it is not empty and the blocks
-// of [Bot.answerFooter]. The answer is neutralised first
+// of [Answerer.answerFooter]. The answer is neutralised first
 // ([safetext.Text]): a model can be led by a file or a program's output
 // to write escape sequences or bidi overrides.
-func (b *Bot) postAnswer(ctx context.Context, m message, answer, footer string, info answerInfo) {
+func (a *Answerer) postAnswer(ctx context.Context, m Question, answer, footer string, info Info) {
 	answer = safetext.Text(answer)
 	text := render.Mrkdwn(answer)
 	parts := render.SplitMrkdwn(text, render.AnswerMessageChars)
@@ -263,7 +287,7 @@ func (b *Bot) postAnswer(ctx context.Context, m message, answer, footer string, 
 			blocks = append(blocks, render.ContextBlock(footer))
 		}
 		if last {
-			extra := b.answerFooter(ctx, info)
+			extra := a.answerFooter(ctx, info)
 			blocks = append(blocks, extra[:max(0, min(len(extra), render.MaxBlocks-len(blocks)))]...)
 		}
 		opts := []slack.MsgOption{
@@ -278,51 +302,51 @@ func (b *Bot) postAnswer(ctx context.Context, m message, answer, footer string, 
 				"question_ts": m.TS,
 			}}))
 		}
-		if _, _, err := b.api.PostMessageContext(ctx, m.Channel, opts...); err != nil {
-			b.log.Error("posting answer failed", "channel", m.Channel, "thread", m.ThreadTS, "err", slackapi.Explain(err))
-			b.metrics.errors.WithLabelValues("slack").Inc()
+		if _, _, err := a.api.PostMessageContext(ctx, m.Channel, opts...); err != nil {
+			a.log.Error("posting answer failed", "channel", m.Channel, "thread", m.ThreadTS, "err", slackapi.Explain(err))
+			a.metrics.errors.WithLabelValues("slack").Inc()
 			if slackapi.Refused(err) {
 				// Slack refused the blocks: the answer still reaches the
 				// user, as a file, with a word on why.
-				b.notice(ctx, m, fmt.Sprintf(":warning: Slack refused to show my answer (%s); it is attached as `answer.md`.", render.Escape(render.Truncate(safetext.Line(slackapi.Explain(err).Error()), 200))))
-				b.upload(ctx, m, render.Attachment{Name: "answer.md", Title: "Answer", Content: answer})
+				a.Notice(ctx, m, fmt.Sprintf(":warning: Slack refused to show my answer (%s); it is attached as `answer.md`.", render.Escape(render.Truncate(safetext.Line(slackapi.Explain(err).Error()), 200))))
+				a.upload(ctx, m, render.Attachment{Name: "answer.md", Title: "Answer", Content: answer})
 			}
 			return
 		}
 	}
 	if len(rest) > 0 {
-		b.upload(ctx, m, render.Attachment{Name: "answer.md", Title: "Full answer", Content: answer})
+		a.upload(ctx, m, render.Attachment{Name: "answer.md", Title: "Full answer", Content: answer})
 	}
 }
 
-// notice posts a short message from the bot in the thread. Its text is
-// neutralised ([safetext.Text]) as a last guard: notices name files and
-// quote errors.
-func (b *Bot) notice(ctx context.Context, m message, text string) {
+// Notice posts a short message from the bot in m's thread: a word on
+// m's answer, or a reply to a command. Its text is neutralised
+// ([safetext.Text]) as a last guard: notices name files and quote errors.
+func (a *Answerer) Notice(ctx context.Context, m Question, text string) {
 	text = safetext.Text(text)
-	_, _, err := b.api.PostMessageContext(ctx, m.Channel,
+	_, _, err := a.api.PostMessageContext(ctx, m.Channel,
 		slack.MsgOptionTS(m.ThreadTS),
 		slack.MsgOptionText(text, false),
 		slack.MsgOptionBlocks(slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil)),
 		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaNotice, EventPayload: map[string]any{"question_ts": m.TS}}),
 	)
 	if err != nil {
-		b.log.Error("posting to thread failed", "channel", m.Channel, "thread", m.ThreadTS, "err", slackapi.Explain(err))
+		a.log.Error("posting to thread failed", "channel", m.Channel, "thread", m.ThreadTS, "err", slackapi.Explain(err))
 	}
 }
 
 // upload attaches a text file to the thread: code, output or an answer
 // that did not fit in a message. Its name, title and text are neutralised
 // ([safetext]) as a last guard, since Slack shows a text file's content.
-func (b *Bot) upload(ctx context.Context, m message, a render.Attachment) {
-	a.Name, a.Title, a.Content = safetext.Line(a.Name), safetext.Line(a.Title), safetext.Text(a.Content)
-	_, err := b.api.UploadFileContext(ctx, slack.UploadFileParameters{
-		Filename: a.Name, Title: a.Title, Content: a.Content, FileSize: len(a.Content),
+func (a *Answerer) upload(ctx context.Context, m Question, f render.Attachment) {
+	f.Name, f.Title, f.Content = safetext.Line(f.Name), safetext.Line(f.Title), safetext.Text(f.Content)
+	_, err := a.api.UploadFileContext(ctx, slack.UploadFileParameters{
+		Filename: f.Name, Title: f.Title, Content: f.Content, FileSize: len(f.Content),
 		Channel: m.Channel, ThreadTimestamp: m.ThreadTS,
 	})
 	if err != nil {
-		b.log.Error("uploading file failed", "file", a.Name, "err", slackapi.Explain(err))
-		b.metrics.errors.WithLabelValues("slack").Inc()
-		b.notice(ctx, m, fmt.Sprintf(":warning: I couldn't attach `%s` to this thread (%s).", render.Escape(a.Name), render.Escape(safetext.Line(slackapi.Explain(err).Error()))))
+		a.log.Error("uploading file failed", "file", f.Name, "err", slackapi.Explain(err))
+		a.metrics.errors.WithLabelValues("slack").Inc()
+		a.Notice(ctx, m, fmt.Sprintf(":warning: I couldn't attach `%s` to this thread (%s).", render.Escape(f.Name), render.Escape(safetext.Line(slackapi.Explain(err).Error()))))
 	}
 }

@@ -1,4 +1,4 @@
-package bot
+package answer
 
 import (
 	"context"
@@ -7,14 +7,14 @@ import (
 )
 
 func TestStopValueRoundTrips(t *testing.T) {
-	k := stopKey{Channel: "C0MATH", ThreadTS: "1700000000.000100", QuestionTS: "1700000000.000300"}
-	got, asker, ok := parseStopValue(k.value("U0ALICE"))
+	k := Key{Channel: "C0MATH", ThreadTS: "1700000000.000100", QuestionTS: "1700000000.000300"}
+	got, asker, ok := ParseStopValue(k.StopValue("U0ALICE"))
 	if !ok || got != k || asker != "U0ALICE" {
 		t.Errorf("parse(value) = %+v %q %v", got, asker, ok)
 	}
 	for _, bad := range []string{"", "C0MATH", "C0MATH 1 2", "C0MATH 1 2 U0ALICE extra", "c0math 1 2 U0ALICE", "C0MATH 1 2 <!here>"} {
-		if _, _, ok := parseStopValue(bad); ok {
-			t.Errorf("parseStopValue(%q) accepted", bad)
+		if _, _, ok := ParseStopValue(bad); ok {
+			t.Errorf("ParseStopValue(%q) accepted", bad)
 		}
 	}
 }
@@ -23,15 +23,15 @@ func TestStopValueRoundTrips(t *testing.T) {
 // who stopped it, by question or by thread; after done, a stop is a no-op.
 func TestRunningAnswersStop(t *testing.T) {
 	var r runningAnswers
-	m := message{Channel: "C1", ThreadTS: "1.0", TS: "1.1", User: "U0ALICE"}
+	m := Question{Channel: "C1", ThreadTS: "1.0", TS: "1.1", User: "U0ALICE"}
 	ctx, done := r.start(context.Background(), m)
-	other, otherDone := r.start(context.Background(), message{Channel: "C1", ThreadTS: "2.0", TS: "2.0", User: "U0BOB"})
+	other, otherDone := r.start(context.Background(), Question{Channel: "C1", ThreadTS: "2.0", TS: "2.0", User: "U0BOB"})
 	defer otherDone()
 
-	if _, _, ok := r.find(stopKey{Channel: "C1", ThreadTS: "1.0", QuestionTS: "1.0"}); ok {
+	if _, _, ok := r.find(Key{Channel: "C1", ThreadTS: "1.0", QuestionTS: "1.0"}); ok {
 		t.Error("found an answer for another question of the thread")
 	}
-	k, a, ok := r.find(stopKey{Channel: "C1", ThreadTS: "1.0"})
+	k, a, ok := r.find(Key{Channel: "C1", ThreadTS: "1.0"})
 	if !ok || k.QuestionTS != "1.1" || a.asker != "U0ALICE" {
 		t.Fatalf("find by thread = %+v %+v %v", k, a, ok)
 	}

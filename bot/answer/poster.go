@@ -1,4 +1,4 @@
-package bot
+package answer
 
 import (
 	"context"
@@ -21,8 +21,8 @@ import (
 // executeCode call starts, updates it when the call ends, and posts the
 // files the run wrote.
 type cardPoster struct {
-	b      *Bot
-	m      message
+	a      *Answerer
+	m      Question
 	debug  bool
 	log    *slog.Logger
 	status *statusKeeper
@@ -41,7 +41,7 @@ type cardPoster struct {
 	cards map[string]*postedCard
 	order []string
 	runs  []thread.Run
-	shown []answerRun // the runs for the answer's footer
+	shown []Run // the runs for the answer's footer
 }
 
 type postedCard struct {
@@ -69,7 +69,7 @@ func (p *cardPoster) ToolCallStarted(ctx context.Context, e agent.ToolCallEvent)
 	ctx, cancel := slackapi.Context(ctx)
 	defer cancel()
 	blocks, _ := c.Blocks()
-	_, ts, err := p.b.api.PostMessageContext(ctx, p.m.Channel,
+	_, ts, err := p.a.api.PostMessageContext(ctx, p.m.Channel,
 		slack.MsgOptionTS(p.m.ThreadTS),
 		slack.MsgOptionText(c.Fallback(), false),
 		slack.MsgOptionBlocks(blocks...),
@@ -77,7 +77,7 @@ func (p *cardPoster) ToolCallStarted(ctx context.Context, e agent.ToolCallEvent)
 	)
 	if err != nil {
 		p.log.Error("posting tool card failed", "err", slackapi.Explain(err))
-		p.b.metrics.errors.WithLabelValues("slack").Inc()
+		p.a.metrics.errors.WithLabelValues("slack").Inc()
 		return
 	}
 	p.mu.Lock()
@@ -100,7 +100,7 @@ func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEve
 		output = "[stopped by the user before it finished]"
 	}
 	p.runs = append(p.runs, thread.Run{Code: c.Code, Output: render.Truncate(output, render.RunOutputChars)})
-	shown := answerRun{Code: c.Code, Result: e.Result.Content, Err: runErr}
+	shown := Run{Code: c.Code, Result: e.Result.Content, Err: runErr}
 	if res != nil {
 		shown.Stdout, shown.Stderr, shown.ExitCode = string(res.Stdout), string(res.Stderr), res.ExitCode
 	}
@@ -117,15 +117,15 @@ func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEve
 	c.Running, c.Result, c.Err, c.Duration, c.Files, c.StoppedBy = false, res, runErr, d, files, by
 	p.mu.Unlock()
 
-	b := p.b
-	b.metrics.toolRuns.WithLabelValues(runResult(res, runErr)).Inc()
-	b.metrics.runSeconds.Observe(d.Seconds())
+	m := p.a.metrics
+	m.toolRuns.WithLabelValues(runResult(res, runErr)).Inc()
+	m.runSeconds.Observe(d.Seconds())
 	if res != nil {
-		b.metrics.sandboxRuns.WithLabelValues(runStart(res)).Inc()
+		m.sandboxRuns.WithLabelValues(runStart(res)).Inc()
 	}
 	if caps := firedCaps(res); len(caps) > 0 {
 		for _, c := range caps {
-			b.metrics.caps.WithLabelValues(string(c)).Inc()
+			m.caps.WithLabelValues(string(c)).Inc()
 		}
 		p.log.Warn("caps fired during a run", "run", c.N, "caps", caps)
 	}
@@ -154,7 +154,7 @@ func (p *cardPoster) card(id string) *postedCard {
 		p.cards = map[string]*postedCard{}
 	}
 	p.n++
-	c := &postedCard{Card: render.Card{N: p.n, QuestionTS: p.m.TS, Debug: p.debug, Limits: p.b.cfg.SandboxLimits, Stop: p.stop}}
+	c := &postedCard{Card: render.Card{N: p.n, QuestionTS: p.m.TS, Debug: p.debug, Limits: p.a.lim.Sandbox, Stop: p.stop}}
 	p.cards[id] = c
 	p.order = append(p.order, id)
 	return c
@@ -162,7 +162,7 @@ func (p *cardPoster) card(id string) *postedCard {
 
 // post posts or updates a card and attaches what did not fit.
 func (p *cardPoster) post(ctx context.Context, c *postedCard) {
-	b := p.b
+	a := p.a
 	blocks, files := c.Blocks()
 	send := func(blocks []slack.Block) error {
 		opts := []slack.MsgOption{
@@ -172,9 +172,9 @@ func (p *cardPoster) post(ctx context.Context, c *postedCard) {
 		}
 		var err error
 		if c.ts != "" {
-			_, _, _, err = b.api.UpdateMessageContext(ctx, p.m.Channel, c.ts, opts...)
+			_, _, _, err = a.api.UpdateMessageContext(ctx, p.m.Channel, c.ts, opts...)
 		} else {
-			_, c.ts, err = b.api.PostMessageContext(ctx, p.m.Channel, append(opts, slack.MsgOptionTS(p.m.ThreadTS))...)
+			_, c.ts, err = a.api.PostMessageContext(ctx, p.m.Channel, append(opts, slack.MsgOptionTS(p.m.ThreadTS))...)
 		}
 		return err
 	}
@@ -188,10 +188,10 @@ func (p *cardPoster) post(ctx context.Context, c *postedCard) {
 	}
 	if err != nil {
 		p.log.Error("updating tool card failed", "err", slackapi.Explain(err))
-		b.metrics.errors.WithLabelValues("slack").Inc()
+		a.metrics.errors.WithLabelValues("slack").Inc()
 	}
 	for _, f := range files {
-		b.upload(ctx, p.m, f)
+		a.upload(ctx, p.m, f)
 	}
 }
 

@@ -1,4 +1,4 @@
-package bot
+package answer
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ type outgoing struct {
 // kept the files in the workspace.) It returns what the card should say
 // about each file.
 func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) []render.ProducedFile {
-	lim := p.b.cfg.Files
+	lim := p.a.lim.Files
 	var out []render.ProducedFile
 	var ups []outgoing
 	for _, f := range res.Files {
@@ -70,19 +70,19 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 	defer func() {
 		for _, f := range out {
 			if f.Posted {
-				p.b.metrics.files.WithLabelValues("posted").Inc()
+				p.a.metrics.files.WithLabelValues("posted").Inc()
 			} else {
-				p.b.metrics.files.WithLabelValues("not_posted").Inc()
+				p.a.metrics.files.WithLabelValues("not_posted").Inc()
 			}
 		}
 	}()
 	if len(ups) == 0 {
 		return out
 	}
-	ids, err := p.b.uploadFiles(ctx, p.m, fmt.Sprintf("From run %d:", run), ups)
+	ids, err := p.a.uploadFiles(ctx, p.m, fmt.Sprintf("From run %d:", run), ups)
 	if err != nil {
 		p.log.Error("posting a run's files failed", "run", run, "err", err)
-		p.b.metrics.errors.WithLabelValues("slack").Inc()
+		p.a.metrics.errors.WithLabelValues("slack").Inc()
 		for _, u := range ups {
 			out[u.i].Note = "not posted: Slack refused the upload (" + render.Truncate(userError(err), 120) + ")"
 		}
@@ -114,7 +114,7 @@ func (p *cardPoster) postTable(ctx context.Context, run int, name string, data [
 	p.tables++
 	ctx, cancel := slackapi.Context(ctx)
 	defer cancel()
-	_, _, err := p.b.api.PostMessageContext(ctx, p.m.Channel,
+	_, _, err := p.a.api.PostMessageContext(ctx, p.m.Channel,
 		slack.MsgOptionTS(p.m.ThreadTS),
 		slack.MsgOptionText(t.Fallback(), false),
 		slack.MsgOptionBlocks(t.Blocks()...),
@@ -124,7 +124,7 @@ func (p *cardPoster) postTable(ctx context.Context, run int, name string, data [
 	)
 	if err != nil {
 		p.log.Warn("posting a table failed; the file is posted", "run", run, "file", name, "err", slackapi.Explain(err))
-		p.b.metrics.errors.WithLabelValues("slack").Inc()
+		p.a.metrics.errors.WithLabelValues("slack").Inc()
 	}
 }
 
@@ -145,23 +145,23 @@ func splitOmitted(o string) (name, why string, ok bool) {
 // thread). It returns the files' ids, in order. The names and titles Slack
 // shows are neutralised ([safetext.Line]); the files' bytes are sent as
 // the program wrote them.
-func (b *Bot) uploadFiles(ctx context.Context, m message, comment string, files []outgoing) ([]string, error) {
+func (a *Answerer) uploadFiles(ctx context.Context, m Question, comment string, files []outgoing) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, slackapi.FileTransferTimeout)
 	defer cancel()
 	var sums []slack.FileSummary
 	for _, f := range files {
 		name := safetext.Line(path.Base(f.name))
-		u, err := b.fileAPI.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: name, FileSize: len(f.data), AltTxt: safetext.Line(f.alt)})
+		u, err := a.fileAPI.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{FileName: name, FileSize: len(f.data), AltTxt: safetext.Line(f.alt)})
 		if err != nil {
 			return nil, fmt.Errorf("files.getUploadURLExternal %s: %w", name, slackapi.Explain(err))
 		}
-		if err := b.fileAPI.UploadToURL(ctx, slack.UploadToURLParameters{UploadURL: u.UploadURL, Reader: bytes.NewReader(f.data), Filename: name}); err != nil {
+		if err := a.fileAPI.UploadToURL(ctx, slack.UploadToURLParameters{UploadURL: u.UploadURL, Reader: bytes.NewReader(f.data), Filename: name}); err != nil {
 			return nil, fmt.Errorf("uploading %s: %w", name, slackapi.Explain(err))
 		}
 		// The title keeps the folder: out/a/x.csv and out/b/x.csv differ.
 		sums = append(sums, slack.FileSummary{ID: u.FileID, Title: safetext.Line(f.name)})
 	}
-	_, err := b.fileAPI.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{
+	_, err := a.fileAPI.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{
 		Files: sums, Channel: m.Channel, ThreadTimestamp: m.ThreadTS, InitialComment: safetext.Text(comment),
 	})
 	if err != nil {

@@ -1,4 +1,4 @@
-package bot
+package answer
 
 import (
 	"context"
@@ -10,12 +10,12 @@ import (
 
 // statusKeeper shows "sandpiper is thinking…" under the thread while an
 // answer is worked on. Slack clears a status after two minutes without a
-// reply, so it is renewed every StatusInterval. A workspace or channel
+// reply, so it is renewed every Limits.Status. A workspace or channel
 // where statuses are not available turns it off for the answer; the
 // reaction on the question still shows the bot is working.
 type statusKeeper struct {
-	b     *Bot
-	m     message
+	a     *Answerer
+	m     Question
 	stopc chan struct{}
 	done  chan struct{}
 
@@ -25,15 +25,15 @@ type statusKeeper struct {
 	off     bool
 }
 
-func (b *Bot) keepStatus(ctx context.Context, m message) *statusKeeper {
-	s := &statusKeeper{b: b, m: m, stopc: make(chan struct{}), done: make(chan struct{}), text: "is thinking…", changed: make(chan struct{}, 1)}
+func (a *Answerer) keepStatus(ctx context.Context, m Question) *statusKeeper {
+	s := &statusKeeper{a: a, m: m, stopc: make(chan struct{}), done: make(chan struct{}), text: "is thinking…", changed: make(chan struct{}, 1)}
 	go s.loop(ctx)
 	return s
 }
 
 func (s *statusKeeper) loop(ctx context.Context) {
 	defer close(s.done)
-	t := time.NewTicker(s.b.cfg.StatusInterval)
+	t := time.NewTicker(s.a.lim.Status)
 	defer t.Stop()
 	s.send(ctx)
 	for {
@@ -56,11 +56,11 @@ func (s *statusKeeper) send(ctx context.Context) {
 	if off {
 		return
 	}
-	err := s.b.api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
+	err := s.a.api.SetAssistantThreadsStatusContext(ctx, slack.AssistantThreadsSetStatusParameters{
 		ChannelID: s.m.Channel, ThreadTS: s.m.ThreadTS, Status: text,
 	})
 	if err != nil {
-		s.b.log.Debug("assistant status unavailable", "channel", s.m.Channel, "err", err)
+		s.a.log.Debug("assistant status unavailable", "channel", s.m.Channel, "err", err)
 		s.mu.Lock()
 		s.off = true
 		s.mu.Unlock()

@@ -1,4 +1,4 @@
-package bot
+package answer
 
 import (
 	"context"
@@ -11,11 +11,10 @@ import (
 	"github.com/slack-go/slack"
 )
 
-// answerInfo is what the blocks ending an answer ([Bot.answerFooter]) may
-// draw on: where the answer is, what was asked, what the model said and
+// Info is what the blocks ending an answer (its [Footer]s) may draw on: where the answer is, what was asked, what the model said and
 // what the runs printed — everything a check of the answer's numbers
 // (agent/numcheck.Sources) needs — and the thread before it.
-type answerInfo struct {
+type Info struct {
 	// Channel and ThreadTS are the answer's thread; QuestionTS and Asker
 	// the question's message and its author.
 	Channel    string
@@ -38,7 +37,7 @@ type answerInfo struct {
 	Debug  bool // the channel has debug on
 
 	// Runs are this turn's executeCode runs, in order.
-	Runs []answerRun
+	Runs []Run
 	// Files describes the files in the runs' working directory as the
 	// model was shown them (kinds, sizes, previews); Notes are the files
 	// left out, and why.
@@ -49,8 +48,8 @@ type answerInfo struct {
 	Earlier []thread.Turn
 }
 
-// answerRun is one executeCode run of an answer.
-type answerRun struct {
+// Run is one executeCode run of an answer.
+type Run struct {
 	Code string
 	// Stdout and Stderr are what the sandbox kept of the program's
 	// output; Result is the tool result the model read (JSON, at most
@@ -63,35 +62,36 @@ type answerRun struct {
 	Err error
 }
 
-// footerFunc returns blocks to end an answer with, or nil. Features
-// that add to every answer (feedback buttons, the number check) are
-// footerFuncs, added with [Bot.addFooter] when the bot is built.
-type footerFunc func(ctx context.Context, ans answerInfo) []slack.Block
+// Footer returns blocks to end an answer with, or nil. Features that add
+// to every answer (the bot's feedback buttons, the number check) are
+// Footers, added with [Answerer.AddFooter] when the bot is built.
+type Footer func(ctx context.Context, ans Info) []slack.Block
 
-// footers are the footerFuncs of a bot, in the order added.
+// footers are the Footers of an Answerer, in the order added.
 type footers struct {
 	mu sync.RWMutex
-	fs []footerFunc
+	fs []Footer
 }
 
-// addFooter adds f to the functions whose blocks end each answer, after
-// those added before it. Features add theirs in [New].
-func (b *Bot) addFooter(f footerFunc) {
-	b.footers.mu.Lock()
-	defer b.footers.mu.Unlock()
-	b.footers.fs = append(b.footers.fs, f)
+// AddFooter adds f to the functions whose blocks end each answer, after
+// those added before it (the number check's, with [Deps].NumberCheck,
+// comes first).
+func (a *Answerer) AddFooter(f Footer) {
+	a.footers.mu.Lock()
+	defer a.footers.mu.Unlock()
+	a.footers.fs = append(a.footers.fs, f)
 }
 
 // answerFooter returns the blocks that end an answer: they go at the end
 // of the answer's last message (after its text, in chat.stopStream's
 // blocks for a streamed answer, or in the last chat.postMessage of an
 // answer posted whole). It returns nil when there is nothing to add.
-// The blocks share the message with the answer's text: each footerFunc
+// The blocks share the message with the answer's text: each Footer
 // should keep within a few blocks and about 1,000 characters.
-func (b *Bot) answerFooter(ctx context.Context, ans answerInfo) []slack.Block {
-	b.footers.mu.RLock()
-	fs := b.footers.fs
-	b.footers.mu.RUnlock()
+func (a *Answerer) answerFooter(ctx context.Context, ans Info) []slack.Block {
+	a.footers.mu.RLock()
+	fs := a.footers.fs
+	a.footers.mu.RUnlock()
 	var blocks []slack.Block
 	for _, f := range fs {
 		blocks = append(blocks, f(ctx, ans)...)
@@ -103,17 +103,17 @@ func (b *Bot) answerFooter(ctx context.Context, ans answerInfo) []slack.Block {
 // in none of the conversation's sources.
 const numberCheckBlockID = "sandpiper_number_check"
 
-// numberCheckFooter is the footer ([footerFunc]) of the number check: a
+// numberCheckFooter is the [Footer] of the number check: a
 // context line starting with :warning: that lists the numbers of the
 // answer found nowhere in what the conversation holds ("not found in any
 // run's output: 43.7"), or nothing when every number is accounted for.
-func (b *Bot) numberCheckFooter(_ context.Context, ans answerInfo) []slack.Block {
+func (a *Answerer) numberCheckFooter(_ context.Context, ans Info) []slack.Block {
 	nums := numcheck.Check(ans.Answer, numberSources(ans))
 	if len(nums) == 0 {
 		return nil
 	}
-	b.metrics.unverified.Add(float64(len(nums)))
-	b.log.Info("numbers of the answer not found in the conversation", "channel", ans.Channel, "thread", ans.ThreadTS, "count", len(nums))
+	a.metrics.unverified.Add(float64(len(nums)))
+	a.log.Info("numbers of the answer not found in the conversation", "channel", ans.Channel, "thread", ans.ThreadTS, "count", len(nums))
 	text := ":warning: " + render.Escape(render.Truncate(safetext.Line(numcheck.Warning(nums)), numberCheckChars))
 	return []slack.Block{slack.NewContextBlock(numberCheckBlockID, slack.NewTextBlockObject(slack.MarkdownType, text, false, false))}
 }
@@ -123,7 +123,7 @@ func (b *Bot) numberCheckFooter(_ context.Context, ans answerInfo) []slack.Block
 // not run), the files as the model was shown them, and the earlier turns
 // the model was shown (questions, runs and answers: a follow-up may
 // repeat an earlier result).
-func numberSources(ans answerInfo) numcheck.Sources {
+func numberSources(ans Info) numcheck.Sources {
 	src := numcheck.Sources{Question: ans.Question}
 	for _, r := range ans.Runs {
 		out := r.Stdout
