@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/agent/datasource"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
@@ -47,6 +48,15 @@ type UI struct {
 	spinDone chan struct{}
 
 	opts Options
+
+	sources []string // the data sources a chat's runs may query
+	user    string
+}
+
+// SetSources sets the data sources the runs of [UI.Chat] may query, and
+// who asks (for their audit log).
+func (u *UI) SetSources(sources []string, user string) {
+	u.sources, u.user = sources, user
 }
 
 // Options configure a [UI].
@@ -151,9 +161,15 @@ func (u *UI) ToolCallStarted(_ context.Context, e agent.ToolCallEvent) {
 	u.endLine()
 	title := safetext.Line(e.Call.Name)
 	body := e.Code
-	if e.Call.Name == agent.ExecuteCodeName {
+	switch e.Call.Name {
+	case agent.ExecuteCodeName:
 		title = "Python"
-	} else if body == "" {
+	case datasource.QueryToolName:
+		if in, err := datasource.DecodeQuery(e.Call.Input); err == nil {
+			title, body = "SQL · "+safetext.Line(in.Source), in.SQL
+		}
+	}
+	if body == "" {
 		body = string(e.Call.Input)
 	}
 	fmt.Fprintf(u.out, "%s\n", u.rule("╭─ ", title))
@@ -161,6 +177,8 @@ func (u *UI) ToolCallStarted(_ context.Context, e agent.ToolCallEvent) {
 	u.mu.Unlock()
 	if e.Call.Name == agent.ExecuteCodeName {
 		u.Spin("Running Python")
+	} else if e.Call.Name == datasource.QueryToolName {
+		u.Spin("Querying")
 	} else {
 		u.Spin("Running " + safetext.Line(e.Call.Name))
 	}
@@ -179,6 +197,8 @@ func (u *UI) ToolCallFinished(_ context.Context, e agent.ToolResultEvent) {
 	case e.Err != nil:
 		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", u.red("✗ error")+u.dim(" · "+dur)))
 		u.block(e.Err.Error(), "red", cardLines)
+	case e.Query != nil:
+		u.queryCard(e.Query, dur)
 	case res == nil:
 		mark := u.green("✓ done")
 		if e.Result.IsError {
@@ -220,6 +240,99 @@ func (u *UI) ToolCallFinished(_ context.Context, e agent.ToolResultEvent) {
 	}
 	fmt.Fprintf(u.out, "%s\n", u.dim("╰"+strings.Repeat("─", cardWidth-1)))
 	u.midLine = false
+}
+
+// Query cards: the rows and the width of a cell shown.
+const (
+	queryRows      = 10
+	queryCellChars = 24
+)
+
+// queryCard ends a query's card: its verdict, a table of its first rows,
+// and where the whole result is.
+func (u *UI) queryCard(q *agent.Query, dur string) {
+	var mark string
+	switch q.Outcome {
+	case datasource.OutcomeOK:
+		mark = u.green(fmt.Sprintf("✓ %s rows", commas(q.Rows)))
+	case datasource.OutcomeTruncated:
+		mark = u.yellow(fmt.Sprintf("✓ %s rows · cut: %s", commas(q.Rows), q.Truncated))
+	default:
+		mark = u.red("✗ " + q.Outcome)
+	}
+	fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", mark+u.dim(" · "+safetext.Line(q.Engine)+" · "+dur)))
+	if q.Err != "" {
+		u.block(q.Err, "red", cardLines)
+		return
+	}
+	if len(q.Columns) > 0 {
+		header := make([]string, len(q.Columns))
+		for i, c := range q.Columns {
+			header[i] = c.Name
+		}
+		rows := [][]string{header}
+		rows = append(rows, q.Preview[:min(len(q.Preview), queryRows)]...)
+		u.block(table(rows), "", queryRows+2)
+		if int64(len(rows)-1) < q.Rows {
+			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("… %s more rows", commas(q.Rows-int64(len(rows)-1)))))
+		}
+	}
+	if q.File != "" {
+		fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("result in %s/%s (%s)", sandbox.WorkDir, safetext.Line(q.File), sandbox.FormatSize(q.FileSize))))
+	}
+}
+
+// table lays rows out in columns, the first as the header, each cell
+// neutralised and cut to queryCellChars.
+func table(rows [][]string) string {
+	var widths []int
+	cells := make([][]string, len(rows))
+	for r, row := range rows {
+		cells[r] = make([]string, len(row))
+		for i, c := range row {
+			c = safetext.Line(c)
+			if utf8.RuneCountInString(c) > queryCellChars {
+				c = string([]rune(c)[:queryCellChars-1]) + "…"
+			}
+			cells[r][i] = c
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	var b strings.Builder
+	for r, row := range cells {
+		for i, c := range row {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(c)
+			if i < len(row)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)))
+			}
+		}
+		b.WriteString("\n")
+		if r == 0 {
+			for i, w := range widths {
+				if i > 0 {
+					b.WriteString("  ")
+				}
+				b.WriteString(strings.Repeat("─", w))
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// commas writes n with thousands separators.
+func commas(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // status is a card's verdict on a sandbox run.
