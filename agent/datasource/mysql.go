@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -20,8 +20,7 @@ import (
 type mysqlDB struct {
 	db *sql.DB
 
-	once    sync.Once
-	mariadb bool
+	mariadb atomic.Bool // learnt at the first connection
 }
 
 func newMySQL(raw string, connect time.Duration) (engine, error) {
@@ -47,7 +46,6 @@ func newMySQL(raw string, connect time.Duration) (engine, error) {
 	cfg.Timeout = connect
 	cfg.MultiStatements = false // one statement per call
 	cfg.ParseTime = false       // values as the server writes them
-	cfg.Params = map[string]string{"charset": "utf8mb4"}
 	conn, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("invalid MySQL URL: %v", err)
@@ -60,7 +58,7 @@ func newMySQL(raw string, connect time.Duration) (engine, error) {
 }
 
 func (m *mysqlDB) name() string {
-	if m.mariadb {
+	if m.mariadb.Load() {
 		return "MariaDB"
 	}
 	return "MySQL"
@@ -93,9 +91,9 @@ func (m *mysqlDB) query(ctx context.Context, q string, lim Limits, s *sink) erro
 	if err := conn.QueryRowContext(ctx, "SELECT CONNECTION_ID(), VERSION()").Scan(&id, &version); err != nil {
 		return myUnavailable(ctx, err)
 	}
-	m.once.Do(func() { m.mariadb = strings.Contains(strings.ToLower(version), "mariadb") })
+	m.mariadb.Store(strings.Contains(strings.ToLower(version), "mariadb"))
 	limit := fmt.Sprintf("SET SESSION max_execution_time = %d", lim.Timeout.Milliseconds())
-	if m.mariadb {
+	if m.mariadb.Load() {
 		limit = fmt.Sprintf("SET SESSION max_statement_time = %.3f", lim.Timeout.Seconds())
 	}
 	for _, stmt := range []string{limit, "SET SESSION time_zone = '+00:00'", "START TRANSACTION READ ONLY"} {
@@ -245,7 +243,7 @@ SELECT CASE WHEN t.TABLE_SCHEMA = DATABASE() THEN t.TABLE_NAME ELSE CONCAT(t.TAB
        c.COLUMN_NAME, c.COLUMN_TYPE, c.IS_NULLABLE, COALESCE(c.COLUMN_COMMENT, '')
 FROM information_schema.TABLES t
 JOIN information_schema.COLUMNS c ON c.TABLE_SCHEMA = t.TABLE_SCHEMA AND c.TABLE_NAME = t.TABLE_NAME
-WHERE t.TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')
+WHERE t.TABLE_SCHEMA NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys') AND t.TABLE_TYPE IN ('BASE TABLE', 'VIEW', 'SYSTEM VERSIONED')
 ORDER BY t.TABLE_SCHEMA <> DATABASE(), 1, c.ORDINAL_POSITION`)
 	if err != nil {
 		return nil, err

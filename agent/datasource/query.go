@@ -63,7 +63,7 @@ func (s *Set) Query(ctx context.Context, ws agent.Workspace, source, sql, file s
 	if err != nil {
 		return "", nil, err
 	}
-	q = &agent.Query{Source: src.Name, Engine: src.Engine, SQL: sql}
+	q = &agent.Query{Source: src.Name, Engine: src.Engine(), SQL: sql}
 	res := queryResult{Source: src.Name}
 	sk := newSink(s.lim)
 	start := time.Now()
@@ -76,8 +76,8 @@ func (s *Set) Query(ctx context.Context, ws agent.Workspace, source, sql, file s
 		if err != nil && ctx.Err() == nil && late {
 			err = &dbError{msg: fmt.Sprintf("the statement ran longer than the limit of %s and was cancelled", s.lim.Timeout), timeout: true}
 		}
-		q.Engine = src.eng.name()
 	}
+	q.Engine = src.Engine()
 	q.Duration = time.Since(start)
 	res.Duration = q.Duration
 	q.Outcome = OutcomeOK

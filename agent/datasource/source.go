@@ -126,7 +126,6 @@ func (e *unavailableError) Error() string { return e.msg }
 // Source is one configured source.
 type Source struct {
 	Name       string
-	Engine     string // PostgreSQL, MySQL, MariaDB, SQLite; "" when the URL is bad
 	eng        engine
 	redact     func(string) string
 	privileged bool
@@ -134,6 +133,15 @@ type Source struct {
 	mu      sync.Mutex
 	refused string // why the source is refused ("" when it is not)
 	checked bool
+}
+
+// Engine names the source's database: PostgreSQL, MySQL, MariaDB (known
+// once connected; MySQL before), SQLite; "" when its URL is bad.
+func (s *Source) Engine() string {
+	if s.eng == nil {
+		return ""
+	}
+	return s.eng.name()
 }
 
 // Set is the configured sources. It is safe for concurrent use.
@@ -185,7 +193,7 @@ func Open(cfgs []Config, opts Options) (*Set, error) {
 			src.checked = true
 			s.log.Warn("datasource: source not usable", "source", c.Name, "err", src.refused)
 		} else {
-			src.eng, src.Engine = eng, eng.name()
+			src.eng = eng
 		}
 		s.sources[c.Name] = src
 		s.names = append(s.names, c.Name)
@@ -307,23 +315,23 @@ func (s *Set) Check(ctx context.Context) []Check {
 		}
 		refuse, warn, err := src.eng.check(ctx)
 		if err != nil {
-			c.Detail = src.Engine + ": " + s.wrap(src, err).Error()
+			c.Detail = src.eng.name() + ": " + s.wrap(src, err).Error()
 			out = append(out, c)
 			continue
 		}
 		if len(refuse) > 0 && !src.privileged {
-			c.Detail = fmt.Sprintf("%s: its role %s, so sandpiper refuses it; connect with a read-only role (see README), or allow it with SANDPIPER_SOURCES_PRIVILEGED=%s", src.Engine, strings.Join(refuse, " and "), name)
+			c.Detail = fmt.Sprintf("%s: its role %s, so sandpiper refuses it; connect with a read-only role (see README), or allow it with SANDPIPER_SOURCES_PRIVILEGED=%s", src.eng.name(), strings.Join(refuse, " and "), name)
 			out = append(out, c)
 			continue
 		}
 		tables, err := src.eng.tables(ctx)
 		if err != nil {
-			c.Detail = src.Engine + ": listing its tables failed: " + s.wrap(src, err).Error()
+			c.Detail = src.eng.name() + ": listing its tables failed: " + s.wrap(src, err).Error()
 			out = append(out, c)
 			continue
 		}
 		c.OK = true
-		c.Detail = fmt.Sprintf("%s, %d tables and views readable", src.Engine, len(tables))
+		c.Detail = fmt.Sprintf("%s, %d tables and views readable", src.eng.name(), len(tables))
 		if len(refuse) > 0 {
 			c.Warn = true
 			c.Detail += fmt.Sprintf("; allowed by SANDPIPER_SOURCES_PRIVILEGED although its role %s", strings.Join(refuse, " and "))

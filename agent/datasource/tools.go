@@ -147,7 +147,7 @@ func (s *Set) Describe(ctx context.Context, source, table string) (string, error
 	}
 	if table == "" {
 		var b strings.Builder
-		fmt.Fprintf(&b, "Source %s (%s): %d tables and views.\n", src.Name, src.Engine, len(tables))
+		fmt.Fprintf(&b, "Source %s (%s): %d tables and views.\n", src.Name, src.Engine(), len(tables))
 		if text, ok := compact(tables, describeBytes); ok {
 			b.WriteString(text)
 		} else {
@@ -229,7 +229,7 @@ func (t *describeTool) ForRun(ctx context.Context, run agent.RunInfo) (string, b
 			fmt.Fprintf(&b, "- %s: unavailable at the moment (%s)\n", name, safetext.Line(err.Error()))
 			continue
 		}
-		fmt.Fprintf(&b, "- %s (%s, %d tables and views)", name, src.Engine, len(tables))
+		fmt.Fprintf(&b, "- %s (%s, %d tables and views)", name, src.Engine(), len(tables))
 		if text, ok := compact(tables, promptSchemaBytes); ok && len(tables) > 0 {
 			b.WriteString(":\n" + safetext.Text(text))
 			continue

@@ -219,7 +219,7 @@ func MariaDB(t testing.TB) *Server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{Host: "127.0.0.1", Port: port, dir: dir, Admin: "root@unix(" + sock + ")/?multiStatements=true"}
+	s := &Server{Host: "127.0.0.1", Port: port, dir: dir, Admin: "root@unix(" + sock + ")/?multiStatements=true&charset=utf8mb4"}
 	t.Cleanup(func() {
 		cmd.Process.Signal(os.Interrupt)
 		done := make(chan struct{})
