@@ -29,8 +29,18 @@ import (
 // RequireEnv is the variable that turns a missing server into a failure.
 const RequireEnv = "SANDPIPER_REQUIRE_DATABASES"
 
-// PostgresBin is where Debian's postgresql package puts its programs.
-var PostgresBin = "/usr/lib/postgresql/15/bin"
+// postgresBin is where Debian's postgresql package puts its programs:
+// the newest version's.
+func postgresBin() string {
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	best, bestV := "", 0
+	for _, d := range dirs {
+		if v, err := strconv.Atoi(filepath.Base(filepath.Dir(d))); err == nil && v > bestV {
+			best, bestV = d, v
+		}
+	}
+	return best
+}
 
 // Server is a running database server.
 type Server struct {
@@ -102,7 +112,8 @@ func serverUser(t testing.TB, name string) *user.User {
 // password "admin-pw"; connections on TCP need a password.
 func Postgres(t testing.TB) *Server {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(PostgresBin, "postgres")); err != nil {
+	bin := postgresBin()
+	if _, err := os.Stat(filepath.Join(bin, "postgres")); bin == "" || err != nil {
 		missing(t, "PostgreSQL is not installed (apt-get install postgresql)")
 	}
 	u := serverUser(t, "postgres")
@@ -112,13 +123,13 @@ func Postgres(t testing.TB) *Server {
 	if err := os.WriteFile(pw, []byte("admin-pw\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	initdb := runAs(u, filepath.Join(PostgresBin, "initdb"), "-D", data, "-U", "postgres", "--pwfile", pw,
+	initdb := runAs(u, filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--pwfile", pw,
 		"--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync")
 	if out, err := initdb.CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
 	port := freePort(t)
-	cmd := runAs(u, filepath.Join(PostgresBin, "postgres"), "-D", data, "-p", strconv.Itoa(port), "-k", dir,
+	cmd := runAs(u, filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port), "-k", dir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 		"-c", "shared_buffers=32MB", "-c", "max_connections=50")
 	logf, _ := os.Create(filepath.Join(dir, "log"))
