@@ -85,6 +85,17 @@
 // ([Options.Registerer], or [Set.Collector] for a registry of the
 // caller's).
 //
+// # Speed
+//
+// Measured on a shared 2-core machine (load average about 28), PostgreSQL
+// 15 on loopback: a one-row query through runSQL takes 0.76 ms against
+// 0.08 ms with the bare driver (BenchmarkOneRowOverhead: the transaction,
+// rollback and session reset are three more round trips); totals by
+// region over a million rows take 0.52 s aggregated in the database, and
+// 10.5 s exported as CSV (24 MB) and aggregated with pandas in the
+// sandbox (BenchmarkAggregateMillionRows). Hence the tool's advice to the
+// model: aggregate in SQL.
+//
 // Tests run real servers: PostgreSQL and MariaDB from their Debian
 // packages, started by package dbtest on free loopback ports.
 package datasource
