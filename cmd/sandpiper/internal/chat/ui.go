@@ -14,6 +14,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/agent/datasource"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/tui"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
@@ -242,21 +243,15 @@ func (u *UI) ToolCallFinished(_ context.Context, e agent.ToolResultEvent) {
 	u.midLine = false
 }
 
-// Query cards: the rows and the width of a cell shown.
-const (
-	queryRows      = 10
-	queryCellChars = 24
-)
-
 // queryCard ends a query's card: its verdict, a table of its first rows,
 // and where the whole result is.
 func (u *UI) queryCard(q *agent.Query, dur string) {
 	var mark string
 	switch q.Outcome {
 	case datasource.OutcomeOK:
-		mark = u.green(fmt.Sprintf("✓ %s rows", commas(q.Rows)))
+		mark = u.green(fmt.Sprintf("✓ %s rows", tui.Commas(q.Rows)))
 	case datasource.OutcomeTruncated:
-		mark = u.yellow(fmt.Sprintf("✓ %s rows · cut: %s", commas(q.Rows), q.Truncated))
+		mark = u.yellow(fmt.Sprintf("✓ %s rows · cut: %s", tui.Commas(q.Rows), q.Truncated))
 	default:
 		mark = u.red("✗ " + q.Outcome)
 	}
@@ -265,74 +260,15 @@ func (u *UI) queryCard(q *agent.Query, dur string) {
 		u.block(q.Err, "red", cardLines)
 		return
 	}
-	if len(q.Columns) > 0 {
-		header := make([]string, len(q.Columns))
-		for i, c := range q.Columns {
-			header[i] = c.Name
-		}
-		rows := [][]string{header}
-		rows = append(rows, q.Preview[:min(len(q.Preview), queryRows)]...)
-		u.block(table(rows), "", queryRows+2)
-		if int64(len(rows)-1) < q.Rows {
-			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("… %s more rows", commas(q.Rows-int64(len(rows)-1)))))
+	if table, more := tui.QueryTable(q, tui.QueryRows, tui.QueryCellChars); table != "" {
+		u.block(table, "", tui.QueryRows+2)
+		if more > 0 {
+			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("… %s more rows", tui.Commas(more))))
 		}
 	}
 	if q.File != "" {
 		fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("result in %s/%s (%s)", sandbox.WorkDir, safetext.Line(q.File), sandbox.FormatSize(q.FileSize))))
 	}
-}
-
-// table lays rows out in columns, the first as the header, each cell
-// neutralised and cut to queryCellChars.
-func table(rows [][]string) string {
-	var widths []int
-	cells := make([][]string, len(rows))
-	for r, row := range rows {
-		cells[r] = make([]string, len(row))
-		for i, c := range row {
-			c = safetext.Line(c)
-			if utf8.RuneCountInString(c) > queryCellChars {
-				c = string([]rune(c)[:queryCellChars-1]) + "…"
-			}
-			cells[r][i] = c
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], utf8.RuneCountInString(c))
-		}
-	}
-	var b strings.Builder
-	for r, row := range cells {
-		for i, c := range row {
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			b.WriteString(c)
-			if i < len(row)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c)))
-			}
-		}
-		b.WriteString("\n")
-		if r == 0 {
-			for i, w := range widths {
-				if i > 0 {
-					b.WriteString("  ")
-				}
-				b.WriteString(strings.Repeat("─", w))
-			}
-			b.WriteString("\n")
-		}
-	}
-	return b.String()
-}
-
-// commas writes n with thousands separators.
-func commas(n int64) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
 
 // status is a card's verdict on a sandbox run.
