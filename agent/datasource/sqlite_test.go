@@ -198,3 +198,25 @@ func TestUnavailableSource(t *testing.T) {
 	}
 	fmt.Println(checks)
 }
+
+// TestPromptListsGrantedSources: the run's instructions list the sources
+// it may query, with their tables, and an unreachable one as unavailable;
+// a run granted none is offered neither tool.
+func TestPromptListsGrantedSources(t *testing.T) {
+	path := newSQLite(t, "CREATE TABLE t (a INTEGER, b TEXT)")
+	set := openSet(t, datasource.Limits{}, datasource.Config{Name: "shop", URL: path},
+		datasource.Config{Name: "gone", URL: "sqlite:" + filepath.Join(t.TempDir(), "gone.db")},
+		datasource.Config{Name: "secret", URL: path})
+	tools := set.Tools()
+	run := agent.RunInfo{Sources: []string{"shop", "gone"}}
+	text, ok := tools[0].(agent.RunTool).ForRun(agent.WithRunInfo(t.Context(), run), run)
+	if !ok || !strings.Contains(text, "- gone: unavailable at the moment (") ||
+		!strings.Contains(text, "- shop (SQLite, 1 tables and views):\n  - t (table): a INTEGER, b TEXT") || strings.Contains(text, "secret") {
+		t.Errorf("offered %v:\n%s", ok, text)
+	}
+	for _, tool := range tools {
+		if _, ok := tool.(agent.RunTool).ForRun(t.Context(), agent.RunInfo{Sources: []string{"elsewhere"}}); ok {
+			t.Errorf("%s offered to a run granted no source", tool.Spec().Name)
+		}
+	}
+}
