@@ -56,6 +56,38 @@ type RunOptions struct {
 	// Observer is told what the run does, as it happens; nil observes
 	// nothing.
 	Observer Observer
+	// Sources names the data sources the conversation may query (see
+	// package datasource): the tools that read data offer only these,
+	// and the model is told only of these. Nil: none. The terminal grants
+	// every configured source; the bot those granted to the channel.
+	Sources []string
+	// User and Channel say who asked and where, for the audit log of the
+	// tools that read data (e.g. Slack IDs; "terminal" in the terminal).
+	User, Channel string
+}
+
+// RunInfo is what a tool call knows of its run, from [RunInfoFrom].
+type RunInfo struct {
+	Sources       []string // the data sources the run may query
+	User, Channel string
+}
+
+// Granted reports whether the run may query the source.
+func (r RunInfo) Granted(source string) bool { return slices.Contains(r.Sources, source) }
+
+type runInfoKey struct{}
+
+// RunInfoFrom returns the RunInfo of the run whose tool call ctx is, or
+// the zero RunInfo (no sources) outside a run.
+func RunInfoFrom(ctx context.Context) RunInfo {
+	ri, _ := ctx.Value(runInfoKey{}).(RunInfo)
+	return ri
+}
+
+// WithRunInfo returns ctx carrying ri, as [Agent.Run] passes it to
+// tools; for calling a tool outside a run (tests, benchmarks).
+func WithRunInfo(ctx context.Context, ri RunInfo) context.Context {
+	return context.WithValue(ctx, runInfoKey{}, ri)
 }
 
 // Outcome is what a run did.
@@ -101,9 +133,20 @@ func (a *Agent) Run(ctx context.Context, history []Message, opts RunOptions) (*O
 	if instructions == "" {
 		instructions = DefaultInstructions
 	}
+	run := RunInfo{Sources: slices.Clone(opts.Sources), User: opts.User, Channel: opts.Channel}
+	ctx = WithRunInfo(ctx, run)
 	tools := make(map[string]Tool, len(a.Tools))
 	specs := make([]ToolSpec, 0, len(a.Tools))
 	for _, t := range a.Tools {
+		if rt, ok := t.(RunTool); ok {
+			more, offered := rt.ForRun(ctx, run)
+			if !offered {
+				continue
+			}
+			if more != "" {
+				instructions += "\n\n" + more
+			}
+		}
 		s := t.Spec()
 		tools[s.Name] = t
 		specs = append(specs, s)
@@ -250,6 +293,7 @@ func (a *Agent) call(ctx context.Context, log *slog.Logger, obs Observer, ws Wor
 		res.Content = output.Content
 		res.IsError = output.IsError
 		done.Sandbox = output.Sandbox
+		done.Query = output.Query
 	}
 	done.Result = res
 	obs.ToolCallFinished(ctx, done)

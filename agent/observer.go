@@ -62,6 +62,10 @@ type ToolResultEvent struct {
 	// code, the limit that ended it, and files it produced. It is nil for
 	// other tools and when the code never ran (bad input, sandbox failure).
 	Sandbox *sandbox.Result
+	// Query is the database query of a data tool's call (package
+	// datasource), whether it succeeded or the database refused it; nil
+	// for other tools and when no query reached a database.
+	Query *Query
 	// Duration is how long the call took, sandbox start-up included.
 	Duration time.Duration
 	// Err is why the tool failed (unknown tool, invalid input, a sandbox
@@ -112,3 +116,43 @@ func notify[E any](f func(E), e E) {
 		f(e)
 	}
 }
+
+// Query is a database query a tool ran on a data source, for whoever shows
+// it as a card: the source, the SQL, what came back and where it was kept.
+// Text in it is as the database returned it: neutralise it to show it.
+type Query struct {
+	Source string // the source's name, e.g. "sales"
+	Engine string // PostgreSQL, MySQL, MariaDB or SQLite
+	SQL    string
+	// Columns are the result's columns; Preview its first rows (at most
+	// a few dozen), each cell as text, NULL as [QueryNull].
+	Columns []QueryColumn
+	Preview [][]string
+	// Rows is how many rows were read: all of them, or as many as the
+	// limits allowed when Truncated says why it stopped.
+	Rows      int64
+	Truncated string
+	// File is the name of the whole result in the run's Workspace (under
+	// sandbox.WorkDir for the code), "" when it was not kept; FileSize
+	// its size in bytes.
+	File     string
+	FileSize int64
+	// Outcome is "ok", "truncated", "failed" (the database refused the
+	// SQL: a syntax error, an unknown table, a write), "timeout" or
+	// "unavailable" (the source could not be reached), as counted in the
+	// metric sandpiper_queries_total.
+	Outcome string
+	// Err is what went wrong when Outcome is failed, timeout or
+	// unavailable, as the model read it (with no secret in it).
+	Err      string
+	Duration time.Duration // from sending the SQL to its last row
+}
+
+// QueryColumn is a column of a query's result.
+type QueryColumn struct {
+	Name string
+	Type string // the database's type name, e.g. "numeric", "varchar"
+}
+
+// QueryNull stands for NULL in [Query.Preview].
+const QueryNull = "NULL"

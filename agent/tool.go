@@ -26,6 +26,21 @@ type ToolOutput struct {
 	// Sandbox is the raw sandbox run behind the output, if there was one;
 	// observers receive it in [ToolResultEvent].
 	Sandbox *sandbox.Result
+	// Query is the database query behind the output, if there was one;
+	// observers receive it in [ToolResultEvent].
+	Query *Query
+}
+
+// RunTool is a [Tool] whose offer depends on the run: the tools that read
+// data are offered only when the run may query a source
+// ([RunOptions.Sources]), and tell the model which.
+type RunTool interface {
+	Tool
+	// ForRun returns what the run's instructions add for the tool ("":
+	// nothing), and whether the tool is offered in the run at all. ctx
+	// carries run ([RunInfoFrom]); it is called once per run, before
+	// the first model call, and should return within a few seconds.
+	ForRun(ctx context.Context, run RunInfo) (instructions string, offered bool)
 }
 
 // codeTool is implemented by tools whose input carries Python source, so

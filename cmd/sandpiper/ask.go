@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/sethvargo/go-envconfig"
+
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/agent/datasource"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/chat"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
@@ -124,11 +127,13 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		level = slog.LevelDebug
 	}
 	log := terminalLog(ui.LogWriter(), level)
-	a, rt, sb, err := startShown(ctx, ui, c, flags.question == "", log)
+	a, rt, sb, sources, err := startShown(ctx, ui, c, flags.question == "", log)
 	if err != nil {
 		return err
 	}
 	defer sb.Close()
+	defer sources.Close()
+	ui.SetSources(sources.Names(), terminalUser(lookup)) // the terminal may query every source
 
 	if flags.question == "" {
 		ui.Chat(ctx, a, ws, a.Model.ID()+" · "+rt.String(), stdin)
@@ -142,7 +147,7 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if desc != "" {
 		question += "\n\n" + desc
 	}
-	out, err := a.Run(ctx, []agent.Message{agent.UserMessage(question)}, agent.RunOptions{Workspace: ws, Observer: ui})
+	out, err := a.Run(ctx, []agent.Message{agent.UserMessage(question)}, agent.RunOptions{Workspace: ws, Observer: ui, Sources: sources.Names(), User: terminalUser(lookup), Channel: "terminal"})
 	switch {
 	case ctx.Err() != nil:
 		return &cli.ExitError{Code: cli.ExitInterrupted, Err: errors.New("interrupted")}
@@ -171,13 +176,22 @@ func terminalLog(w io.Writer, level slog.Leveler) *slog.Logger {
 // startShown starts the agent and its sandbox (see start) while ui shows
 // a spinner; a chat runs many programs, so its sandbox prepares caches.
 // Interrupted, it says so with the exit code.
-func startShown(ctx context.Context, ui *chat.UI, c agentconfig.Agent, chatting bool, log *slog.Logger) (*agent.Agent, agent.Runtime, config.Backend, error) {
+func startShown(ctx context.Context, ui *chat.UI, c agentconfig.Agent, chatting bool, log *slog.Logger) (*agent.Agent, agent.Runtime, config.Backend, *datasource.Set, error) {
 	ui.Spin("Starting the sandbox")
 	defer ui.StopSpinner()
 	c.Sandbox.LongLived = chatting
-	a, rt, sb, err := start(ctx, c, log)
+	a, rt, sb, sources, err := start(ctx, c, log)
 	if err != nil && ctx.Err() != nil {
-		return nil, rt, nil, cli.Exit(cli.ExitInterrupted)
+		return nil, rt, nil, nil, cli.Exit(cli.ExitInterrupted)
 	}
-	return a, rt, sb, err
+	return a, rt, sb, sources, err
+}
+
+// terminalUser names who asks in the terminal, for the queries' audit
+// log: $USER, or "terminal".
+func terminalUser(lookup envconfig.Lookuper) string {
+	if u, ok := lookup.Lookup("USER"); ok && u != "" {
+		return u
+	}
+	return "terminal"
 }

@@ -59,16 +59,17 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c ag
 	logw.set(stderr)
 	log := terminalLog(logw, &level)
 	spin := chat.New(stdout, stderr, chat.Options{NoColor: profile == termenv.Ascii, Term: getenv("TERM")})
-	a, rt, sb, err := startShown(ctx, spin, c, flags.question == "", log)
+	a, rt, sb, sources, err := startShown(ctx, spin, c, flags.question == "", log)
 	if err != nil {
 		return err
 	}
 	defer sb.Close()
+	defer sources.Close()
 
 	// The runs share a workspace: the --file files, and what each run
 	// writes, for the runs after it; /new starts again from the files.
 	wsSize := c.Files.RunSize + c.Sandbox.Limits().WithDefaults().DiskSize
-	conv := &conversation{agent: a, limits: c.Files, log: log}
+	conv := &conversation{agent: a, limits: c.Files, log: log, sources: sources.Names(), user: terminalUser(lookup)}
 	conv.reset(inputs, wsSize)
 	opts := tui.Options{
 		Ask:   conv.ask,
@@ -128,6 +129,10 @@ type conversation struct {
 	agent  *agent.Agent
 	limits sandbox.FileLimits
 	log    *slog.Logger
+	// sources are the data sources the runs may query (all configured),
+	// user who asks, for their audit log.
+	sources []string
+	user    string
 
 	history   []agent.Message
 	ws        *agent.MemWorkspace
@@ -190,7 +195,7 @@ func (cv *conversation) ask(ctx context.Context, q tui.Question, obs agent.Obser
 		cv.described = desc
 	}
 	cv.history = append(cv.history, agent.UserMessage(text))
-	out, err := cv.agent.Run(ctx, cv.history, agent.RunOptions{Workspace: cv.ws, Observer: obs})
+	out, err := cv.agent.Run(ctx, cv.history, agent.RunOptions{Workspace: cv.ws, Observer: obs, Sources: cv.sources, User: cv.user, Channel: "terminal"})
 	if err != nil {
 		// The model never saw the turn, nor the files as it described
 		// them.

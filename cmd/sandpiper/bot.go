@@ -37,11 +37,12 @@ func runBot(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer
 		return cli.ConfigError(err)
 	}
 	c.Sandbox.LongLived = true
-	a, rt, sb, err := start(ctx, c, log)
+	a, rt, sb, sources, err := start(ctx, c, log)
 	if err != nil {
 		return err
 	}
 	defer sb.Close()
+	defer sources.Close()
 	if rt.Python != "" {
 		log.Info("sandbox runtime", "python", rt.String())
 		if missing := rt.Missing(dataModules...); len(missing) > 0 {
@@ -51,6 +52,9 @@ func runBot(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer
 	cfg.Agent, cfg.Files, cfg.SandboxLimits = a, c.Files, c.Sandbox.Limits()
 	if m, ok := sb.(prometheus.Collector); ok {
 		cfg.Metrics = append(cfg.Metrics, m) // the backend's own (the cluster's claims)
+	}
+	if sources != nil {
+		cfg.Metrics = append(cfg.Metrics, sources.Collector()) // sandpiper_queries_total, sandpiper_query_seconds
 	}
 	b, err := bot.New(ctx, cfg)
 	if err != nil {

@@ -50,8 +50,12 @@ func TestREADMEDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	src, err := agentconfig.LoadSources(ctx, none)
+	if err != nil {
+		t.Fatal(err)
+	}
 	checked := 0
-	for _, env := range []any{b, m, s, f, st} {
+	for _, env := range []any{b, m, s, f, st, src} {
 		v := reflect.ValueOf(env)
 		for i := range v.NumField() {
 			name := v.Type().Field(i).Tag.Get("env")

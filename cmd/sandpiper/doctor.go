@@ -129,9 +129,11 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 			}
 		}
 	}
-	if _, err := config.LoadFiles(ctx, lookup); err != nil {
+	files, err := config.LoadFiles(ctx, lookup)
+	if err != nil {
 		fail("file limits", err)
 	}
+	checks = append(checks, sourceChecks(ctx, lookup, files.Limits())...)
 
 	failed := 0
 	for _, c := range checks {
@@ -195,4 +197,29 @@ func mustEvalSymlinks(path string) string {
 		return real
 	}
 	return path
+}
+
+// sourceChecks connects to every data source, checks its role and counts
+// its tables: a source that cannot be used fails, a role that could
+// write warns.
+func sourceChecks(ctx context.Context, lookup envconfig.Lookuper, files sandbox.FileLimits) []bot.Check {
+	c, err := agentconfig.LoadSources(ctx, lookup)
+	if err != nil {
+		return []bot.Check{{Name: "data sources", Detail: err.Error()}}
+	}
+	set, err := c.Open(files, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		return []bot.Check{{Name: "data sources", Detail: err.Error()}}
+	}
+	if set == nil {
+		return nil // none configured: nothing to say
+	}
+	defer set.Close()
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var checks []bot.Check
+	for _, s := range set.Check(sctx) {
+		checks = append(checks, bot.Check{Name: "data source " + s.Name, OK: s.OK, Warn: s.Warn, Detail: s.Detail})
+	}
+	return checks
 }

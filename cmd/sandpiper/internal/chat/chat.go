@@ -88,7 +88,7 @@ func (u *UI) Chat(ctx context.Context, a Agent, ws agent.Workspace, title string
 			described = desc
 		}
 		history = append(history, agent.UserMessage(text))
-		out, err := a.Run(ctx, history, agent.RunOptions{Workspace: ws, Observer: u})
+		out, err := a.Run(ctx, history, agent.RunOptions{Workspace: ws, Observer: u, Sources: u.sources, User: u.user, Channel: "terminal"})
 		switch {
 		case ctx.Err() != nil:
 			u.printf("\n")

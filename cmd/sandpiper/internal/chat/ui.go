@@ -12,7 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/agent/datasource"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/tui"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
@@ -47,6 +49,15 @@ type UI struct {
 	spinDone chan struct{}
 
 	opts Options
+
+	sources []string // the data sources a chat's runs may query
+	user    string
+}
+
+// SetSources sets the data sources the runs of [UI.Chat] may query, and
+// who asks (for their audit log).
+func (u *UI) SetSources(sources []string, user string) {
+	u.sources, u.user = sources, user
 }
 
 // Options configure a [UI].
@@ -151,9 +162,15 @@ func (u *UI) ToolCallStarted(_ context.Context, e agent.ToolCallEvent) {
 	u.endLine()
 	title := safetext.Line(e.Call.Name)
 	body := e.Code
-	if e.Call.Name == agent.ExecuteCodeName {
+	switch e.Call.Name {
+	case agent.ExecuteCodeName:
 		title = "Python"
-	} else if body == "" {
+	case datasource.QueryToolName:
+		if in, err := datasource.DecodeQuery(e.Call.Input); err == nil {
+			title, body = "SQL · "+safetext.Line(in.Source), in.SQL
+		}
+	}
+	if body == "" {
 		body = string(e.Call.Input)
 	}
 	fmt.Fprintf(u.out, "%s\n", u.rule("╭─ ", title))
@@ -161,6 +178,8 @@ func (u *UI) ToolCallStarted(_ context.Context, e agent.ToolCallEvent) {
 	u.mu.Unlock()
 	if e.Call.Name == agent.ExecuteCodeName {
 		u.Spin("Running Python")
+	} else if e.Call.Name == datasource.QueryToolName {
+		u.Spin("Querying")
 	} else {
 		u.Spin("Running " + safetext.Line(e.Call.Name))
 	}
@@ -179,6 +198,8 @@ func (u *UI) ToolCallFinished(_ context.Context, e agent.ToolResultEvent) {
 	case e.Err != nil:
 		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", u.red("✗ error")+u.dim(" · "+dur)))
 		u.block(e.Err.Error(), "red", cardLines)
+	case e.Query != nil:
+		u.queryCard(e.Query, dur)
 	case res == nil:
 		mark := u.green("✓ done")
 		if e.Result.IsError {
@@ -220,6 +241,34 @@ func (u *UI) ToolCallFinished(_ context.Context, e agent.ToolResultEvent) {
 	}
 	fmt.Fprintf(u.out, "%s\n", u.dim("╰"+strings.Repeat("─", cardWidth-1)))
 	u.midLine = false
+}
+
+// queryCard ends a query's card: its verdict, a table of its first rows,
+// and where the whole result is.
+func (u *UI) queryCard(q *agent.Query, dur string) {
+	var mark string
+	switch q.Outcome {
+	case datasource.OutcomeOK:
+		mark = u.green(fmt.Sprintf("✓ %s rows", tui.Commas(q.Rows)))
+	case datasource.OutcomeTruncated:
+		mark = u.yellow(fmt.Sprintf("✓ %s rows · cut: %s", tui.Commas(q.Rows), q.Truncated))
+	default:
+		mark = u.red("✗ " + q.Outcome)
+	}
+	fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", mark+u.dim(" · "+safetext.Line(q.Engine)+" · "+dur)))
+	if q.Err != "" {
+		u.block(q.Err, "red", cardLines)
+		return
+	}
+	if table, more := tui.QueryTable(q, tui.QueryRows, tui.QueryCellChars); table != "" {
+		u.block(table, "", tui.QueryRows+2)
+		if more > 0 {
+			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("… %s more rows", tui.Commas(more))))
+		}
+	}
+	if q.File != "" {
+		fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("result in %s/%s (%s)", sandbox.WorkDir, safetext.Line(q.File), sandbox.FormatSize(q.FileSize))))
+	}
 }
 
 // status is a card's verdict on a sandbox run.

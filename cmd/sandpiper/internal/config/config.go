@@ -60,7 +60,7 @@ func Lookup(dir string) (envconfig.Lookuper, []string, error) {
 		}
 		read = append(read, name)
 	}
-	return envconfig.MultiLookuper(envconfig.OsLookuper(), envconfig.MapLookuper(vars)), read, nil
+	return namedLookuper{envconfig.MultiLookuper(envconfig.OsLookuper(), envconfig.MapLookuper(vars)), vars}, read, nil
 }
 
 // parseDotenv reads a dotenv file with godotenv: KEY=value lines, #

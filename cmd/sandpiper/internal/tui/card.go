@@ -94,7 +94,11 @@ func (c *card) String() string { return strings.TrimSuffix(c.b.String(), "\n") }
 func cardTop(t theme, md *markdown, width int, e agent.ToolCallEvent) string {
 	c := newCard(t, width)
 	title, body := "Python", e.Code
-	if e.Call.Name != agent.ExecuteCodeName {
+	qtitle, sql, isQuery := queryTitle(e)
+	switch {
+	case isQuery:
+		title, body = qtitle, sql
+	case e.Call.Name != agent.ExecuteCodeName:
 		title = safetext.Line(e.Call.Name)
 		if body == "" {
 			body = string(e.Call.Input)
@@ -108,6 +112,8 @@ func cardTop(t theme, md *markdown, width int, e agent.ToolCallEvent) string {
 	}
 	if e.Call.Name == agent.ExecuteCodeName && md != nil {
 		code = md.code(code, "python")
+	} else if isQuery && md != nil {
+		code = md.code(code, "sql")
 	}
 	if n := c.rows(code, codeRows, nil); n > 0 {
 		c.note(fmt.Sprintf("… %d more lines", n))
@@ -146,6 +152,8 @@ func cardBottom(t theme, width int, e agent.ToolResultEvent, files []savedFile, 
 	case e.Err != nil:
 		c.rule("├", t.red.Render("✗ error")+" "+dur, "┤")
 		c.rows(safetext.Text(e.Err.Error()), outputRows, &t.red)
+	case e.Query != nil:
+		queryBottom(t, c, e.Query, dur)
 	case res == nil:
 		mark := t.green.Render("✓ done")
 		if e.Result.IsError {

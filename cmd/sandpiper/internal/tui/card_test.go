@@ -24,6 +24,7 @@ func TestCards(t *testing.T) {
 	for i := range many {
 		many[i] = fmt.Sprint("line ", i+1)
 	}
+	sqlCall := agent.ToolCallEvent{Call: agent.ToolCall{Name: "runSQL", Input: []byte(`{"source":"sales","sql":"SELECT region, sum(amount) AS total\nFROM orders GROUP BY region"}`)}}
 	call := pythonCall("import pandas as pd\ndf = pd.read_csv('data.csv')\nprint(df.describe())")
 	var files []savedFile
 	for i := range 12 {
@@ -49,6 +50,13 @@ func TestCards(t *testing.T) {
 		{"error", 80, agent.ToolResultEvent{ToolCallEvent: call, Err: errors.New("sandbox: start interpreter: no such file")}, nil},
 		{"stopped", 80, agent.ToolResultEvent{ToolCallEvent: call, Err: context.Canceled, Duration: 300 * time.Millisecond}, nil},
 		{"other tool", 80, agent.ToolResultEvent{ToolCallEvent: agent.ToolCallEvent{Call: agent.ToolCall{Name: "lookup", Input: []byte(`{"q":"x"}`)}}, Result: agent.ToolResult{Content: "found"}}, nil},
+		{"query", 60, agent.ToolResultEvent{ToolCallEvent: sqlCall, Duration: 12 * time.Millisecond, Query: &agent.Query{
+			Source: "sales", Engine: "PostgreSQL", Outcome: "ok", Rows: 1234, File: "by_region.csv", FileSize: 20480,
+			Columns: []agent.QueryColumn{{Name: "region", Type: "text"}, {Name: "total", Type: "numeric"}},
+			Preview: [][]string{{"north", "1234.50"}, {"a name longer than the cell allows", agent.QueryNull}},
+		}}, nil},
+		{"query failed", 60, agent.ToolResultEvent{ToolCallEvent: sqlCall, Query: &agent.Query{Source: "sales", Engine: "PostgreSQL", Outcome: "failed",
+			Err: `the database refused the statement: ERROR: relation "ordres" does not exist (SQLSTATE 42P01)`}}, nil},
 		{"narrow", 24, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{Stdout: []byte("a line longer than the card is wide\nanunbreakablewordlongerthanthecard\n  indented  spaces\n")}}, nil},
 		{"wide", 200, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{Stdout: []byte("capped at 100 columns\n")}}, nil},
 	} {

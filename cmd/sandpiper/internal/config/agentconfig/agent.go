@@ -13,12 +13,13 @@ import (
 )
 
 // Agent is what every command that runs the agent reads: the model,
-// the sandbox, the file limits and the state.
+// the sandbox, the file limits, the state and the data sources.
 type Agent struct {
 	Model   Model
 	Sandbox config.Sandbox
 	Files   sandbox.FileLimits
 	State   config.State
+	Sources Sources
 }
 
 // Limits are the limits of the agent's runs: the sandbox's, and the
@@ -45,6 +46,9 @@ func Load(ctx context.Context, lookup envconfig.Lookuper) (Agent, error) {
 	}
 	c.Files = f.Limits()
 	if c.State, err = config.LoadState(ctx, lookup); err != nil {
+		return c, err
+	}
+	if c.Sources, err = LoadSources(ctx, lookup); err != nil {
 		return c, err
 	}
 	// Restoring or saving a state takes about twice its size in the
