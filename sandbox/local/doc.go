@@ -328,11 +328,13 @@
 //     bounded (see package agent): the worst file built costs 36 MB and
 //     0.15 s; two previews at a time in all.
 //   - Text from a run or the model shown to people (escape sequences, BEL,
-//     C1 controls, bidi overrides): shown as visible symbols (␛, ␇, �) in
-//     tool cards, file names, upload titles, alt text, answers, the
-//     terminal, and the tool result the model reads (its output, stderr
-//     and file names, also when a follow-up gives an earlier run's output
-//     again) (package safetext). Remains: sandpiper exec passes the
+//     C1 controls, bidi overrides, invisible characters such as tag
+//     characters and zero-width spaces): shown as visible symbols (␛, ␇,
+//     �), or removed when invisible (emoji's joiners stay), in tool cards,
+//     file names, upload titles, alt text, answers, the terminal, and the
+//     tool result the model reads (its output, stderr and file names, also
+//     when a follow-up gives an earlier run's output again) (package
+//     safetext). Remains: sandpiper exec passes the
 //     program's own output through untouched, like python3.
 //   - Code the card does not show: code holding a NUL byte is refused with
 //     a clear error.
