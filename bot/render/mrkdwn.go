@@ -278,9 +278,10 @@ func words(text string) []string {
 
 // namedHost returns the host a word names, in its ASCII form and without
 // www. (see bareHost), or "" if it names none: a URL ("https://…",
-// "ftp://…"), a name starting with www., or a bare domain, with or without
-// a port and a path ("bank.example", "bank.example/login"): labels of
-// letters, digits and hyphens, the last of letters (or punycode).
+// "ftp://…"), a name starting with www., a bare domain, with or without
+// a port and a path ("bank.example", "bank.example/login"), or an e-mail
+// address's domain: labels of letters, digits and hyphens, the last of
+// letters (or punycode).
 func namedHost(w string) string {
 	scheme := false
 	if i := strings.Index(w, "://"); i > 0 {
@@ -290,10 +291,7 @@ func namedHost(w string) string {
 		w = w[:i]
 	}
 	if i := strings.LastIndexByte(w, '@'); i >= 0 {
-		if !scheme {
-			return "" // an e-mail address
-		}
-		w = w[i+1:]
+		w = w[i+1:] // a user name, or an e-mail address: its domain
 	}
 	if scheme && net.ParseIP(strings.Trim(w, "[]")) != nil {
 		return w

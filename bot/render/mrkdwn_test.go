@@ -59,6 +59,8 @@ func TestLinkShowsWhereItGoes(t *testing.T) {
 		{"IDN look-alike", "[bank.example](https://b\u0430nk.example/login)", "<https://xn--bnk-6cd.example/login>"},
 		{"IDN text and target", "[b\u0430nk.example](https://b\u0430nk.example/login)", "<https://xn--bnk-6cd.example/login>"},
 		{"IDN text, ASCII target", "[b\u0430nk.example](https://bank.example/)", "<https://bank.example/>"},
+		{"an e-mail address for a web page", "[help@bank.example](https://evil.example/)", "<https://evil.example/>"},
+		{"the site's own e-mail address", "[help@bank.example](https://bank.example/contact)", "<https://bank.example/contact|help@bank.example>"},
 		{"e-mail to another address", "[support@bank.example](mailto:x@evil.example)", "<mailto:x@evil.example>"},
 		{"the same host", "[https://docs.python.org/3/](https://docs.python.org/3/library/)", "<https://docs.python.org/3/library/|https://docs.python.org/3/>"},
 		{"www. on one side", "[bank.example](https://www.bank.example/login)", "<https://www.bank.example/login|bank.example>"},
