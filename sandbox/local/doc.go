@@ -242,16 +242,17 @@
 // memfd_create is refused in every mode; POSIX message queues hold 64 KiB.
 // System V semaphores and message queues are refused in every mode
 // (ENOSYS: semget, msgget and the rest of their calls), as a kernel built
-// without them refuses them: they are kernel memory no process maps
-// (an array of 32,000 semaphores takes 2 MiB), which no watcher would see
-// in time; without a cgroup, a run held 224 MiB in semaphore arrays, and
-// as much in message queues, under a 96 MiB limit before they were
-// refused. Nothing in the data stack uses them: Python's multiprocessing
-// uses POSIX semaphores (sem_open, files in /dev/shm), which work. System
-// V shared memory stays allowed: its pages are counted, by the cgroup or
-// the watcher, as other shared memory is, and what its segments take
-// themselves is bounded by the namespace's 4,096 segments (measured: about
-// 5 MiB of kernel memory for all of them, untouched).
+// without them refuses them. They are kernel memory no process maps (an
+// array of 32,000 semaphores takes 2 MiB) that only a memory cgroup
+// charges: without one, a run held all the 224 MiB it asked for in
+// semaphore arrays, and as much in message queues, under a 96 MiB limit
+// before they were refused. Nothing in the data stack uses them: Python's
+// multiprocessing uses POSIX semaphores (sem_open, files in /dev/shm),
+// which work. System V shared memory stays allowed: its pages are
+// counted, by the cgroup or the watcher, as other shared memory is, and
+// what its segments take themselves is bounded by the namespace's 4,096
+// segments (measured: about 5 MiB of kernel memory for all of them,
+// untouched).
 //
 // In every mode, what no process maps is kept small per object: the
 // seccomp filter refuses pipes larger than 64 KiB (F_SETPIPE_SZ) and
