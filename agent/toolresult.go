@@ -180,20 +180,18 @@ func listCost(list []string) int {
 
 // runeCost is how many bytes JSON takes for a rune of w bytes once
 // neutralised ([safetext.Text]), as encoding/json writes it (or more):
-// a control, DEL, a C1 control, a bidi override or a byte that is not
-// UTF-8 becomes a 3-byte stand-in (␛, ␡, U+FFFD); escapes for quotes,
-// backslashes, line feeds and tabs; \u escapes for <, >, &, U+2028 and
-// U+2029.
+// escapes for quotes, backslashes, line feeds and tabs; \u escapes for <,
+// >, &, U+2028 and U+2029; else what safetext makes of it (a 3-byte
+// stand-in for a control, DEL, a C1 control, a bidi control or a byte
+// that is not UTF-8; nothing for an invisible character).
 func runeCost(r rune, w int) int {
 	switch {
 	case r == '"' || r == '\\' || r == '\n' || r == '\r' || r == '\t':
 		return 2
-	case r < 0x20 || r == 0x7f || r == utf8.RuneError && w == 1 || safetext.Replaced(r):
-		return 3
 	case r == '<' || r == '>' || r == '&' || r == '\u2028' || r == '\u2029':
 		return 6
 	}
-	return w
+	return safetext.MaxLen(r, w)
 }
 
 // jsonCost is the bytes of JSON s takes inside quotes.

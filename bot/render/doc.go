@@ -8,6 +8,9 @@
 // recognise its own messages.
 //
 // Everything here is pure: no Slack calls, no state. Everything a model
-// or a program wrote is neutralised ([safetext]) before it is cut, so
-// the limits count what Slack receives.
+// or a program wrote is neutralised ([safetext]: controls shown, invisible
+// characters removed) before it is cut, so the limits count what Slack
+// receives. A Markdown link whose text names another place than the one
+// it goes to (a URL, a www. name or a domain of another host, or any for
+// an internationalised host) shows its target instead of its text.
 package render

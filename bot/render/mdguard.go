@@ -24,12 +24,18 @@ import (
 //   - after & before a letter or #, so no HTML entity decodes into one
 //     of the above.
 //
-// Control characters are neutralised ([safetext.Text]). Because deltas cut
-// the text anywhere, the guard holds back the few bytes it cannot decide
-// on yet (a trailing "<", "@chan", "]", a backtick run, a CR, the start of
-// a line that may open a code fence) until more text or [Guard.Flush]
-// comes; what it returns never changes afterwards.
+// The model's text is neutralised first ([safetext.Stream], what
+// [safetext.Text] does to a whole text): controls and bidi controls are
+// shown, invisible characters (zero-width spaces the model wrote among
+// them) removed, so the only invisible characters that reach Slack are
+// the guard's own zero-width spaces and the joiners of emoji and scripts.
+// Because deltas cut the text anywhere, the guard holds back the few
+// bytes it cannot decide on yet (a trailing "<", "@chan", "]", a backtick
+// run, a CR, a joiner, the start of a line that may open a code fence)
+// until more text or [Guard.Flush] comes; what it returns never changes
+// afterwards.
 type Guard struct {
+	clean     safetext.Stream
 	pending   string
 	lineStart bool // the next byte starts a line
 	fence     bool // inside a fenced code block
@@ -44,12 +50,15 @@ func NewGuard() *Guard { return &Guard{lineStart: true} }
 // Write adds a piece of the model's text and returns what is now safe to
 // send.
 func (g *Guard) Write(s string) string {
-	g.pending += s
+	g.pending += g.clean.Write(s)
 	return g.take(false)
 }
 
 // Flush returns the text held back: the model has finished.
-func (g *Guard) Flush() string { return g.take(true) }
+func (g *Guard) Flush() string {
+	g.pending += g.clean.Flush()
+	return g.take(true)
+}
 
 // broadcasts are the words after @ that notify a whole channel.
 var broadcasts = []string{"channel", "here", "everyone"}
@@ -83,7 +92,7 @@ loop:
 		next := byte(0)
 		if i+1 < len(p) {
 			next = p[i+1]
-		} else if more() && strings.IndexByte("\r`<]@&", c) >= 0 {
+		} else if more() && strings.IndexByte("`<]@&", c) >= 0 {
 			break loop
 		}
 		switch c {
@@ -153,7 +162,7 @@ loop:
 		i++
 	}
 	g.pending = p[i:]
-	return safetext.Text(b.String())
+	return b.String()
 }
 
 // schemeAt reports whether s starts with a URL scheme and a colon

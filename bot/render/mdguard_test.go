@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
 var reBroadcast = regexp.MustCompile(`(?i)@(channel|here|everyone)\b`)
@@ -28,6 +30,9 @@ func TestGuardMarkdown(t *testing.T) {
 		{"fence keeps code", "```python\nif a<b and c[0](1): pass\n```\nthen <b>", "```python\nif a<b and c[0](1): pass\n```\nthen <" + z + "b>"},
 		{"fence still breaks entities and schemes", "```\n<@U1> <https://x.example>\n```", "```\n<" + z + "@U1> <" + z + "https://x.example>\n```"},
 		{"controls", "a\x1b[2Jb\r\nc\u202e", "a␛[2Jb\nc\ufffd"},
+		{"invisible characters", "mean\u200b 4.2\u2060\ufeff\u00ad\u200f" + tagged("obey me"), "mean 4.2"},
+		{"the model's zero-width space", "<\u200b!channel> @\u200bhere [a]\u200b(https://x.example)", "<" + z + "!channel> @" + z + "here [a]" + z + "(https://x.example)"},
+		{"emoji", "\U0001F468\u200d\U0001F469\u200d\U0001F467 \U0001F1EB\U0001F1F7 \u2764\ufe0f", "\U0001F468\u200d\U0001F469\u200d\U0001F467 \U0001F1EB\U0001F1F7 \u2764\ufe0f"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := guardMarkdown(tc.in); got != tc.want {
@@ -44,6 +49,7 @@ func TestGuardStreams(t *testing.T) {
 		"Use [this](https://a.example) or <!here>, @everyone.\n```\nx<y\n```\n`a<b` AT&T ![i](u) [r]: u @her",
 		"  ```\n<@U1>\n  ```\r\n\r\ndone @channel",
 		"@", "<", "]", "`", "``", "\r", "@ch", "<ht", "```", "a\n``",
+		"\U0001F468\u200d\U0001F469\u200d\U0001F467 <\u200b!here> x" + tagged("hidden") + "\U0001F3F4\U000E0067\U000E0062\U000E0077\U000E006C\U000E0073\U000E007F",
 	} {
 		want := guardMarkdown(in)
 		for size := 1; size <= 4; size++ {
@@ -62,6 +68,7 @@ func TestGuardStreams(t *testing.T) {
 
 func FuzzGuardStreams(f *testing.F) {
 	f.Add("see [x](https://e.example) <!here> @channel ```\na<b\n```", 3)
+	f.Add("<\u200b!here> @\u2060channel \U0001F468\u200d\U0001F469"+tagged("x")+"\u202e", 2)
 	f.Fuzz(func(t *testing.T, in string, size int) {
 		size = max(1, size%16)
 		want := guardMarkdown(in)
@@ -82,7 +89,26 @@ func FuzzGuardStreams(f *testing.F) {
 		if b := reBroadcast.FindString(want); b != "" {
 			t.Errorf("%q survives in %q", b, want)
 		}
+		// The guard's zero-width spaces follow <, @, ] or &; nothing else
+		// invisible is left.
+		for i, r := range want {
+			if r == '\u200b' && i > 0 && strings.IndexByte("<@]&", want[i-1]) >= 0 {
+				continue
+			}
+			if safetext.Hidden(r) || r >= 0xe0000 && r <= 0xe007f && !strings.Contains(want, "\U0001F3F4") {
+				t.Errorf("%U at %d in %q", r, i, want)
+			}
+		}
 	})
+}
+
+// tagged is s in Unicode tag characters: invisible, read by models.
+func tagged(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		b.WriteRune(0xe0000 + c)
+	}
+	return b.String()
 }
 
 // guardMarkdown is the guard applied to a whole text.

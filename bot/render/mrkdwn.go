@@ -2,9 +2,15 @@ package render
 
 import (
 	"fmt"
+	"net"
+	"net/url"
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/net/idna"
+
+	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
 // Escape makes text safe for Slack's mrkdwn: &, < and > become entities,
@@ -85,10 +91,12 @@ var (
 
 // Mrkdwn converts a model's Markdown to Slack mrkdwn: bold,
 // italics, strike-through, links, headings, lists, rules, code and tables.
-// Everything is escaped first, so nothing in it can ping or inject links
-// other than the Markdown links it contains.
+// The text is neutralised first ([safetext.Text]: controls shown,
+// invisible characters removed) and everything escaped, so nothing in it
+// can ping or inject links other than the Markdown links it contains, and
+// a link shows where it goes (see [linkMrkdwn]).
 func Mrkdwn(md string) string {
-	md = strings.ReplaceAll(md, "\r\n", "\n")
+	md = safetext.Text(md)
 	lines := strings.Split(md, "\n")
 	var out []string
 	for i := 0; i < len(lines); i++ {
@@ -170,8 +178,7 @@ func inlineText(s string) string {
 	var links []string
 	s = reLink.ReplaceAllStringFunc(s, func(m string) string {
 		sub := reLink.FindStringSubmatch(m)
-		text := strings.NewReplacer("|", "¦", "*", "", "_", "").Replace(sub[1])
-		links = append(links, "<"+sub[2]+"|"+Escape(text)+">")
+		links = append(links, linkMrkdwn(sub[1], sub[2]))
 		return fmt.Sprintf("\x00%d\x00", len(links)-1)
 	})
 	s = Escape(s)
@@ -187,6 +194,138 @@ func inlineText(s string) string {
 		s = strings.Replace(s, fmt.Sprintf("\x00%d\x00", i), l, 1)
 	}
 	return s
+}
+
+// linkMrkdwn returns the mrkdwn link for the Markdown link [text](target).
+// Slack shows a link's text, not where it goes, so text that names a
+// place would let a link read as one address and go to another
+// ([https://bank.example/login](https://evil.example/x)). When the text
+// holds a URL, a www. name or a bare domain (any word of it) whose host
+// is not the target's (compared without www., case or a trailing dot, in
+// their ASCII form, so a look-alike in another script or in punycode
+// differs from the name it imitates), or names a place at all while the
+// target's host is an internationalised one (whose letters a reader
+// cannot tell from others), the link shows the target itself, its host in
+// ASCII (xn--…), instead of the text. An e-mail address in the text is
+// held to a mailto: target's address the same way.
+func linkMrkdwn(text, target string) string {
+	text = strings.NewReplacer("|", "¦", "*", "", "_", "").Replace(text)
+	if shown, honest := linkTarget(text, target); !honest {
+		return "<" + shown + ">"
+	}
+	return "<" + target + "|" + Escape(text) + ">"
+}
+
+// linkTarget reports whether text names no place other than target, and
+// the target as it should be shown when it does.
+func linkTarget(text, target string) (string, bool) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return target, false
+	}
+	if u.Scheme == "mailto" {
+		_, domain, _ := strings.Cut(u.Opaque, "@")
+		for _, w := range words(text) {
+			if at := strings.LastIndexByte(w, '@'); at >= 0 {
+				if namedHost(w[at+1:]) != "" && !strings.EqualFold(strings.TrimPrefix(w, "mailto:"), u.Opaque) {
+					return target, false
+				}
+			} else if h := namedHost(w); h != "" && h != bareHost(domain) {
+				return target, false
+			}
+		}
+		return target, true
+	}
+	host, err := idna.Lookup.ToASCII(u.Hostname())
+	if err != nil {
+		return target, false
+	}
+	shown := target
+	// A user name before the host ("https://bank.example@evil.example")
+	// reads as a host: the link goes to the same place without it.
+	if idn := !strings.EqualFold(host, u.Hostname()) || strings.Contains(host, "xn--"); idn || u.User != nil {
+		if idn {
+			if u.Port() != "" {
+				host += ":" + u.Port()
+			}
+			u.Host = host
+		}
+		u.User = nil
+		shown = u.String()
+	}
+	for _, w := range words(text) {
+		h := namedHost(w)
+		if h == "" {
+			continue
+		}
+		if h != bareHost(u.Hostname()) || shown != target {
+			return shown, false
+		}
+	}
+	return target, true
+}
+
+// words splits text at spaces and trims the punctuation around each word.
+func words(text string) []string {
+	var out []string
+	for _, w := range strings.Fields(text) {
+		if w = strings.Trim(w, "()[]{}<>\"'`,;:!?.«»“”‘’¦"); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// namedHost returns the host a word names, in its ASCII form and without
+// www. (see bareHost), or "" if it names none: a URL ("https://…",
+// "ftp://…"), a name starting with www., a bare domain, with or without
+// a port and a path ("bank.example", "bank.example/login"), or an e-mail
+// address's domain: labels of letters, digits and hyphens, the last of
+// letters (or punycode).
+func namedHost(w string) string {
+	scheme := false
+	if i := strings.Index(w, "://"); i > 0 {
+		w, scheme = w[i+3:], true
+	}
+	if i := strings.IndexAny(w, "/?#"); i >= 0 {
+		w = w[:i]
+	}
+	if i := strings.LastIndexByte(w, '@'); i >= 0 {
+		w = w[i+1:] // a user name, or an e-mail address: its domain
+	}
+	if scheme && net.ParseIP(strings.Trim(w, "[]")) != nil {
+		return w
+	}
+	if h, port, ok := strings.Cut(w, ":"); ok && port != "" && strings.Trim(port, "0123456789") == "" {
+		w = h
+	}
+	h, err := idna.Lookup.ToASCII(w)
+	if err != nil || !strings.Contains(h, ".") {
+		return ""
+	}
+	h = bareHost(h)
+	labels := strings.Split(h, ".")
+	for _, l := range labels {
+		if l == "" || strings.Trim(l, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+			return ""
+		}
+	}
+	if tld := labels[len(labels)-1]; !strings.HasPrefix(tld, "xn--") && (len(tld) < 2 || strings.Trim(tld, "abcdefghijklmnopqrstuvwxyz") != "") {
+		return ""
+	}
+	if len(labels) < 2 && !scheme {
+		return ""
+	}
+	return h
+}
+
+// bareHost is host in lower case without a trailing dot or a leading www.
+func bareHost(host string) string {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if h, err := idna.Lookup.ToASCII(host); err == nil {
+		host = h
+	}
+	return strings.TrimPrefix(host, "www.")
 }
 
 // alignTable lays out Markdown table rows in aligned columns.

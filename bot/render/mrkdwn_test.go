@@ -33,10 +33,46 @@ func TestMarkdownToMrkdwn(t *testing.T) {
 		{"autolink", "<https://example.com>", "<https://example.com>"},
 		{"ampersand", "a & b", "a &amp; b"},
 		{"table", "| x | x² |\n|---|---|\n| 2 | 4 |\n| 10 | 100 |", "```\nx   x²\n───────\n2   4\n10  100\n```"},
+		{"invisible characters", "pass\u200bword\u2060 \ufeff\u00ad4.2\U000E0069\U000E0067 \u202e!", "password 4.2 \ufffd!"},
+		{"emoji kept", "\U0001F468\u200d\U0001F469\u200d\U0001F467 \U0001F1EB\U0001F1F7", "\U0001F468\u200d\U0001F469\u200d\U0001F467 \U0001F1EB\U0001F1F7"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Mrkdwn(tc.in); got != tc.want {
 				t.Errorf("markdownToMrkdwn(%q)\n got %q\nwant %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestLinkShowsWhereItGoes: a link whose text names a place other than its
+// target shows the target.
+func TestLinkShowsWhereItGoes(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"text a different URL", "[https://bank.example/login](https://evil.example/x)", "<https://evil.example/x>"},
+		{"text a bare domain", "[bank.example](https://evil.example/x)", "<https://evil.example/x>"},
+		{"text a domain and a path", "[bank.example/login](https://evil.example/x)", "<https://evil.example/x>"},
+		{"a domain among words", "[Log in at bank.example now](https://evil.example/x)", "<https://evil.example/x>"},
+		{"text with www.", "[www.bank.example](https://evil.example/)", "<https://evil.example/>"},
+		{"a target under the text's name", "[bank.example](https://bank.example.evil.example/)", "<https://bank.example.evil.example/>"},
+		{"a user name that reads as a host", "[https://bank.example](https://bank.example@evil.example/login)", "<https://evil.example/login>"},
+		{"punycode look-alike", "[bank.example](https://xn--bnk-6cd.example/)", "<https://xn--bnk-6cd.example/>"},
+		{"IDN look-alike", "[bank.example](https://b\u0430nk.example/login)", "<https://xn--bnk-6cd.example/login>"},
+		{"IDN text and target", "[b\u0430nk.example](https://b\u0430nk.example/login)", "<https://xn--bnk-6cd.example/login>"},
+		{"IDN text, ASCII target", "[b\u0430nk.example](https://bank.example/)", "<https://bank.example/>"},
+		{"an e-mail address for a web page", "[help@bank.example](https://evil.example/)", "<https://evil.example/>"},
+		{"the site's own e-mail address", "[help@bank.example](https://bank.example/contact)", "<https://bank.example/contact|help@bank.example>"},
+		{"e-mail to another address", "[support@bank.example](mailto:x@evil.example)", "<mailto:x@evil.example>"},
+		{"the same host", "[https://docs.python.org/3/](https://docs.python.org/3/library/)", "<https://docs.python.org/3/library/|https://docs.python.org/3/>"},
+		{"www. on one side", "[bank.example](https://www.bank.example/login)", "<https://www.bank.example/login|bank.example>"},
+		{"case and a trailing dot", "[Bank.EXAMPLE.](https://bank.example/)", "<https://bank.example/|Bank.EXAMPLE.>"},
+		{"words", "[the pandas docs](https://pandas.pydata.org/docs/)", "<https://pandas.pydata.org/docs/|the pandas docs>"},
+		{"a version is no domain", "[pandas 2.2 release notes](https://pandas.pydata.org/docs/whatsnew/v2.2.0.html)", "<https://pandas.pydata.org/docs/whatsnew/v2.2.0.html|pandas 2.2 release notes>"},
+		{"an e-mail link", "[write to us](mailto:help@bank.example)", "<mailto:help@bank.example|write to us>"},
+		{"its own address", "[help@bank.example](mailto:help@bank.example)", "<mailto:help@bank.example|help@bank.example>"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Mrkdwn(tc.in); got != tc.want {
+				t.Errorf("Mrkdwn(%q)\n got %q\nwant %q", tc.in, got, tc.want)
 			}
 		})
 	}

@@ -514,6 +514,88 @@ func checkKernelMemory(t *testing.T, s *Sandbox) {
 			stillWorks(t, s)
 		})
 	}
+	for _, kind := range []string{"semaphores", "message queues"} {
+		t.Run("System V "+kind, func(t *testing.T) { checkSysVIPC(t, s, kind) })
+	}
+}
+
+// sysvProbe is a program that tries to hold target bytes of kernel memory
+// in System V semaphore arrays (32,000 semaphores each) or message queues
+// (filled with 4,000-byte messages), and prints, after each step, what
+// the IPC namespace holds as the kernel reports it in /proc/sysvipc (64
+// bytes a semaphore, a cache line; a message's text and 96 bytes besides),
+// then how the first refused call failed. Then it checks that
+// multiprocessing's POSIX semaphores, locks and queues still work.
+func sysvProbe(kind string, target int64) string {
+	return fmt.Sprintf(`import ctypes, errno, multiprocessing as mp
+kind, target = %q, %d
+libc = ctypes.CDLL(None, use_errno=True)
+def held():
+    total = 0
+    for line in open("/proc/sysvipc/sem").readlines()[1:]:
+        total += int(line.split()[3]) * 64  # key semid perms nsems
+    for line in open("/proc/sysvipc/msg").readlines()[1:]:
+        f = line.split()
+        total += int(f[3]) + 96 * int(f[4])  # key msqid perms cbytes qnum
+    return total
+def refused(what):
+    e = ctypes.get_errno()
+    print("refused", what, errno.errorcode.get(e, e), flush=True)
+msg = ctypes.create_string_buffer(8 + 4000)
+msg[0] = 1  # mtype
+n = steps = 0
+while n < target:
+    if kind == "semaphores":
+        if libc.semget(0, 32000, 0o600) < 0:
+            refused("semget")
+            break
+    else:
+        q = libc.msgget(0, 0o600)
+        if q < 0:
+            refused("msgget")
+            break
+        while libc.msgsnd(q, msg, 4000, 0o4000) == 0:  # IPC_NOWAIT: until the queue is full
+            pass
+        if ctypes.get_errno() != errno.EAGAIN:
+            refused("msgsnd")
+            break
+    steps += 1
+    if kind == "semaphores" or steps %% 256 == 0:  # a queue holds 16 KiB: read the list now and then
+        n = held()
+        print(n, flush=True)
+def child(q, lock, sem):
+    with lock, sem:
+        q.put("posix ok")
+q, lock, sem = mp.Queue(), mp.Lock(), mp.Semaphore(2)
+p = mp.Process(target=child, args=(q, lock, sem))
+p.start()
+print(q.get(timeout=30))
+p.join()
+`, kind, target)
+}
+
+// checkSysVIPC runs sysvProbe in s, in every mode: System V semaphores
+// and message queues are refused with ENOSYS before the run holds more
+// than its limit and MemoryMargin in them, and the run goes on with
+// POSIX semaphores.
+func checkSysVIPC(t *testing.T, s *Sandbox, kind string) {
+	const limit = 96 << 20
+	res := run(t, s, sysvProbe(kind, limit+2*MemoryMargin), sandbox.Limits{Memory: limit, Timeout: 2 * time.Minute})
+	lines := strings.Split(strings.TrimSpace(string(res.Stdout)), "\n")
+	var most int64
+	for _, l := range lines {
+		if n, err := strconv.ParseInt(l, 10, 64); err == nil {
+			most = max(most, n)
+		}
+	}
+	t.Logf("held at most %.1f MiB at once (limit %d MiB, margin %d MiB); ended with limit %q, exit %d", float64(most)/(1<<20), limit>>20, MemoryMargin>>20, res.Limit, res.ExitCode)
+	if most > limit+MemoryMargin {
+		t.Errorf("the run held %d MiB of kernel memory in System V %s, more than its limit of %d MiB and the margin of %d MiB", most>>20, kind, limit>>20, MemoryMargin>>20)
+	}
+	call := map[string]string{"semaphores": "semget", "message queues": "msgget"}[kind]
+	if !slices.Contains(lines, "refused "+call+" ENOSYS") || !slices.Contains(lines, "posix ok") || res.ExitCode != 0 || res.Limit != sandbox.LimitNone {
+		t.Errorf("stdout %q, stderr %q, exit %d, limit %q: want %s refused with ENOSYS at once and POSIX semaphores working", lastLine(res.Stdout), lastLine(res.Stderr), res.ExitCode, res.Limit, call)
+	}
 }
 
 // TestKernelMemory holds kernel memory no process maps, with the host's

@@ -40,7 +40,8 @@
 //     seccomp filter refusing ptrace, mount, unshare/setns, namespace flags
 //     on clone, bpf, perf_event_open, io_uring, keyctl, module loading,
 //     kexec, reboot, clock changes, TIOCSTI, inotify and dnotify, file
-//     leases, memfd_create and pipes over 64 KiB, ignoring SO_SNDBUF and
+//     leases, memfd_create, System V semaphores and message queues (ENOSYS,
+//     as a kernel without them says) and pipes over 64 KiB, ignoring SO_SNDBUF and
 //     SO_RCVBUF, allowing sockets only of the families Python uses
 //     (AF_UNIX, AF_INET, AF_INET6 and route netlink) and killing any call
 //     from a foreign (32-bit) ABI. A socket of any other family (AF_VSOCK, which the
@@ -239,6 +240,19 @@
 // space); BLAS runs one thread. Files in /tmp, /mnt/data and /dev/shm
 // count only while mapped; SANDPIPER_SANDBOX_DISK bounds them.
 // memfd_create is refused in every mode; POSIX message queues hold 64 KiB.
+// System V semaphores and message queues are refused in every mode
+// (ENOSYS: semget, msgget and the rest of their calls), as a kernel built
+// without them refuses them. They are kernel memory no process maps (an
+// array of 32,000 semaphores takes 2 MiB) that only a memory cgroup
+// charges: without one, a run held all the 224 MiB it asked for in
+// semaphore arrays, and as much in message queues, under a 96 MiB limit
+// before they were refused. Nothing in the data stack uses them: Python's
+// multiprocessing uses POSIX semaphores (sem_open, files in /dev/shm),
+// which work. System V shared memory stays allowed: its pages are
+// counted, by the cgroup or the watcher, as other shared memory is, and
+// what its segments take themselves is bounded by the namespace's 4,096
+// segments (measured: about 5 MiB of kernel memory for all of them,
+// untouched).
 //
 // In every mode, what no process maps is kept small per object: the
 // seccomp filter refuses pipes larger than 64 KiB (F_SETPIPE_SZ) and
@@ -293,7 +307,8 @@
 //     namespaces off (both modes). Remains: kernel bugs; for a VM boundary
 //     choose the Vercel backend.
 //   - Memory of the whole run (shared memory, many processes, memory no
-//     process maps: pipes, UNIX and netlink socket buffers): the cgroup /
+//     process maps: pipes, UNIX and netlink socket buffers; System V
+//     semaphores and message queues are refused): the cgroup /
 //     init's watcher plus RLIMIT_AS and RLIMIT_DATA (above); the host
 //     loses at most the limit and [MemoryMargin]. Remains: in the image,
 //     what the run touches while init looks (5 ms apart near the limit) is
@@ -314,11 +329,13 @@
 //     bounded (see package agent): the worst file built costs 36 MB and
 //     0.15 s; two previews at a time in all.
 //   - Text from a run or the model shown to people (escape sequences, BEL,
-//     C1 controls, bidi overrides): shown as visible symbols (␛, ␇, �) in
-//     tool cards, file names, upload titles, alt text, answers, the
-//     terminal, and the tool result the model reads (its output, stderr
-//     and file names, also when a follow-up gives an earlier run's output
-//     again) (package safetext). Remains: sandpiper exec passes the
+//     C1 controls, bidi overrides, invisible characters such as tag
+//     characters and zero-width spaces): shown as visible symbols (␛, ␇,
+//     �), or removed when invisible (emoji's joiners stay), in tool cards,
+//     file names, upload titles, alt text, answers, the terminal, and the
+//     tool result the model reads (its output, stderr and file names, also
+//     when a follow-up gives an earlier run's output again) (package
+//     safetext). Remains: sandpiper exec passes the
 //     program's own output through untouched, like python3.
 //   - Code the card does not show: code holding a NUL byte is refused with
 //     a clear error.

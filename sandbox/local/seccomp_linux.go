@@ -45,8 +45,19 @@ var deniedSyscalls = append([]uintptr{
 // sandbox shares with the host and the other runs (which libraries they
 // open, when a run starts), and polling is every library's fallback; a
 // memfd filled with write() is memory that no process maps, which only a
-// memory cgroup would count, and nothing in the data stack needs one.
-var unsupportedSyscalls = append([]uintptr{unix.SYS_CLONE3, unix.SYS_INOTIFY_INIT1, unix.SYS_MEMFD_CREATE}, archUnsupportedSyscalls...)
+// memory cgroup would count, and nothing in the data stack needs one. System
+// V semaphores and message queues are the same: kernel memory no process
+// maps (an array of 32,000 semaphores takes 2 MiB; a queue, its messages),
+// which only a memory cgroup would count, so they are refused as a kernel
+// built without System V IPC refuses them; Python's multiprocessing uses
+// POSIX semaphores (files in /dev/shm) and no module of the data stack
+// uses System V ones. System V shared memory stays: its pages are counted,
+// by the cgroup or by init's watcher, like any shared memory.
+var unsupportedSyscalls = append([]uintptr{
+	unix.SYS_CLONE3, unix.SYS_INOTIFY_INIT1, unix.SYS_MEMFD_CREATE,
+	unix.SYS_SEMGET, unix.SYS_SEMCTL, unix.SYS_SEMOP, unix.SYS_SEMTIMEDOP,
+	unix.SYS_MSGGET, unix.SYS_MSGCTL, unix.SYS_MSGSND, unix.SYS_MSGRCV,
+}, archUnsupportedSyscalls...)
 
 // socketFamilies are the socket families a program may create: what Python
 // and its libraries use. AF_NETLINK is allowed for NETLINK_ROUTE alone, which

@@ -108,6 +108,11 @@ func TestSeccompFilterDecisions(t *testing.T) {
 		{"read", unix.SYS_READ, []uint64{0, 0, 0}, retAllow},
 		{"connect", unix.SYS_CONNECT, []uint64{3, 0, 16}, retAllow},
 		{"ptrace", unix.SYS_PTRACE, nil, retEPERM},
+		{"semget", unix.SYS_SEMGET, []uint64{0, 32000, 0o600}, retENOSY},
+		{"semtimedop", unix.SYS_SEMTIMEDOP, []uint64{0, 0, 1, 0}, retENOSY},
+		{"msgget", unix.SYS_MSGGET, []uint64{0, 0o600}, retENOSY},
+		{"msgsnd", unix.SYS_MSGSND, []uint64{0, 0, 1, 0}, retENOSY},
+		{"shmget", unix.SYS_SHMGET, []uint64{0, 4096, 0o600}, retAllow},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := runFilter(t, prog, auditArch, uint32(tc.nr), tc.args...); got != tc.want {

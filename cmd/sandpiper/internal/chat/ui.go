@@ -121,40 +121,21 @@ func (u *UI) writeAnswer(s string) {
 	u.midLine = !strings.HasSuffix(s, "\n")
 }
 
-// streamText neutralises streamed text ([safetext.Text]) a delta at a
-// time. A delta may end inside a UTF-8 sequence, or between the CR and
-// the LF of a line end: that tail is held back for the next delta, so
-// that it becomes neither replacement characters nor two line feeds.
-type streamText struct{ held string }
+// streamText neutralises streamed text a delta at a time
+// ([safetext.Stream]): a tail whose fate depends on the next delta (a cut
+// UTF-8 sequence, a CR before its LF, an emoji's joiner) is held back, so
+// that it becomes neither replacement characters, two line feeds nor two
+// emoji.
+type streamText struct{ s safetext.Stream }
 
 // next returns what of the text so far can be shown, neutralised.
-func (st *streamText) next(s string) string {
-	s = st.held + s
-	cut := len(s)
-	for i := len(s) - 1; i >= 0 && i > len(s)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(s[i]) {
-			if !utf8.FullRuneInString(s[i:]) {
-				cut = i
-			}
-			break
-		}
-	}
-	if cut == len(s) && strings.HasSuffix(s, "\r") {
-		cut--
-	}
-	st.held = s[cut:]
-	return safetext.Text(s[:cut])
-}
+func (st *streamText) next(s string) string { return st.s.Write(s) }
 
 // flush returns the text held back, neutralised, and forgets it.
-func (st *streamText) flush() string {
-	s := safetext.Text(st.held)
-	st.held = ""
-	return s
-}
+func (st *streamText) flush() string { return st.s.Flush() }
 
 // reset forgets the text held back.
-func (st *streamText) reset() { st.held = "" }
+func (st *streamText) reset() { st.s = safetext.Stream{} }
 
 func (u *UI) ToolCallStarted(_ context.Context, e agent.ToolCallEvent) {
 	u.StopSpinner()

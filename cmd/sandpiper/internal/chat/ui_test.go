@@ -20,6 +20,8 @@ func TestStreamText(t *testing.T) {
 		{"broken rune at the end", []string{"x\xe2\x80"}, []string{"x", "\ufffd\ufffd"}},
 		{"invalid byte is not held", []string{"x\xff"}, []string{"x\ufffd", ""}},
 		{"C1 as a rune", []string{"\u009b31m"}, []string{"\ufffd31m", ""}},
+		{"emoji joined across deltas", []string{"\U0001F468\u200d", "\U0001F469\u200d\xf0\x9f", "\x91\xa7\u200b!"}, []string{"\U0001F468", "\u200d\U0001F469", "\u200d\U0001F467!", ""}},
+		{"tags", []string{"ok\U000E0069\U000E0067", "\U000E006E."}, []string{"ok", ".", ""}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var st streamText
