@@ -346,7 +346,7 @@ func helperMain() int {
 // TestBotKilledMidRun kills a bot (a process of its own) in the middle of
 // a run: its claim, which nothing deletes now, ends at its shutdownTime
 // (ready timeout + run timeout + slack: 2+4+0 s, and a second), as
-// agent-sandbox's claim controller (the fake's) enforces it, and its
+// agent-sandbox's claim controller enforces it, and its
 // sandbox with it.
 func TestBotKilledMidRun(t *testing.T) {
 	t.Parallel()
