@@ -456,7 +456,7 @@ func TestConcurrentRuns(t *testing.T) {
 			case err != nil:
 				errs[i] = err
 			case strings.TrimSpace(string(res.Stdout)) != strconv.Itoa(i):
-				errs[i] = fmt.Errorf("stdout %q, stderr %q", res.Stdout, res.Stderr)
+				errs[i] = fmt.Errorf("stdout %q, stderr %q, exit %d, limit %q", res.Stdout, res.Stderr, res.ExitCode, res.Limit)
 			case len(res.Files) != 1 || string(res.Files[0].Data) != strconv.Itoa(i*i):
 				errs[i] = fmt.Errorf("files %v", res.Files)
 			}
