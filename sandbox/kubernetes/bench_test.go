@@ -14,9 +14,9 @@ import (
 // start the program over gRPC, list the files (the collector, a Python
 // start on this host), delete the claim. The difference is the backend's
 // overhead per run; claim-ms/op is the part from creating the claim to
-// its sandbox being ready. A real pod adds the launcher's Python start
-// and the network's round trips, and a real agent-sandbox controller its
-// own reconcile latency.
+// its sandbox being ready, agent-sandbox's own controller's reconciles
+// included (it runs in the test process). A real pod adds the launcher's
+// Python start and the network's round trips.
 func BenchmarkRun(b *testing.B) {
 	needCluster(b)
 	req := sandbox.Request{Code: "print(6 * 7)"}

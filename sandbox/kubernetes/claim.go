@@ -72,52 +72,70 @@ func (s *Sandbox) create(ctx context.Context, name string, lifetime time.Duratio
 // await waits for the claim name to be bound to a sandbox and for that
 // sandbox to be ready, up to Config.ReadyTimeout, as agent-sandbox's own
 // client does: the claim's status names the sandbox, whose Ready
-// condition and pod IPs say when and where it can be used.
+// condition and pod IPs say when and where it can be used. A sandbox
+// deleted before it is ready (an operator, a node drained, its pod
+// evicted) is not the end of the wait: agent-sandbox's claim controller
+// binds the claim to another, adopted from the pool or started cold
+// (under the claim's name again), and the wait follows the claim to it.
 func (s *Sandbox) await(ctx context.Context, name string) (*lease, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, s.cfg.ReadyTimeout, errReadyTimeout)
 	defer cancel()
 	l := &lease{claim: name}
-	var claimState string // the claim's Ready condition, for a timeout
-	err := s.k8s.follow(ctx, claimsResource, name, func(u *unstructured.Unstructured) (bool, error) {
-		if u == nil {
-			return false, fmt.Errorf("kubernetes: the SandboxClaim %s was deleted before a sandbox was ready", name)
+	var state string // the claim's or sandbox's Ready condition, for a timeout
+	for {
+		err := s.k8s.follow(ctx, claimsResource, name, func(u *unstructured.Unstructured) (bool, error) {
+			if u == nil {
+				return false, fmt.Errorf("kubernetes: the SandboxClaim %s was deleted before a sandbox was ready", name)
+			}
+			var c claim
+			if err := fromUnstructured(u, &c); err != nil {
+				return false, err
+			}
+			if l.sandbox = c.Status.Sandbox.Name; l.sandbox != "" {
+				return true, nil
+			}
+			state = describeReady(c.Status.Conditions)
+			if r := ready(c.Status.Conditions); r != nil && (r.Reason == reasonWarmPoolNotFound || r.Reason == reasonTemplateNotFound) {
+				return false, fmt.Errorf("kubernetes: the SandboxClaim %s cannot get a sandbox: %s", name, state)
+			}
+			return false, nil
+		})
+		if err != nil {
+			return nil, s.notReady(ctx, err, l, state)
 		}
-		var c claim
-		if err := fromUnstructured(u, &c); err != nil {
-			return false, err
+		var deleted bool
+		err = s.k8s.follow(ctx, sandboxesResource, l.sandbox, func(u *unstructured.Unstructured) (bool, error) {
+			if u == nil {
+				deleted = true
+				return true, nil
+			}
+			var sb sandboxObject
+			if err := fromUnstructured(u, &sb); err != nil {
+				return false, err
+			}
+			state = "Sandbox " + l.sandbox + ": " + describeReady(sb.Status.Conditions)
+			if isReady(sb.Status.Conditions) && len(sb.Status.PodIPs) > 0 {
+				l.podIP, l.rv = sb.Status.PodIPs[0], sb.ResourceVersion
+				return true, nil
+			}
+			return false, nil
+		})
+		switch {
+		case err != nil:
+			return nil, s.notReady(ctx, err, l, state)
+		case !deleted:
+			return l, nil
 		}
-		if l.sandbox = c.Status.Sandbox.Name; l.sandbox != "" {
-			return true, nil
+		// The claim names the deleted sandbox until the controller has
+		// bound it again: look again in a moment.
+		state = "Sandbox " + l.sandbox + " was deleted before it was ready"
+		s.log.DebugContext(ctx, "sandbox: the claim's sandbox was deleted before it was ready; waiting for another", "claim", name, "sandbox", l.sandbox)
+		select {
+		case <-ctx.Done():
+			return nil, s.notReady(ctx, context.Cause(ctx), l, state)
+		case <-time.After(rebindPoll):
 		}
-		claimState = describeReady(c.Status.Conditions)
-		if r := ready(c.Status.Conditions); r != nil && (r.Reason == reasonWarmPoolNotFound || r.Reason == reasonTemplateNotFound) {
-			return false, fmt.Errorf("kubernetes: the SandboxClaim %s cannot get a sandbox: %s", name, claimState)
-		}
-		return false, nil
-	})
-	if err != nil {
-		return nil, s.notReady(ctx, err, l, claimState)
 	}
-	var sandboxState string
-	err = s.k8s.follow(ctx, sandboxesResource, l.sandbox, func(u *unstructured.Unstructured) (bool, error) {
-		if u == nil {
-			return false, fmt.Errorf("kubernetes: the Sandbox %s was deleted before it was ready", l.sandbox)
-		}
-		var sb sandboxObject
-		if err := fromUnstructured(u, &sb); err != nil {
-			return false, err
-		}
-		sandboxState = describeReady(sb.Status.Conditions)
-		if isReady(sb.Status.Conditions) && len(sb.Status.PodIPs) > 0 {
-			l.podIP, l.rv = sb.Status.PodIPs[0], sb.ResourceVersion
-			return true, nil
-		}
-		return false, nil
-	})
-	if err != nil {
-		return nil, s.notReady(ctx, err, l, "Sandbox "+l.sandbox+": "+sandboxState)
-	}
-	return l, nil
 }
 
 // notReady explains a wait that ended at the ready timeout: how the warm

@@ -29,10 +29,12 @@ import (
 )
 
 // The tests run against a real kube-apiserver and etcd started by
-// controller-runtime's envtest, with agent-sandbox's CRDs from its module.
-// There is no kubelet and no agent-sandbox controller: fakeCluster plays
-// their parts (fakecluster_test.go). The binaries are built from the Go
-// module proxy by .ci/envtest-assets, once, into a cache directory.
+// controller-runtime's envtest, with agent-sandbox's CRDs from its module
+// and its controller from the same module, run in this process
+// (controller_test.go). There is no kubelet and no garbage collector:
+// fakeCluster plays their parts (fakecluster_test.go). The binaries are
+// built from the Go module proxy by .ci/envtest-assets, once, into a
+// cache directory.
 //
 // SANDPIPER_REQUIRE_ENVTEST=1 (set by .ci/run) makes a missing control
 // plane fail the tests instead of skipping them.
@@ -44,6 +46,9 @@ var (
 	testEnv    *envtest.Environment
 	admin      dynamic.Interface
 	fake       *fakeCluster
+	// auditLog is the API server's audit log of the requests the bots'
+	// service accounts make (rbac_test.go).
+	auditLog string
 )
 
 func TestMain(m *testing.M) {
@@ -76,8 +81,9 @@ func needCluster(t testing.TB) {
 	}
 }
 
-// startCluster starts the control plane, installs the CRDs and starts
-// the fake cluster parts.
+// startCluster starts the control plane (with an audit log of the bots'
+// requests), installs the CRDs and the RuntimeClass, and starts
+// agent-sandbox's controller and the fake cluster parts.
 func startCluster() (stop func(), err error) {
 	assets, err := envtestAssets()
 	if err != nil {
@@ -102,33 +108,59 @@ func startCluster() (stop func(), err error) {
 		ControlPlaneStartTimeout: 2 * time.Minute,
 		ControlPlaneStopTimeout:  time.Minute,
 	}
+	if auditLog, err = configureAudit(testEnv); err != nil {
+		lsb.Close()
+		return nil, err
+	}
 	cfg, err := testEnv.Start()
 	if err != nil {
 		lsb.Close()
+		os.RemoveAll(filepath.Dir(auditLog))
 		return nil, fmt.Errorf("start envtest with %s: %w", assets, err)
 	}
-	if admin, err = dynamic.NewForConfig(cfg); err != nil {
-		testEnv.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	cleanup := func() {
+		cancel()
+		wg.Wait()
+		if fake != nil {
+			fake.stopPods()
+		}
 		lsb.Close()
+		testEnv.Stop()
+		os.RemoveAll(filepath.Dir(auditLog))
+	}
+	defer func() {
+		if err != nil {
+			cleanup()
+		}
+	}()
+	if admin, err = dynamic.NewForConfig(cfg); err != nil {
 		return nil, err
+	}
+	// The RuntimeClass deploy/sandbox-template.yaml names (gVisor's), which
+	// the API server's admission requires of the pods.
+	rc := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+		"metadata": map[string]any{"name": "gvisor"}, "handler": "runsc"}}
+	if _, err = admin.Resource(schema.GroupVersionResource{Group: "node.k8s.io", Version: "v1", Resource: "runtimeclasses"}).Create(ctx, rc, metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("create the RuntimeClass gvisor: %w", err)
 	}
 	grpcPort, restPort, err := freePorts()
 	if err != nil {
-		testEnv.Stop()
-		lsb.Close()
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	controllerDone, err := startController(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	wg.Go(func() {
+		if err := <-controllerDone; err != nil {
+			fmt.Fprintf(os.Stderr, "agent-sandbox's controller stopped: %v\n", err)
+		}
+	})
 	fake = newFakeCluster(admin, lsb, grpcPort, restPort)
-	var wg sync.WaitGroup
 	wg.Go(func() { fake.run(ctx) })
-	return func() {
-		cancel()
-		wg.Wait()
-		fake.stopPods()
-		lsb.Close()
-		testEnv.Stop()
-	}, nil
+	return cleanup, nil
 }
 
 // envtestAssets is the directory holding etcd and kube-apiserver:

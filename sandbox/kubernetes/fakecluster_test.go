@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,32 +30,28 @@ import (
 	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 )
 
-// fakeCluster plays, honestly and in small, the parts of a cluster that
-// envtest does not run, for the sandboxes of every namespace:
+// fakeCluster plays, in small, the two parts of a cluster that neither
+// envtest nor agent-sandbox's controller (which the tests run for real,
+// controller_test.go) provides, for the pods of every namespace:
 //
-//   - agent-sandbox's controller (extensions/controllers in the module):
-//     it keeps each SandboxWarmPool's replicas of unclaimed sandboxes made
-//     from its SandboxTemplate, with the pool's status; it binds each new
-//     SandboxClaim to a ready pool sandbox (adoption: the sandbox leaves
-//     the pool, owned by the claim) or, with none, to a sandbox started
-//     cold; it mirrors the sandbox's Ready condition and pod IPs on the
-//     claim, and says SandboxMissing when it is gone; and it deletes a
-//     claim whose lifecycle.shutdownTime has passed, with the Delete
-//     policy. agent-sandbox's claim controller enforces shutdownTime so;
-//     nothing else does.
-//   - the garbage collector (kube-controller-manager): a sandbox whose
-//     owning claim is gone is deleted.
-//   - the kubelet: a sandbox becomes ready when its "pod" is up, and a
-//     pod is a runtime at an address of its own (127.1.x.y) that speaks
-//     sandboxd's wire protocol: sandboxd's own REST server (its
+//   - the kubelet: a Pod the Sandbox controller creates starts, and is
+//     marked Running and Ready with an IP of its own (127.1.x.y), where it
+//     serves sandboxd's wire protocol: sandboxd's own REST server (its
 //     package, pkg/server) over a directory standing for /mnt/data, and
 //     its ProcessService, where the program's command (the launcher) is
 //     run with sandbox/local, the isolation a gVisor pod gives, and other
-//     commands (the file collector) by sandboxd's own ProcessServer.
+//     commands (the file collector) by sandboxd's own ProcessServer. A
+//     Pod deleted ends its sandboxd. There is no scheduler: pods stay
+//     unbound (no nodeName), as agent-sandbox does not look.
+//   - the garbage collector (kube-controller-manager): a Sandbox whose
+//     owner (its SandboxClaim, or its SandboxWarmPool) is gone is
+//     deleted, and so is a Pod whose Sandbox is gone.
 //
-// A pool's annotation coldDelayAnnotation sets how long a cold start
-// takes ("never": no room in the cluster). Nothing runs unless the test
-// process makes it: there are no pods, nodes or images.
+// A cold start (a Sandbox the claim controller made because the pool had
+// none ready: its launch-type label is "cold") takes as long as the
+// claim's pool's annotation coldDelayAnnotation says ("never": no room
+// in the cluster); a warm pool's pods start at once. Nothing runs unless
+// the test process makes it: there are no nodes or images.
 type fakeCluster struct {
 	dyn                dynamic.Interface
 	local              *local.Sandbox
@@ -62,22 +59,25 @@ type fakeCluster struct {
 	kick               chan struct{}
 
 	mu      sync.Mutex
-	pods    map[string]*fakePod  // by namespace/sandbox
-	readyAt map[string]time.Time // sandboxes whose pod starts then
+	pods    map[string]*fakePod  // running, by podKey
+	readyAt map[string]time.Time // pods seen, by podKey, and when they start (zero: never)
 	nextIP  int
-	started map[string]int // programs started, by namespace/sandbox
-	killed  map[string]int // programs killed with SendSignal
+	started map[string]int // programs started, by podKey
+	killed  map[string]int // programs killed with SendSignal, by podKey
 }
 
-// coldDelayAnnotation on a warm pool says how long a cold start of a
-// sandbox takes ("never": it never becomes ready).
+// coldDelayAnnotation on a warm pool says how long a cold start of one of
+// its claims' sandboxes takes ("never": it never becomes ready).
 const coldDelayAnnotation = "test.sandpiper.dev/cold-start"
 
-// Labels of agent-sandbox's that the controller's part uses.
+// Labels of agent-sandbox's that the tests and the kubelet's part read.
 const (
-	warmPoolLabel = "agents.x-k8s.io/warm-pool-sandbox" // value: the pool's name, here
-	claimUIDLabel = "agents.x-k8s.io/claim-uid"
+	warmPoolLabel   = "agents.x-k8s.io/warm-pool-sandbox" // on a pool's sandboxes: the pool's name
+	claimUIDLabel   = "agents.x-k8s.io/claim-uid"         // on a claim's sandbox: the claim's UID
+	launchTypeLabel = "agents.x-k8s.io/launch-type"       // "warm" (adopted) or "cold"
 )
+
+var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
 func newFakeCluster(dyn dynamic.Interface, l *local.Sandbox, grpcPort, restPort int) *fakeCluster {
 	return &fakeCluster{
@@ -90,11 +90,11 @@ func newFakeCluster(dyn dynamic.Interface, l *local.Sandbox, grpcPort, restPort 
 	}
 }
 
-// run reconciles on every change to claims, sandboxes and pools, and
-// every 50 ms (for start delays and shutdown times), until ctx ends.
+// run reconciles on every change to pods, sandboxes, claims and pools,
+// and every 50 ms (for start delays), until ctx ends.
 func (c *fakeCluster) run(ctx context.Context) {
 	var wg sync.WaitGroup
-	for _, res := range []schema.GroupVersionResource{claimsResource, sandboxesResource, poolsResource} {
+	for _, res := range []schema.GroupVersionResource{podsResource, sandboxesResource, claimsResource, poolsResource} {
 		wg.Go(func() { c.watch(ctx, res) })
 	}
 	tick := time.NewTicker(50 * time.Millisecond)
@@ -134,7 +134,8 @@ func (c *fakeCluster) watch(ctx context.Context, res schema.GroupVersionResource
 	}
 }
 
-// reconcile is one pass of the controllers' parts over the whole cluster.
+// reconcile is one pass of the garbage collector and the kubelet over
+// the whole cluster.
 func (c *fakeCluster) reconcile(ctx context.Context) error {
 	list := func(res schema.GroupVersionResource) ([]unstructured.Unstructured, error) {
 		l, err := c.dyn.Resource(res).List(ctx, metav1.ListOptions{})
@@ -143,11 +144,9 @@ func (c *fakeCluster) reconcile(ctx context.Context) error {
 		}
 		return l.Items, nil
 	}
+	// Owners first: a dependent listed after them whose owner is missing
+	// is checked once more before it is deleted.
 	claims, err := list(claimsResource)
-	if err != nil {
-		return err
-	}
-	sandboxes, err := list(sandboxesResource)
 	if err != nil {
 		return err
 	}
@@ -155,260 +154,192 @@ func (c *fakeCluster) reconcile(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	sandboxes, err := list(sandboxesResource)
+	if err != nil {
+		return err
+	}
+	pods, err := list(podsResource)
+	if err != nil {
+		return err
+	}
+	byUID := map[string]*unstructured.Unstructured{}
+	for _, l := range [][]unstructured.Unstructured{claims, pools, sandboxes} {
+		for i := range l {
+			byUID[string(l[i].GetUID())] = &l[i]
+		}
+	}
+
+	// The garbage collector.
+	for _, l := range [][]unstructured.Unstructured{sandboxes, pods} {
+		for i := range l {
+			if c.orphan(ctx, &l[i], byUID) {
+				res := sandboxesResource
+				if l[i].GetKind() == "Pod" {
+					res = podsResource
+				}
+				c.dyn.Resource(res).Namespace(l[i].GetNamespace()).Delete(ctx, l[i].GetName(), metav1.DeleteOptions{})
+			}
+		}
+	}
+
+	// The kubelet: pods start when due, and end when deleted.
 	now := time.Now()
-	key := func(u *unstructured.Unstructured) string { return u.GetNamespace() + "/" + u.GetName() }
-	claimUIDs := map[string]bool{}
-	for i := range claims {
-		claimUIDs[string(claims[i].GetUID())] = true
-	}
-	byName := map[string]*unstructured.Unstructured{}
-	for i := range sandboxes {
-		byName[key(&sandboxes[i])] = &sandboxes[i]
-	}
-	poolByName := map[string]*unstructured.Unstructured{}
-	for i := range pools {
-		poolByName[key(&pools[i])] = &pools[i]
-	}
-	taken := map[string]bool{}
-
-	// The claim controller.
-	for i := range claims {
-		u := &claims[i]
-		var cl claim
-		if err := fromUnstructured(u, &cl); err != nil {
-			return err
-		}
-		if u.GetDeletionTimestamp() != nil {
-			continue
-		}
-		if lc := cl.Spec.Lifecycle; lc != nil && lc.ShutdownTime != nil && !now.Before(lc.ShutdownTime.Time) &&
-			(lc.ShutdownPolicy == "Delete" || lc.ShutdownPolicy == "DeleteForeground") {
-			c.delete(ctx, claimsResource, u.GetNamespace(), u.GetName())
-			continue
-		}
-		if name := cl.Status.Sandbox.Name; name != "" {
-			sb := byName[u.GetNamespace()+"/"+name]
-			if sb == nil {
-				c.claimStatus(ctx, u, "", nil, condition(metav1.ConditionFalse, "SandboxMissing", "Sandbox does not exist"))
-				continue
-			}
-			var s sandboxObject
-			fromUnstructured(sb, &s)
-			cond := condition(metav1.ConditionFalse, "SandboxNotReady", "Sandbox is not ready")
-			if r := ready(s.Status.Conditions); r != nil {
-				cond = *r
-			}
-			c.claimStatus(ctx, u, name, s.Status.PodIPs, cond)
-			continue
-		}
-		pool := poolByName[u.GetNamespace()+"/"+cl.Spec.WarmPoolRef.Name]
-		if pool == nil {
-			c.claimStatus(ctx, u, "", nil, condition(metav1.ConditionFalse, reasonWarmPoolNotFound, fmt.Sprintf("SandboxWarmPool %q not found", cl.Spec.WarmPoolRef.Name)))
-			continue
-		}
-		owner := []any{map[string]any{"apiVersion": extensionsGroup + "/" + apiVersion, "kind": "SandboxClaim",
-			"name": u.GetName(), "uid": string(u.GetUID()), "controller": true, "blockOwnerDeletion": true}}
-		if sb := c.candidate(sandboxes, u.GetNamespace(), pool.GetName(), taken); sb != nil {
-			// Adoption: the sandbox leaves the pool, owned by the claim.
-			taken[key(sb)] = true
-			labels := sb.GetLabels()
-			delete(labels, warmPoolLabel)
-			labels[claimUIDLabel] = string(u.GetUID())
-			sb.SetLabels(labels)
-			unstructured.SetNestedSlice(sb.Object, owner, "metadata", "ownerReferences")
-			if _, err := c.dyn.Resource(sandboxesResource).Namespace(sb.GetNamespace()).Update(ctx, sb, metav1.UpdateOptions{}); err != nil {
-				c.nudge() // a conflict: look again
-				continue
-			}
-			var s sandboxObject
-			fromUnstructured(sb, &s)
-			c.claimStatus(ctx, u, sb.GetName(), s.Status.PodIPs, *ready(s.Status.Conditions))
-			continue
-		}
-		// No warm sandbox: start one cold, named after the claim.
-		sb, err := c.newSandbox(ctx, u.GetNamespace(), pool, u.GetName(), map[string]string{claimUIDLabel: string(u.GetUID())}, owner)
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
-		}
-		if err == nil {
-			c.startIn(key(sb), pool.GetAnnotations()[coldDelayAnnotation])
-		}
-		c.claimStatus(ctx, u, u.GetName(), nil, condition(metav1.ConditionFalse, "SandboxNotReady", "Sandbox is not ready"))
-	}
-
-	// The garbage collector: a claim's sandbox goes with it.
-	for i := range sandboxes {
-		sb := &sandboxes[i]
-		for _, o := range sb.GetOwnerReferences() {
-			if o.Kind == "SandboxClaim" && !claimUIDs[string(o.UID)] {
-				c.delete(ctx, sandboxesResource, sb.GetNamespace(), sb.GetName())
-			}
-		}
-	}
-
-	// The warm pool controller.
-	for _, pool := range pools {
-		var p warmPool
-		fromUnstructured(&pool, &p)
-		want := 1
-		if p.Spec.Replicas != nil {
-			want = int(*p.Spec.Replicas)
-		}
-		var have, readyCount int
-		for i := range sandboxes {
-			sb := &sandboxes[i]
-			if sb.GetNamespace() != pool.GetNamespace() || sb.GetLabels()[warmPoolLabel] != pool.GetName() || taken[key(sb)] {
-				continue
-			}
-			have++
-			var s sandboxObject
-			fromUnstructured(sb, &s)
-			if isReady(s.Status.Conditions) {
-				readyCount++
-			}
-		}
-		for ; have < want; have++ {
-			sb, err := c.newSandbox(ctx, pool.GetNamespace(), &pool, "", map[string]string{warmPoolLabel: pool.GetName()}, nil)
-			if err != nil {
-				return err
-			}
-			c.startIn(key(sb), "0s")
-		}
-		if p.Status.Replicas != int32(have) || p.Status.ReadyReplicas != int32(readyCount) {
-			unstructured.SetNestedField(pool.Object, int64(have), "status", "replicas")
-			unstructured.SetNestedField(pool.Object, int64(readyCount), "status", "readyReplicas")
-			c.dyn.Resource(poolsResource).Namespace(pool.GetNamespace()).UpdateStatus(ctx, &pool, metav1.UpdateOptions{})
-		}
-	}
-
-	// The kubelet: pods start when due, and end with their sandbox.
-	c.mu.Lock()
+	live := map[string]*unstructured.Unstructured{}
 	var due []*unstructured.Unstructured
-	for k, at := range c.readyAt {
-		if sb := byName[k]; sb != nil && !now.Before(at) {
-			due = append(due, sb)
-			delete(c.readyAt, k)
+	for i := range pods {
+		p := &pods[i]
+		if p.GetDeletionTimestamp() != nil {
+			continue
+		}
+		k := podKey(p)
+		live[k] = p
+		c.mu.Lock()
+		at, seen := c.readyAt[k]
+		_, running := c.pods[k]
+		c.mu.Unlock()
+		if !seen {
+			var known bool
+			if at, known = c.startTime(p, byUID, now); !known {
+				continue // its owners were made after they were listed: next pass
+			}
+			c.mu.Lock()
+			c.readyAt[k] = at
+			c.mu.Unlock()
+		}
+		if !running && !at.IsZero() && !now.Before(at) {
+			due = append(due, p)
 		}
 	}
+	c.mu.Lock()
 	for k, p := range c.pods {
-		if byName[k] == nil {
+		if live[k] == nil {
 			p.stop()
 			delete(c.pods, k)
 		}
 	}
+	for k := range c.readyAt {
+		if live[k] == nil {
+			delete(c.readyAt, k)
+		}
+	}
 	c.mu.Unlock()
-	for _, sb := range due {
-		p, err := c.startPod(key(sb))
+	for _, u := range due {
+		p, err := c.startPod(podKey(u))
 		if err != nil {
 			return err
 		}
-		unstructured.SetNestedStringSlice(sb.Object, []string{p.ip}, "status", "podIPs")
-		setCondition(sb, condition(metav1.ConditionTrue, "DependenciesReady", "Pod is Ready"))
-		if _, err := c.dyn.Resource(sandboxesResource).Namespace(sb.GetNamespace()).UpdateStatus(ctx, sb, metav1.UpdateOptions{}); err != nil {
+		if err := c.markReady(ctx, u, p.ip); err != nil {
+			// Again on the next pass.
 			c.mu.Lock()
-			c.readyAt[key(sb)] = now // again, on the next pass
+			if c.pods[p.key] == p {
+				p.stop()
+				delete(c.pods, p.key)
+			}
 			c.mu.Unlock()
+			c.nudge()
 		}
 	}
 	return nil
 }
 
-// candidate is a ready sandbox of the pool no claim has.
-func (c *fakeCluster) candidate(sandboxes []unstructured.Unstructured, ns, pool string, taken map[string]bool) *unstructured.Unstructured {
-	for i := range sandboxes {
-		sb := &sandboxes[i]
-		if sb.GetNamespace() != ns || sb.GetLabels()[warmPoolLabel] != pool || taken[ns+"/"+sb.GetName()] || sb.GetDeletionTimestamp() != nil {
-			continue
-		}
-		var s sandboxObject
-		fromUnstructured(sb, &s)
-		if isReady(s.Status.Conditions) && len(s.Status.PodIPs) > 0 {
-			return sb
-		}
+// orphan reports whether u's controlling owner is gone: not among the
+// owners listed, and not found (or another object) when read again.
+func (c *fakeCluster) orphan(ctx context.Context, u *unstructured.Unstructured, byUID map[string]*unstructured.Unstructured) bool {
+	ref := metav1.GetControllerOfNoCopy(u)
+	if ref == nil || byUID[string(ref.UID)] != nil {
+		return false
 	}
-	return nil
+	var res schema.GroupVersionResource
+	switch ref.Kind {
+	case "SandboxClaim":
+		res = claimsResource
+	case "SandboxWarmPool":
+		res = poolsResource
+	case "Sandbox":
+		res = sandboxesResource
+	default:
+		return false
+	}
+	owner, err := c.dyn.Resource(res).Namespace(u.GetNamespace()).Get(ctx, ref.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return true
+	case err != nil:
+		return false
+	}
+	return owner.GetUID() != ref.UID
 }
 
-// newSandbox creates a Sandbox from the pool's template.
-func (c *fakeCluster) newSandbox(ctx context.Context, ns string, pool *unstructured.Unstructured, name string, labels map[string]string, owner []any) (*unstructured.Unstructured, error) {
-	tmplName, _, _ := unstructured.NestedString(pool.Object, "spec", "sandboxTemplateRef", "name")
-	tmpl, err := c.dyn.Resource(templatesResource).Namespace(ns).Get(ctx, tmplName, metav1.GetOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("template of pool %s: %w", pool.GetName(), err)
+// startTime is when the pod p starts: now for a warm pool's, after its
+// pool's cold start delay for a cold start; zero for never. known is
+// false when p's Sandbox, or a cold one's claim, is not among those
+// listed.
+func (c *fakeCluster) startTime(p *unstructured.Unstructured, byUID map[string]*unstructured.Unstructured, now time.Time) (at time.Time, known bool) {
+	sb := owner(p, byUID)
+	if sb == nil {
+		return time.Time{}, false
 	}
-	podTemplate, _, _ := unstructured.NestedMap(tmpl.Object, "spec", "podTemplate")
-	sb := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": sandboxGroup + "/" + apiVersion, "kind": "Sandbox",
-		"spec": map[string]any{"podTemplate": podTemplate},
-	}}
-	sb.SetNamespace(ns)
-	if name != "" {
-		sb.SetName(name)
-	} else {
-		sb.SetGenerateName(pool.GetName() + "-")
+	if sb.GetLabels()[launchTypeLabel] != "cold" {
+		return now, true
 	}
-	sb.SetLabels(labels)
-	if owner != nil {
-		unstructured.SetNestedSlice(sb.Object, owner, "metadata", "ownerReferences")
+	cl := owner(sb, byUID)
+	if cl == nil {
+		return time.Time{}, false
 	}
-	return c.dyn.Resource(sandboxesResource).Namespace(ns).Create(ctx, sb, metav1.CreateOptions{})
-}
-
-// startIn has the sandbox's pod start after delay ("never": not at all).
-func (c *fakeCluster) startIn(key, delay string) {
+	var delay string
+	pool, _, _ := unstructured.NestedString(cl.Object, "spec", "warmPoolRef", "name")
+	for _, u := range byUID {
+		if u.GetKind() == "SandboxWarmPool" && u.GetNamespace() == cl.GetNamespace() && u.GetName() == pool {
+			delay = u.GetAnnotations()[coldDelayAnnotation]
+		}
+	}
 	if delay == "never" {
-		return
+		return time.Time{}, true
 	}
 	d, _ := time.ParseDuration(delay)
-	c.mu.Lock()
-	c.readyAt[key] = time.Now().Add(d)
-	c.mu.Unlock()
+	return now.Add(d), true
 }
 
-// claimStatus sets the claim's status, when it changes.
-func (c *fakeCluster) claimStatus(ctx context.Context, u *unstructured.Unstructured, sandboxName string, podIPs []string, cond metav1.Condition) {
-	var cl claim
-	fromUnstructured(u, &cl)
-	r := ready(cl.Status.Conditions)
-	if cl.Status.Sandbox.Name == sandboxName && fmt.Sprint(cl.Status.Sandbox.PodIPs) == fmt.Sprint(podIPs) &&
-		r != nil && r.Status == cond.Status && r.Reason == cond.Reason {
-		return
-	}
-	sb := map[string]any{}
-	if sandboxName != "" {
-		sb["name"] = sandboxName
-	}
-	if len(podIPs) > 0 {
-		sb["podIPs"] = toAny(podIPs)
-	}
-	unstructured.SetNestedMap(u.Object, sb, "status", "sandbox")
-	setCondition(u, cond)
-	if _, err := c.dyn.Resource(claimsResource).Namespace(u.GetNamespace()).UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
-		c.nudge()
-	}
+// podKey names a pod, and this one alone of the pods of that name (a
+// Sandbox's pod deleted is made again under the same name):
+// namespace/name/uid.
+func podKey(p *unstructured.Unstructured) string {
+	return p.GetNamespace() + "/" + p.GetName() + "/" + string(p.GetUID())
 }
 
-func (c *fakeCluster) delete(ctx context.Context, res schema.GroupVersionResource, ns, name string) {
-	c.dyn.Resource(res).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{})
-}
-
-func condition(s metav1.ConditionStatus, reason, msg string) metav1.Condition {
-	return metav1.Condition{Type: conditionReady, Status: s, Reason: reason, Message: msg, LastTransitionTime: metav1.Now()}
-}
-
-// setCondition sets u's Ready condition.
-func setCondition(u *unstructured.Unstructured, cond metav1.Condition) {
-	c := map[string]any{"type": cond.Type, "status": string(cond.Status), "reason": cond.Reason,
-		"message": cond.Message, "lastTransitionTime": cond.LastTransitionTime.UTC().Format(time.RFC3339)}
-	unstructured.SetNestedSlice(u.Object, []any{c}, "status", "conditions")
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
+// owner is u's controlling owner among those listed.
+func owner(u *unstructured.Unstructured, byUID map[string]*unstructured.Unstructured) *unstructured.Unstructured {
+	if ref := metav1.GetControllerOfNoCopy(u); ref != nil {
+		return byUID[string(ref.UID)]
 	}
-	return out
+	return nil
+}
+
+// markReady reports the pod u Running and Ready at ip, as a kubelet does
+// once its containers' readiness probes pass.
+func (c *fakeCluster) markReady(ctx context.Context, u *unstructured.Unstructured, ip string) error {
+	now := metav1.Now().UTC().Format(time.RFC3339)
+	var conds []any
+	for _, t := range []string{"PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready", "PodScheduled"} {
+		conds = append(conds, map[string]any{"type": t, "status": "True", "lastTransitionTime": now})
+	}
+	var containers []any
+	cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "containers")
+	for _, x := range cs {
+		ct, _ := x.(map[string]any)
+		containers = append(containers, map[string]any{
+			"name": ct["name"], "image": ct["image"], "imageID": "", "ready": true, "started": true, "restartCount": int64(0),
+			"state": map[string]any{"running": map[string]any{"startedAt": now}},
+		})
+	}
+	u.Object["status"] = map[string]any{
+		"phase": "Running", "conditions": conds, "startTime": now,
+		"podIP": ip, "podIPs": []any{map[string]any{"ip": ip}},
+		"hostIP": "127.0.0.1", "hostIPs": []any{map[string]any{"ip": "127.0.0.1"}},
+		"containerStatuses": containers,
+	}
+	_, err := c.dyn.Resource(podsResource).Namespace(u.GetNamespace()).UpdateStatus(ctx, u, metav1.UpdateOptions{})
+	return err
 }
 
 // stopPods ends every pod.
@@ -427,12 +358,12 @@ func (c *fakeCluster) programs(ns string) (started, killed int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, n := range c.started {
-		if filepath.Dir(k) == ns {
+		if strings.HasPrefix(k, ns+"/") {
 			started += n
 		}
 	}
 	for k, n := range c.killed {
-		if filepath.Dir(k) == ns {
+		if strings.HasPrefix(k, ns+"/") {
 			killed += n
 		}
 	}
@@ -441,14 +372,14 @@ func (c *fakeCluster) programs(ns string) (started, killed int) {
 
 // fakePod is a sandbox's pod: sandboxd at an address of its own.
 type fakePod struct {
-	key  string // namespace/sandbox
+	key  string // podKey
 	ip   string
 	dir  string // sandboxd's root, standing for /mnt/data
 	grpc *grpc.Server
 	http *http.Server
 }
 
-// startPod starts the pod of the sandbox key.
+// startPod starts the pod key (podKey).
 func (c *fakeCluster) startPod(key string) (*fakePod, error) {
 	c.mu.Lock()
 	c.nextIP++

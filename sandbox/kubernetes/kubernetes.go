@@ -29,6 +29,9 @@ const (
 	lifetimeSlack = 2 * time.Minute
 	// releaseTimeout bounds deleting a claim, retries included.
 	releaseTimeout = 30 * time.Second
+	// rebindPoll is how often a run whose sandbox was deleted before it
+	// was ready looks at its claim again for the next one.
+	rebindPoll = 100 * time.Millisecond
 	// startTimeout bounds New's checks.
 	startTimeout = 30 * time.Second
 )

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
@@ -322,6 +323,51 @@ func TestSandboxDeletedMidRun(t *testing.T) {
 	eventually(t, 5*time.Second, "the claim deleted", func() bool { return len(ns.claims(t)) == 0 })
 }
 
+// TestSandboxDeletedBeforeReady deletes a run's cold-starting sandbox
+// before it is ready: agent-sandbox's claim controller starts another for
+// the claim, and the run waits for that one instead of failing.
+func TestSandboxDeletedBeforeReady(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t, poolOptions{replicas: 0, coldDelay: "3s"})
+	s := ns.backend(t, nil)
+	type outcome struct {
+		res *sandbox.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := s.Run(t.Context(), sandbox.Request{Code: "print(6 * 7)"})
+		done <- outcome{res, err}
+	}()
+	var first *unstructured.Unstructured
+	eventually(t, 10*time.Second, "the claim's sandbox, starting cold", func() bool {
+		list, err := admin.Resource(sandboxesResource).Namespace(ns.name).List(t.Context(), metav1.ListOptions{LabelSelector: claimUIDLabel})
+		if err != nil || len(list.Items) == 0 {
+			return false
+		}
+		first = &list.Items[0]
+		return true
+	})
+	if err := admin.Resource(sandboxesResource).Namespace(ns.name).Delete(t.Context(), first.GetName(), metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var o outcome
+	select {
+	case o = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run still waiting 30 s after its sandbox was deleted")
+	}
+	if o.err != nil {
+		t.Fatalf("Run: %v; want it to wait for the claim's next sandbox", o.err)
+	}
+	if got := strings.TrimSpace(string(o.res.Stdout)); got != "42" {
+		t.Errorf("stdout %q, stderr %q; want 42", got, o.res.Stderr)
+	}
+	if started, _ := fake.programs(ns.name); started != 1 {
+		t.Errorf("programs started: %d, want 1", started)
+	}
+}
+
 // helperEnv makes the test binary a bot that starts a long run and is
 // killed mid-run by TestBotKilledMidRun.
 const helperEnv = "SANDPIPER_K8S_TEST_BOT"
@@ -346,7 +392,7 @@ func helperMain() int {
 // TestBotKilledMidRun kills a bot (a process of its own) in the middle of
 // a run: its claim, which nothing deletes now, ends at its shutdownTime
 // (ready timeout + run timeout + slack: 2+4+0 s, and a second), as
-// agent-sandbox's claim controller (the fake's) enforces it, and its
+// agent-sandbox's claim controller enforces it, and its
 // sandbox with it.
 func TestBotKilledMidRun(t *testing.T) {
 	t.Parallel()
@@ -410,7 +456,7 @@ func TestConcurrentRuns(t *testing.T) {
 			case err != nil:
 				errs[i] = err
 			case strings.TrimSpace(string(res.Stdout)) != strconv.Itoa(i):
-				errs[i] = fmt.Errorf("stdout %q, stderr %q", res.Stdout, res.Stderr)
+				errs[i] = fmt.Errorf("stdout %q, stderr %q, exit %d, limit %q", res.Stdout, res.Stderr, res.ExitCode, res.Limit)
 			case len(res.Files) != 1 || string(res.Files[0].Data) != strconv.Itoa(i*i):
 				errs[i] = fmt.Errorf("files %v", res.Files)
 			}
