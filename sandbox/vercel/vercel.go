@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -426,7 +425,7 @@ func stateFiles(req sandbox.Request, lim sandbox.Limits) []sandbox.File {
 	if !req.KeepState {
 		return nil
 	}
-	files := []sandbox.File{{Name: stateDir + "/max", Data: []byte(strconv.FormatInt(lim.StateSize, 10))}}
+	files := []sandbox.File{{Name: stateDir + "/max", Data: []byte(sandbox.StateBounds(lim))}}
 	if len(req.State) > 0 {
 		files = append(files, sandbox.File{Name: stateDir + "/in", Data: req.State})
 	}
