@@ -72,14 +72,19 @@ func (t *ExecuteCode) keepState(ctx context.Context, ws Workspace, res *sandbox.
 		s = &sandbox.StateResult{Unsaved: "the sandbox said nothing of it"}
 		res.State = s
 	}
-	if s.Unreadable != "" {
-		if err := ws.SetStateAside(ctx); err != nil {
-			t.log.ErrorContext(ctx, "executeCode: setting an unreadable state aside failed", "err", err)
-		}
+	switch {
+	case s.RestoreFailed != "":
+		n.add("the variables earlier calls saved were set aside: " + s.RestoreFailed + " (a value in them is not data a restore can build); this call ran without them")
+	case s.Unreadable != "":
 		n.add("the variables earlier calls saved could not be read (" + s.Unreadable + ") and were set aside; this call started without them")
 	}
+	if s.RestoreFailed != "" || s.Unreadable != "" {
+		if err := ws.SetStateAside(ctx); err != nil {
+			t.log.ErrorContext(ctx, "executeCode: setting a state aside failed", "err", err)
+		}
+	}
 	switch {
-	case s.Data == nil && s.Unreadable != "":
+	case s.Data == nil && (s.Unreadable != "" || s.RestoreFailed != ""):
 		n.add("nothing was saved (" + s.Unsaved + "): the next call starts with no variables")
 	case s.Data == nil:
 		n.add("nothing was saved (" + s.Unsaved + "): the next call starts with the variables this call started with")

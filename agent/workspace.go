@@ -41,6 +41,15 @@ type Workspace interface {
 	SetStateAside(ctx context.Context) error
 }
 
+// StateSwitch is implemented by a [Workspace] whose conversation may keep
+// no Python state. KeepsState reports whether it keeps one; when it does
+// not, the executeCode tool is described to the model as keeping none
+// for that conversation's run (a Workspace without the method keeps
+// state when the tool does).
+type StateSwitch interface {
+	KeepsState() bool
+}
+
 // ErrNoState is [Workspace.State]'s error for a conversation that keeps
 // no state.
 var ErrNoState = errors.New("the conversation keeps no Python state")
