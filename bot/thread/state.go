@@ -41,6 +41,10 @@ type StateStore interface {
 // agent.ErrNoState (the channel switched state off).
 func (t *Workspace) KeepNoState() { t.noState = true }
 
+// KeepsState reports whether the answer's runs keep state
+// ([agent.StateSwitch]): the model is told what holds.
+func (t *Workspace) KeepsState() bool { return !t.noState }
+
 // State returns the thread's state.
 func (t *Workspace) State(ctx context.Context, max int64) ([]byte, error) {
 	if t.noState {
