@@ -30,8 +30,20 @@ const (
 	DefaultFileCount   = 64       // output files returned
 	DefaultInputFiles  = 64       // input files accepted
 	DefaultFileNameLen = 255
-	DefaultStateSize   = 256 << 20 // bytes of a stateful run's saved state
+	DefaultStateSize   = (DefaultMemory - StateOverhead) / 2 // bytes of a stateful run's saved state: 192 MiB
 )
+
+// StateOverhead is the memory a stateful run needs besides twice its
+// state (the state's file and the values restored from it, or the values
+// and the file they are saved to): the interpreter, preloaded modules
+// and what the program holds meanwhile. A state's limit is at most
+// [StateRoom] of the run's memory, so that a state at its limit is
+// restored and saved within it.
+const StateOverhead = 128 << 20
+
+// StateRoom is the largest state a run with memory bytes of memory can
+// restore and save: (memory - StateOverhead) / 2.
+func StateRoom(memory int64) int64 { return (memory - StateOverhead) / 2 }
 
 // Caps on the listing of a run's output files, the same for every backend:
 // whatever a program leaves in WorkDir, what comes back of it stays small.

@@ -727,21 +727,22 @@ def _global_only(data):
 
 
 def _load_name(name, f, pos, length, restored, lost, ctx):
-    f.seek(pos)
-    data = f.read(length)
-    if len(data) != length:
-        raise pickle.UnpicklingError("its record is damaged")
-    ref = _global_only(data)
+    ref = None
+    if length <= 600:
+        f.seek(pos)
+        ref = _global_only(f.read(length))
     if ref is not None and ref[0] not in ("_sandpiper_state", "__main__") and not _loud(ref[0]):
         # A name bound to a module's function or class: restored as the
         # import it is (it is not called).
         v = pickle.Unpickler.find_class(_Unpickler(io.BytesIO(b""), restored, lost, ctx), ref[0], ref[1])
         ctx.references[name] = ref
         return v
-    u = _Unpickler(io.BytesIO(data), restored, lost, ctx)
-    v = u.load()
-    if isinstance(v, _Guard) and ref is not None:
-        v = v.f
+    # Straight from the file: a large bytes value is read once, into
+    # itself.
+    f.seek(pos)
+    v = _Unpickler(f, restored, lost, ctx).load()
+    if f.tell() != pos + length:
+        raise pickle.UnpicklingError("its record is damaged")
     return v
 
 
