@@ -129,9 +129,13 @@ func (t *ExecuteCode) Call(ctx context.Context, ws Workspace, input json.RawMess
 	if t.opts.KeepState && ws != nil {
 		st = t.loadState(ctx, ws, &req)
 	}
-	t.log.DebugContext(ctx, "executeCode: running", "code", code, "files", len(req.Files), "state", len(req.State))
-	res, err := t.runner.Run(ctx, req)
-	req.State = nil // the sandbox has it: let it go before the new one is kept
+	t.log.DebugContext(ctx, "executeCode: running", "code", code, "files", len(req.Files), "state", req.StateSize())
+	// The sandbox takes the state: nothing here holds it during the run,
+	// so that the host keeps at most the one the run saves.
+	run := req
+	req.State, req.StateFrom = nil, nil
+	res, err := t.runner.Run(ctx, run)
+	st.done()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -1,9 +1,12 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -212,5 +215,61 @@ func TestStateDescribedPerConversation(t *testing.T) {
 				t.Errorf("description says kept %v, none %v; want kept %v:\n%s", kept, none, tc.kept, desc)
 			}
 		})
+	}
+}
+
+// streamWorkspace gives its state as a stream, and counts the streams
+// closed.
+type streamWorkspace struct {
+	*MemWorkspace
+	closed int
+}
+
+type countClose struct {
+	io.Reader
+	w *streamWorkspace
+}
+
+func (c countClose) Close() error { c.w.closed++; return nil }
+
+func (w *streamWorkspace) OpenState(ctx context.Context, max int64) (io.ReadCloser, int64, error) {
+	data, err := w.MemWorkspace.State(ctx, max)
+	if data == nil || err != nil {
+		return nil, 0, err
+	}
+	return countClose{bytes.NewReader(data), w}, int64(len(data)), nil
+}
+
+// TestExecuteCodeStateStreamed: a workspace that streams its state gives
+// it to the sandbox as a stream (the tool holds no copy), closed after the
+// run; a state too large is refused unread as with State.
+func TestExecuteCodeStateStreamed(t *testing.T) {
+	var got []string
+	r := &fakeRunner{fn: func(_ context.Context, req sandbox.Request) (*sandbox.Result, error) {
+		s := "none"
+		if req.StateFrom != nil {
+			b, _ := io.ReadAll(req.StateFrom)
+			s = fmt.Sprintf("%s/%d", b, req.StateLen)
+		}
+		got = append(got, fmt.Sprintf("%s %v", s, req.State == nil))
+		return &sandbox.Result{State: &sandbox.StateResult{Data: []byte("saved")}}, nil
+	}}
+	tool := NewExecuteCode(r, ExecuteCodeOptions{KeepState: true, Limits: sandbox.Limits{StateSize: 100}})
+	ws := &streamWorkspace{MemWorkspace: NewMemWorkspace(nil, 0)}
+	for range 2 {
+		if _, err := tool.Call(t.Context(), ws, json.RawMessage(`{"code":"x = 1"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws.MemWorkspace.PutState(t.Context(), make([]byte, 101))
+	out, err := tool.Call(t.Context(), ws, json.RawMessage(`{"code":"x = 1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"none true", "saved/5 true", "none true"}; strings.Join(got, ",") != strings.Join(want, ",") || ws.closed != 1 {
+		t.Errorf("runs got %q, %d streams closed; want %q, 1", got, ws.closed, want)
+	}
+	if st := stateOf(t, out.Content); !strings.Contains(st.Note, "set aside unread") {
+		t.Errorf("note %q", st.Note)
 	}
 }

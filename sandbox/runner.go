@@ -49,7 +49,10 @@ func StateRunner(dir string) string {
 // absolute) holds "max" (the run keeps state), the state module is run as
 // _sandpiper_state (in sys.modules: pickle finds its reconstructors
 // there), the names saved in dir/in are restored into the fresh __main__
-// before the code is compiled, and the names the code leaves are saved to
+// before the code is compiled (in a child process that then runs the
+// code, the first one waiting for it and ending as it ends; within the
+// memory and time "max" gives, see [StateBounds]), and the names the code
+// leaves are saved to
 // dir/out after it, however it ended (an exception and SystemExit
 // included; not os._exit, nor a kill), before the exception is printed,
 // atexit runs and threads are joined.

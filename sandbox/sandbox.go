@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"slices"
 	"strconv"
@@ -163,6 +164,22 @@ type Request struct {
 	// State is what an earlier run saved ([StateResult.Data]); empty: the
 	// run starts with no names of its own.
 	State []byte
+	// StateFrom, with StateLen, gives the state as a stream instead of
+	// State: the backend reads StateLen bytes from it once, as it sends
+	// them to the sandbox, so that the caller need not hold the state in
+	// memory (the bot reads it from the thread's file). The caller closes
+	// it, if it must be closed, after Run.
+	StateFrom io.Reader
+	StateLen  int64
+}
+
+// StateSize is the size of the state r starts from, whichever way it is
+// given.
+func (r *Request) StateSize() int64 {
+	if r.StateFrom != nil {
+		return r.StateLen
+	}
+	return int64(len(r.State))
 }
 
 // ErrNULInCode is returned for code holding a NUL byte: python3 -c would
@@ -177,10 +194,12 @@ func (r *Request) Check(lim Limits) error {
 		return ErrNULInCode
 	}
 	switch {
-	case len(r.State) > 0 && !r.KeepState:
+	case (len(r.State) > 0 || r.StateFrom != nil) && !r.KeepState:
 		return errors.New("sandbox: a state was given for a run that keeps none")
-	case int64(len(r.State)) > lim.WithDefaults().StateSize:
-		return fmt.Errorf("sandbox: the state holds %d bytes, more than its limit of %d", len(r.State), lim.WithDefaults().StateSize)
+	case r.StateFrom != nil && (len(r.State) > 0 || r.StateLen < 0):
+		return errors.New("sandbox: a state was given both as bytes and as a stream, or with a negative length")
+	case r.StateSize() > lim.WithDefaults().StateSize:
+		return fmt.Errorf("sandbox: the state holds %d bytes, more than its limit of %d", r.StateSize(), lim.WithDefaults().StateSize)
 	}
 	return CheckFiles(r.Files, lim)
 }

@@ -4,7 +4,9 @@
 # never unpickles what it writes: to the host a state is bytes.
 #
 # The state directory holds, when the run starts, "max" (the most bytes the
-# state may take, in decimal) and, when there is a state, "in". restore
+# state may take, the run's memory limit and the milliseconds its restore
+# may take, in decimal, separated by spaces; see sandbox.StateBounds) and,
+# when there is a state, "in". restore
 # reads "in", deletes it and writes "report.json"; after the code, save
 # writes "out", then "report.json" again, with "saved": true once "out" is
 # whole.
@@ -20,7 +22,9 @@
 # it. What pickle refuses (open files, sockets, generators, locks ...) is
 # dropped, and so is a value that would take the state past its limit; a
 # name that cannot be restored (its module is gone, say) is reported, and
-# the others are restored all the same.
+# the others are restored all the same. Restoring builds data and runs
+# nothing the state names (see _Restore, and "restoring, out of harm's
+# way" for the child process it runs in).
 
 import functools
 import importlib

@@ -408,8 +408,10 @@ func decodeResult(r io.Reader, lim sandbox.Limits) (initResult, error) {
 			if n > uint64(lim.StateSize) {
 				return res, fmt.Errorf("state message of %d bytes, more than the limit of %d", n, lim.StateSize)
 			}
-			data, err := readN(br, n)
-			if err != nil {
+			// n is within the state's limit, which the host holds
+			// anyway: read it into one allocation of its size.
+			data := make([]byte, n)
+			if _, err := io.ReadFull(br, data); err != nil {
 				return res, fmt.Errorf("read result: %w", err)
 			}
 			res.State = data

@@ -385,7 +385,12 @@ func TestStateLargerThanDisk(t *testing.T) {
 	if res.State.Data == nil || !slices.Equal(res.State.Kept, []string{"b"}) {
 		t.Fatalf("state %+v (stderr %q)", res.State, res.Stderr)
 	}
-	res = runState(t, s, "print(len(b), b[257])\nopen('f', 'wb').write(bytes(9 << 20))", res.State.Data, lim)
+	// Streamed, as the bot gives it.
+	res, err := s.Run(t.Context(), sandbox.Request{Code: "print(len(b), b[257])\nopen('f', 'wb').write(bytes(9 << 20))", Limits: lim,
+		KeepState: true, StateFrom: bytes.NewReader(res.State.Data), StateLen: int64(len(res.State.Data))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if string(res.Stdout) != "41943040 1\n" || res.Limit != sandbox.LimitDisk {
 		t.Errorf("printed %q (limit %q, stderr %q), want the value back and the disk limit for the program's own file", res.Stdout, res.Limit, res.Stderr)
 	}
