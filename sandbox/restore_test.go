@@ -104,14 +104,14 @@ func TestRestoreCallsNothing(t *testing.T) {
 		name, reduce string
 		why          string
 	}{
-		{"os._exit", "import os\nreturn (os._exit, (0,))", "posix._exit is not restored"},
-		{"time.sleep", "import time\nreturn (time.sleep, (3600,))", "time.sleep is not restored"},
-		{"eval patching builtins", "return (eval, (\"__import__('builtins').__setattr__('sum', lambda *a: 7)\",))", "builtins.eval is not restored"},
-		{"exec", "return (exec, ('import builtins; builtins.sum = lambda *a: 7',))", "builtins.exec is not restored"},
+		{"os._exit", "import os\nreturn (os._exit, (0,))", "posix._exit is not called while restoring"},
+		{"time.sleep", "import time\nreturn (time.sleep, (3600,))", "time.sleep is not called while restoring"},
+		{"eval patching builtins", "return (eval, (\"__import__('builtins').__setattr__('sum', lambda *a: 7)\",))", "builtins.eval is not called while restoring"},
+		{"exec", "return (exec, ('import builtins; builtins.sum = lambda *a: 7',))", "builtins.exec is not called while restoring"},
 		{"getattr", "import builtins\nreturn (getattr, (builtins, 'sum'))", "getattr is not restored"},
-		{"__import__", "return (__import__, ('os',))", "builtins.__import__ is not restored"},
-		{"subprocess", "import subprocess\nreturn (subprocess.call, (['true'],))", "subprocess.call is not restored"},
-		{"os.system", "import os\nreturn (os.system, ('echo pwned',))", "posix.system is not restored"},
+		{"__import__", "return (__import__, ('os',))", "builtins.__import__ is not called while restoring"},
+		{"subprocess", "import subprocess\nreturn (subprocess.call, (['true'],))", "subprocess.call is not called while restoring"},
+		{"os.system", "import os\nreturn (os.system, ('echo pwned',))", "posix.system is not called while restoring"},
 		{"a class's code", "return (Bomb, ())", "would run code the conversation defined"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -223,5 +223,79 @@ func TestRestoreOutOfHarm(t *testing.T) {
 	}
 	if st := r.state; len(st.NotRestored) != 1 || !strings.HasPrefix(st.NotRestored[0], "b (MemoryError") || st.RestoreFailed != "" {
 		t.Errorf("state %+v", st)
+	}
+}
+
+// TestRestoreKeepsData: what a data conversation keeps comes back
+// whole through the restore's rules: pandas and numpy values of every
+// kind, the standard library's data types, names bound to modules'
+// functions, the conversation's functions and classes.
+func TestRestoreKeepsData(t *testing.T) {
+	if err := exec.Command(runnerPython(t), "-c", "import numpy, pandas").Run(); err != nil {
+		t.Skip("no numpy and pandas")
+	}
+	plant := `import numpy as np, pandas as pd, datetime, decimal, fractions, collections, pathlib, uuid, re, math, enum, typing, array, statistics, types
+from math import sqrt
+from collections import Counter
+from statistics import mean
+df = pd.DataFrame({"a": np.arange(4), "s": list("wxyz"), "t": pd.date_range("2024-01-01", periods=4, tz="Europe/Paris"),
+    "c": pd.Categorical(list("pqpq")), "i": pd.array([1, None, 3, 4], dtype="Int64"), "f": [0.5, np.nan, 1.5, 2.5]})
+mi = pd.MultiIndex.from_tuples([(1, "a"), (2, "b")])
+s = pd.Series([1.5, 2.5], index=pd.Index(["x", "y"], name="k"))
+per = pd.period_range("2024-01", periods=3, freq="M")
+iv = pd.Interval(0, 1)
+ts, td, na, nat = pd.Timestamp("2024-05-01 12:00", tz="UTC"), pd.Timedelta("1h"), pd.NA, pd.NaT
+arr = np.arange(12, dtype=np.float32).reshape(3, 4)
+rec = np.zeros(2, dtype=[("x", "i4"), ("y", "f8")])
+ma = np.ma.array([1, 2, 3], mask=[0, 1, 0])
+obj = np.array([1, "a", None], dtype=object)
+rng = np.random.default_rng(7)
+first = rng.random()
+sc, dt64 = np.float64(2.5), np.datetime64("2024-01-01")
+when = datetime.datetime(2024, 1, 2, 3, 4, tzinfo=datetime.timezone.utc)
+day, dur = datetime.date(2024, 1, 2), datetime.timedelta(days=3)
+dec, frac, cplx = decimal.Decimal("1.10"), fractions.Fraction(2, 3), 1 + 2j
+od, dd, dq, cnt = collections.OrderedDict(a=1), collections.defaultdict(list, {"k": [1]}), collections.deque([1, 2], maxlen=5), Counter("aab")
+path, uid, pat = pathlib.PurePosixPath("/mnt/data/x.csv"), uuid.UUID(int=5), re.compile(r"a+b", re.I)
+flag = re.IGNORECASE
+nums = array.array("d", [1.0, 2.0])
+nd = statistics.NormalDist(0, 1)
+ns = types.SimpleNamespace(a=1)
+sets, fsets, byts, ba, rg, sl = {1, 2}, frozenset({3}), b"x", bytearray(b"y"), range(3), slice(1, 5, 2)
+err = ValueError("bad")
+agg = {"mean": mean, "sqrt": sqrt, "max": max}
+def scale(v, k=2):
+    return v * k
+class Acc:
+    def __init__(self):
+        self.total = 0
+    def add(self, v):
+        self.total += v
+        return self
+acc = Acc().add(5)
+`
+	check := `import numpy as np, pandas as pd
+assert df.dtypes.astype(str).tolist() == ["int64", "object", "datetime64[ns, Europe/Paris]", "category", "Int64", "float64"], df.dtypes
+assert df.i.isna().tolist() == [False, True, False, False] and str(df.t.iloc[0]) == "2024-01-01 00:00:00+01:00"
+assert mi.tolist() == [(1, "a"), (2, "b")] and s.index.name == "k" and str(per[2]) == "2024-03" and iv.right == 1
+assert str(ts) == "2024-05-01 12:00:00+00:00" and td.total_seconds() == 3600 and na is pd.NA and nat is pd.NaT
+assert arr.shape == (3, 4) and arr.dtype == np.float32 and rec.dtype.names == ("x", "y") and ma.mask.tolist() == [False, True, False]
+assert obj.tolist() == [1, "a", None] and sc == 2.5 and str(dt64) == "2024-01-01"
+r2 = np.random.default_rng(7); r2.random()
+assert rng.random() == r2.random()
+assert when.tzinfo is not None and day.year == 2024 and dur.days == 3 and str(dec) == "1.10" and frac * 3 == 2 and cplx.imag == 2
+assert od == {"a": 1} and dd["new"] == [] and dq.maxlen == 5 and cnt["a"] == 2
+assert str(path) == "/mnt/data/x.csv" and uid.int == 5 and pat.match("AAB") and flag == re.IGNORECASE
+assert nums.tolist() == [1.0, 2.0] and nd.mean == 0 and ns.a == 1 and sets == {1, 2} and fsets == {3}
+assert (byts, ba, list(rg), sl.step) == (b"x", bytearray(b"y"), [0, 1, 2], 2) and str(err) == "bad"
+assert agg["mean"]([1, 3]) == 2 and agg["sqrt"](9) == 3 and sqrt(4) == 2 and agg["max"](1, 2) == 2
+assert scale(3) == 6 and acc.add(1).total == 6 and Counter("x")["x"] == 1
+print("ok", sum([1, 2, 3]))`
+	r := chain(t, Limits{}, plant, check)
+	if r.stdout != "ok 6\n" || r.exit != 0 {
+		t.Errorf("printed %q (exit %d), stderr %s", r.stdout, r.exit, r.stderr)
+	}
+	if len(r.state.NotRestored) > 0 || r.state.RestoreFailed != "" {
+		t.Errorf("not restored %q, failed %q", r.state.NotRestored, r.state.RestoreFailed)
 	}
 }

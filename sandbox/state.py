@@ -262,6 +262,8 @@ class _Pickler(pickle.Pickler):
 
     def reducer_override(self, obj):
         t = type(obj)
+        if t is _Guard:
+            return ref, (obj.f,)
         if t is types.FunctionType:
             if obj.__globals__ is self.main.__dict__ or obj.__module__ == "__main__":
                 return self._function(obj)
@@ -446,16 +448,28 @@ class Lost(Exception):
 
 
 class _Guard:
-    """A module's function, callable while restoring but closed to
-    change: pickle may set the state of anything it is given."""
+    """A module's function closed to change (pickle may set the state of
+    anything it is given). A live one builds data and may be called while
+    restoring; another (a function a value refers to: {"mean":
+    statistics.mean}) may be called only once the restore is over, and
+    stands for the function in the value."""
 
-    __slots__ = ("f",)
+    __slots__ = ("f", "live")
 
-    def __init__(self, f):
+    def __init__(self, f, live=True):
         object.__setattr__(self, "f", f)
+        object.__setattr__(self, "live", live)
 
     def __call__(self, *a, **k):
+        if self.live is not True and _ctx is not None:
+            raise Refused("%s is not called while restoring: a restore builds data" % self.live)
         return self.f(*a, **k)
+
+    def __getattr__(self, k):
+        return getattr(self.f, k)
+
+    def __repr__(self):
+        return repr(self.f)
 
     def __setattr__(self, k, v):
         raise AttributeError("read-only")
@@ -474,6 +488,9 @@ _SENTINELS = ("MISSING", "KW_ONLY", "_FIELD", "_FIELD_CLASSVAR", "_FIELD_INITVAR
 def _safe_getattr(obj, name):
     if obj is sys.modules.get("dataclasses") and name in _SENTINELS:
         return getattr(obj, name)
+    enum = sys.modules.get("enum")
+    if enum is not None and isinstance(obj, enum.EnumMeta) and type(name) is str and name in obj.__members__:
+        return obj.__members__[name]  # an enum's member, as Enum pickles it
     raise Refused("getattr is not restored: a restore builds data and reads no attributes")
 
 
@@ -498,6 +515,20 @@ def _safe_import(name):
     m = importlib.import_module(name)
     _restoring().watch(m)
     return m
+
+
+def _ufunc(module, name):
+    np = sys.modules.get("numpy")
+    m = sys.modules.get(module) if type(module) is str else None
+    v = getattr(m, name, None) if m is not None and type(name) is str and module.split(".")[0] == "numpy" else None
+    if np is None or not isinstance(v, np.ufunc):
+        raise Refused("a numpy ufunc's record is damaged")
+    return v
+
+
+def ref(v):
+    """A value as it is (what a function a value refers to is saved as)."""
+    return v
 
 
 def _load_code(data):
@@ -551,6 +582,7 @@ _SPECIAL = {
     ("_sandpiper_state", "set_class"): _Guard(set_class),
     ("_sandpiper_state", "make_lru_cache"): _Guard(make_lru_cache),
     ("_sandpiper_state", "EMPTY"): EMPTY,
+    ("_sandpiper_state", "ref"): _Guard(ref),
 }
 
 
@@ -561,6 +593,8 @@ def _special(module, name):
         v = _SPECIAL[(module, name)] = _Guard(getattr(copyreg, name))
     if v is None and module == "functools" and name == "partial":
         v = functools.partial
+    if v is None and module.split(".")[0] == "numpy" and name == "_ufunc_reconstruct":
+        v = _SPECIAL[(module, name)] = _Guard(_ufunc)
     if v is None and module == "types" and name == "SimpleNamespace":
         v = types.SimpleNamespace
     if v is None and module == "collections" and name in ("OrderedDict", "defaultdict", "deque", "Counter", "ChainMap", "UserDict", "UserList", "UserString"):
@@ -655,9 +689,13 @@ class _Restore:
             v = getattr(builtins, name, None) if "." not in name else None
             if name in _BUILTINS or isinstance(v, type) and issubclass(v, BaseException):
                 return v
-            raise Refused("%s is not restored: a restore builds data and calls no other function" % where)
-        if _denied(module) or any(p.startswith("__") and p.endswith("__") for p in name.split(".")) and not _PATTERN.fullmatch(name.rsplit(".", 1)[-1]):
-            raise Refused("%s is not restored: a restore builds data and uses nothing of %s" % (where, _short(module.split(".")[0], 60)))
+            return self.inert(v, where)
+        if any(p.startswith("__") and p.endswith("__") for p in name.split(".")) and not _PATTERN.fullmatch(name.rsplit(".", 1)[-1]):
+            raise Refused("%s is not restored: a restore builds data" % where)
+        if _denied(module):
+            if _loud(module):
+                raise Refused("%s is not restored: a restore imports no %s" % (where, _short(module, 60)))
+            return self.inert(pickle.Unpickler.find_class(self.unpickler, module, name), where)
         v = pickle.Unpickler.find_class(self.unpickler, module, name)
         if isinstance(v, type):
             self.watch(v)
@@ -673,7 +711,15 @@ class _Restore:
             return v
         if type(v) in _SCALARS:
             return v
-        raise Refused("%s is not restored: a restore builds data and calls no other function" % where)
+        return self.inert(v, where)
+
+    def inert(self, v, where):
+        """A function or class a value refers to, which the restore does
+        not call: it stands in the value as a guard, callable once the
+        restore is over."""
+        if callable(v) and not isinstance(v, types.ModuleType):
+            return _Guard(v, live=where)
+        raise Refused("%s is not restored: a restore builds data" % where)
 
 
 class _Unpickler(pickle.Unpickler):

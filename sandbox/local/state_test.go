@@ -298,10 +298,10 @@ func TestStatePlanted(t *testing.T) {
 		s    *Sandbox
 	}{{"warm", newTestSandbox(t)}, {"cold", coldSandbox(t)}}
 	for _, tc := range []struct{ name, reduce, why string }{
-		{"exit", "import os\n        return (os._exit, (0,))", "posix._exit is not restored"},
-		{"sleep", "import time\n        return (time.sleep, (3600,))", "time.sleep is not restored"},
+		{"exit", "import os\n        return (os._exit, (0,))", "posix._exit is not called while restoring"},
+		{"sleep", "import time\n        return (time.sleep, (3600,))", "time.sleep is not called while restoring"},
 		{"1 GiB", "return (bytearray, (1 << 30,))", "MemoryError"},
-		{"builtins patch", "return (eval, (\"__import__('builtins').__setattr__('sum', lambda *a: 7)\",))", "builtins.eval is not restored"},
+		{"builtins patch", "return (eval, (\"__import__('builtins').__setattr__('sum', lambda *a: 7)\",))", "builtins.eval is not called while restoring"},
 	} {
 		for _, sb := range sandboxes {
 			s := sb.s

@@ -45,7 +45,7 @@ func TestCards(t *testing.T) {
 		}}, nil},
 		{"files", 60, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{FilesOmitted: []string{"big.bin (larger than the limit)"}}}, files},
 		{"state", 80, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{Stdout: []byte("ok\n"), State: &sandbox.StateResult{
-			Restored: []string{"df", "x", "f"}, RestoredCount: 5, NotRestored: []string{"b (posix.system is not restored)"}, NotRestoredCount: 1}}}, nil},
+			Restored: []string{"df", "x", "f"}, RestoredCount: 5, NotRestored: []string{"b (posix.system is not called while restoring)"}, NotRestoredCount: 1}}}, nil},
 		{"state set aside", 80, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{Stdout: []byte("ok\n"), State: &sandbox.StateResult{
 			RestoreFailed: "restoring them took longer than 15 s"}}}, nil},
 		{"timeout", 80, agent.ToolResultEvent{ToolCallEvent: call, Duration: 30 * time.Second, Sandbox: &sandbox.Result{ExitCode: 137, Limit: sandbox.LimitTimeout}}, nil},
