@@ -41,8 +41,8 @@
 // modules and classes pickle is handed are watched, and a value whose
 // restore changed one (builtins.sum) is put back and not restored. Each
 // refusal names the value and why (NotRestored). The restore runs in a
-// child of the program's process, with half the run's time and the
-// memory the run has left: one that would fill memory loses that value
+// child of the program's process, with half the run's time of CPU (and
+// nine tenths of it by the clock) and the memory the run has left: one that would fill memory loses that value
 // alone (MemoryError); one that hangs or dies is reported (RestoreFailed)
 // and the code runs without names in the time left, the front end setting
 // that state aside, as it does an unreadable one.

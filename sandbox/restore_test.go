@@ -190,8 +190,8 @@ sys.stdout.buffer.write(out)
 	return out
 }
 
-// TestRestoreOutOfHarm: a restore that takes longer than half the run's
-// time is stopped, the state is reported (RestoreFailed, to be set
+// TestRestoreOutOfHarm: a restore that takes more CPU than half the
+// run's time is stopped, the state is reported (RestoreFailed, to be set
 // aside), and the code runs, without names, in the time left; one that
 // would fill memory fails with MemoryError before the memory limit and
 // loses that name alone.
@@ -206,12 +206,10 @@ func TestRestoreOutOfHarm(t *testing.T) {
 	if r.stdout != "ran False\n" || r.exit != 0 {
 		t.Errorf("printed %q (exit %d, stderr %q), want the code to run without names", r.stdout, r.exit, r.stderr)
 	}
-	if st := r.state; !strings.Contains(st.RestoreFailed, "took longer than 2 s") || !slices.Equal(st.Kept, []string{"z"}) {
+	if st := r.state; !strings.Contains(st.RestoreFailed, "restoring them took") || !slices.Equal(st.Kept, []string{"z"}) {
 		t.Errorf("state %+v", st)
 	}
-	if d := time.Since(start); d > 4*time.Second {
-		t.Errorf("the run took %v", d)
-	}
+	t.Logf("the run took %v", time.Since(start))
 
 	big := craftState(t, map[string]string{
 		"a": `pickle.dumps(1, 5)`,
@@ -297,5 +295,28 @@ print("ok", sum([1, 2, 3]))`
 	}
 	if len(r.state.NotRestored) > 0 || r.state.RestoreFailed != "" {
 		t.Errorf("not restored %q, failed %q", r.state.NotRestored, r.state.RestoreFailed)
+	}
+}
+
+// TestRestoreEndsAsTheCode: a run that restores a state (the code runs in
+// a child of the program's process) ends as the code does: its exit
+// status, SystemExit's code, os._exit, death by SIGINT after a
+// KeyboardInterrupt; and its output is the code's alone.
+func TestRestoreEndsAsTheCode(t *testing.T) {
+	state := runRunner(t, "x = 1", nil, Limits{}).state.Data
+	for _, tc := range []struct {
+		code, stdout string
+		exit         int
+	}{
+		{"print(x)", "1\n", 0},
+		{"import sys\nprint(x)\nsys.exit(3)", "1\n", 3},
+		{"print(x, flush=True)\n1/0", "1\n", 1},
+		{"import os\nprint(x, flush=True)\nos._exit(7)", "1\n", 7},
+		{"print(x, flush=True)\nraise KeyboardInterrupt", "1\n", -1}, // killed by SIGINT
+	} {
+		r := runRunner(t, tc.code, state, Limits{})
+		if r.stdout != tc.stdout || r.exit != tc.exit {
+			t.Errorf("%q: printed %q, exit %d (stderr %q); want %q, %d", tc.code, r.stdout, r.exit, r.stderr, tc.stdout, tc.exit)
+		}
 	}
 }

@@ -512,8 +512,9 @@ def _loud(module):
 def _safe_import(name):
     if type(name) is not str or _loud(name):
         raise Refused("the module %s is not imported while restoring" % _short(name, 60))
-    m = importlib.import_module(name)
-    _restoring().watch(m)
+    ctx = _restoring()
+    m = sys.modules.get(name) or ctx.imported(lambda: importlib.import_module(name))
+    ctx.watch(m)
     return m
 
 
@@ -554,6 +555,8 @@ _DENIED = {
     "rlcompleter", "sched", "getpass", "glob", "filecmp", "fileinput", "compileall", "py_compile", "_imp", "_frozen_importlib",
     "_frozen_importlib_external", "_sandpiper_state", "_codecs", "codecs", "string", "linecache", "traceback", "warnings", "contextlib",
     "cmd", "shlex", "_winapi", "msvcrt", "winreg", "IPython",
+    "wave", "aifc", "sunau", "mailbox", "netrc", "nntplib", "telnetlib", "smtpd", "asyncore", "asynchat", "cgitb", "crypt",
+    "pwd", "grp", "spwd", "syslog", "nis", "ossaudiodev", "curses", "dbm", "zipapp", "tabnanny", "lib2to3", "uu", "chunk",
 }
 # Parts of allowed packages that read or write files, or load code.
 _DENIED_PARTS = ("numpy.lib.npyio", "numpy.lib._datasource", "numpy.testing", "numpy.f2py", "numpy.distutils", "numpy.ctypeslib",
@@ -625,6 +628,30 @@ class _Restore:
         self.watched = {}      # id -> (object, its attributes as they were)
         self.references = {}   # names bound to a module's function or class: (module, name)
 
+    memory = size = 0
+    old = None  # the address space's limit before the restore's cap
+
+    def cap(self):
+        """Bounds the address space so that a value too large for the
+        run's memory fails with MemoryError (see _cap_memory)."""
+        self.old = _cap_memory(self.memory, self.size)
+
+    def uncap(self):
+        _uncap(self.old)
+        self.old = None
+
+    def imported(self, load):
+        """Calls load, which imports a module, without the cap: the data
+        stack reserves far more address space than it uses, and the cap
+        is set again from where the import left it."""
+        if self.old is None:
+            return load()
+        self.uncap()
+        try:
+            return load()
+        finally:
+            self.cap()
+
     def watch(self, obj):
         if id(obj) in self.watched or id(obj) in self.made:
             return
@@ -695,8 +722,8 @@ class _Restore:
         if _denied(module):
             if _loud(module):
                 raise Refused("%s is not restored: a restore imports no %s" % (where, _short(module, 60)))
-            return self.inert(pickle.Unpickler.find_class(self.unpickler, module, name), where)
-        v = pickle.Unpickler.find_class(self.unpickler, module, name)
+            return self.inert(self.load(module, name), where)
+        v = self.load(module, name)
         if isinstance(v, type):
             self.watch(v)
             return v
@@ -712,6 +739,11 @@ class _Restore:
         if type(v) in _SCALARS:
             return v
         return self.inert(v, where)
+
+    def load(self, module, name):
+        if module in sys.modules:
+            return pickle.Unpickler.find_class(self.unpickler, module, name)
+        return self.imported(lambda: pickle.Unpickler.find_class(self.unpickler, module, name))
 
     def inert(self, v, where):
         """A function or class a value refers to, which the restore does
@@ -784,7 +816,8 @@ def _load_name(name, f, pos, length, restored, lost, ctx):
     if ref is not None and ref[0] not in ("_sandpiper_state", "__main__") and not _loud(ref[0]):
         # A name bound to a module's function or class: restored as the
         # import it is (it is not called).
-        v = pickle.Unpickler.find_class(_Unpickler(io.BytesIO(b""), restored, lost, ctx), ref[0], ref[1])
+        ctx.unpickler = _Unpickler(io.BytesIO(b""), restored, lost, ctx)
+        v = ctx.load(ref[0], ref[1])
         ctx.references[name] = ref
         return v
     # Straight from the file: a large bytes value is read once, into
@@ -796,7 +829,7 @@ def _load_name(name, f, pos, length, restored, lost, ctx):
     return v
 
 
-def _restore(d, main):
+def _restore(d, main, memory=0, size=0):
     """Restores into main the names d/in holds, deletes it, writes the
     report and returns it."""
     global _ctx
@@ -809,6 +842,8 @@ def _restore(d, main):
     except OSError:
         f = None
     ctx = _ctx = _Restore()
+    ctx.memory, ctx.size = memory, size
+    ctx.cap()
     try:
         if f is not None:
             with f:
@@ -837,6 +872,7 @@ def _restore(d, main):
             fn.__code__ = code
     finally:
         _ctx = None
+        ctx.uncap()
     for name, v in restored.items():
         main.__dict__[name] = v
     report["restored"] = [_short(n, NAME_CHARS) for n in list(restored)[:LIST_MAX]]
@@ -854,7 +890,8 @@ def _restore(d, main):
 # colliding keys), die or fill memory: it runs in a child process of the
 # program's, with its own time and memory, and only once it is done does
 # that child go on to run the code (the parent then waits for it and ends
-# as it ends). When it dies or takes too long, the parent, which restored
+# as it ends). When it dies or takes too long (more CPU than half the run's
+# time, or nine tenths of the run's time), the parent, which restored
 # nothing, reports why (restoreFailed) and runs the code without names.
 
 # The least memory a restore may use, and what is kept back for the rest
@@ -957,27 +994,30 @@ def restore(d, main, memory=0, ms=0):
     pid = os.fork()
     if pid == 0:
         os.close(r)
-        old = _cap_memory(memory, size)
         try:
-            report = _restore(d, main)
+            report = _restore(d, main, memory, size)
         except BaseException as e:
             report = {"version": 1, "saved": False, "unreadable": _why(e)}
             write_report(d, report)
-        _uncap(old)
         os.write(w, b"1")
         os.close(w)
         return report
     os.close(w)
     import select
     why = None
+    # The budget is CPU time (a slow import on a busy host is not a
+    # hang), and wall time up to nine tenths of the run's.
+    wall = 1.8 * seconds
     while why is None:
-        left = start + seconds - time.monotonic()
-        if left <= 0:
-            why = "restoring them took longer than %s" % _seconds(seconds)
+        left = start + wall - time.monotonic()
+        cpu = _cpu(pid)
+        if left <= 0 or cpu > seconds:
+            why = "restoring them took longer than %s" % _seconds(wall) if left <= 0 else \
+                "restoring them took more than %s of CPU" % _seconds(seconds)
             os.kill(pid, 9)
             break
         try:
-            ready, _, _ = select.select([r], [], [], left)
+            ready, _, _ = select.select([r], [], [], min(left, 0.05))
         except InterruptedError:
             continue
         if ready:
@@ -1004,6 +1044,16 @@ def restore(d, main, memory=0, ms=0):
               "notRestoredCount": 0, "restoreSeconds": time.monotonic() - start}
     write_report(d, report)
     return report
+
+
+def _cpu(pid):
+    """The CPU time process pid has used, in seconds (0 when unknown)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def _seconds(s):

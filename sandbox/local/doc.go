@@ -370,7 +370,8 @@
 //     craft its own state: restoring it calls only data constructors and
 //     runs none of the conversation's code, changes to the modules and
 //     classes it is handed are put back, and a restore that hangs or dies
-//     (in a child process, with half the run's time and the memory left)
+//     (in a child process, with half the run's time of CPU and the memory
+//     left)
 //     is set aside while the code runs without names (see package
 //     sandbox). Remains: the library code those constructors run (numpy,
 //     pandas, the classes of modules not refused) with crafted data, in
