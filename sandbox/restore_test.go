@@ -157,6 +157,17 @@ func TestRestoreChangesNothingOutside(t *testing.T) {
 	if len(r.state.NotRestored) != 1 || !strings.Contains(r.state.NotRestored[0], "changed builtins.sum") {
 		t.Errorf("not restored %q", r.state.NotRestored)
 	}
+
+	// A name bound to os.system (from os import system) comes back, but a
+	// value calling it through a reference to that name is refused.
+	crafted = craftState(t, map[string]string{
+		"a": `b"\x80\x02cposix\nsystem\n."`,
+		"b": `b"\x80\x02X\x01\x00\x00\x00aQX\x0a\x00\x00\x00echo pwned\x85R."`,
+	})
+	r = runRunner(t, "print(a.__name__)", crafted, Limits{})
+	if r.stdout != "system\n" || len(r.state.NotRestored) != 1 || !strings.Contains(r.state.NotRestored[0], "posix.system is not called while restoring") {
+		t.Errorf("printed %q (stderr %q), not restored %q", r.stdout, r.stderr, r.state.NotRestored)
+	}
 }
 
 // craftState builds a state file from Python expressions giving each
