@@ -148,6 +148,9 @@ func (a *Agent) Run(ctx context.Context, history []Message, opts RunOptions) (*O
 			}
 		}
 		s := t.Spec()
+		if w, ok := t.(workspaceTool); ok {
+			s = w.specFor(opts.Workspace)
+		}
 		tools[s.Name] = t
 		specs = append(specs, s)
 	}

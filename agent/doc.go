@@ -16,9 +16,12 @@
 // call uses a DataFrame an earlier one loaded. The tool's description says
 // so, and its result's "state" field lists the names restored, kept and
 // dropped (with why), within its budget, and says in a note when nothing
-// was saved, when a state was set aside (unreadable, or over
-// Limits.StateSize: [ErrStateUnusable]), or when the conversation keeps
-// none ([ErrNoState]).
+// was saved, when a state was set aside (unreadable, its restore stopped
+// the run, or over Limits.StateSize: [ErrStateUnusable]), or when the
+// conversation keeps none ([ErrNoState]). The system prompt defers to the
+// tool's description, which says no variables are kept in a conversation
+// that keeps none ([StateSwitch]). A Workspace that streams its state
+// ([StateStreamer]) hands it to the sandbox without the tool holding it.
 //
 // # File previews
 //

@@ -58,7 +58,10 @@ type ExecuteCode struct {
 	opts   ExecuteCodeOptions
 	limits sandbox.Limits // with defaults, for the description
 	spec   ToolSpec
-	log    *slog.Logger
+	// stateless is spec for a conversation that keeps no state, when
+	// the tool keeps state.
+	stateless ToolSpec
+	log       *slog.Logger
 }
 
 var _ Tool = (*ExecuteCode)(nil)
@@ -76,6 +79,10 @@ func NewExecuteCode(runner Runner, opts ExecuteCodeOptions) *ExecuteCode {
 		Description: describeExecuteCode(opts.Runtime, t.limits, opts.KeepState),
 		InputSchema: executeCodeSchema,
 	}
+	t.stateless = t.spec
+	if opts.KeepState {
+		t.stateless.Description = describeExecuteCode(opts.Runtime, t.limits, false)
+	}
 	return t
 }
 
@@ -84,6 +91,19 @@ var executeCodeSchema = json.RawMessage(`{"type":"object","properties":{"code":{
 
 // Spec describes the tool.
 func (t *ExecuteCode) Spec() ToolSpec { return t.spec }
+
+// specFor describes the tool for a run with the working directory ws:
+// without one, or in a conversation that keeps no state
+// ([StateSwitch]), as keeping no variables.
+func (t *ExecuteCode) specFor(ws Workspace) ToolSpec {
+	if ws == nil {
+		return t.stateless
+	}
+	if s, ok := ws.(StateSwitch); ok && !s.KeepsState() {
+		return t.stateless
+	}
+	return t.spec
+}
 
 // Call runs the code in input ({"code": "..."}) with the files of ws,
 // and puts the files it writes back in ws; with KeepState, it starts from
@@ -109,9 +129,13 @@ func (t *ExecuteCode) Call(ctx context.Context, ws Workspace, input json.RawMess
 	if t.opts.KeepState && ws != nil {
 		st = t.loadState(ctx, ws, &req)
 	}
-	t.log.DebugContext(ctx, "executeCode: running", "code", code, "files", len(req.Files), "state", len(req.State))
-	res, err := t.runner.Run(ctx, req)
-	req.State = nil // the sandbox has it: let it go before the new one is kept
+	t.log.DebugContext(ctx, "executeCode: running", "code", code, "files", len(req.Files), "state", req.StateSize())
+	// The sandbox takes the state: nothing here holds it during the run,
+	// so that the host keeps at most the one the run saves.
+	run := req
+	req.State, req.StateFrom = nil, nil
+	res, err := t.runner.Run(ctx, run)
+	st.done()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

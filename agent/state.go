@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
@@ -21,8 +22,17 @@ const (
 // stateNotes is what the model is told of the state around one run,
 // besides the lists the sandbox returns.
 type stateNotes struct {
-	off   bool     // the conversation keeps no state
-	notes []string // what became of the state, when anything did
+	off   bool      // the conversation keeps no state
+	notes []string  // what became of the state, when anything did
+	from  io.Closer // the stream the run's state is read from, to close after it
+}
+
+// done closes the stream the run's state was read from.
+func (n *stateNotes) done() {
+	if n.from != nil {
+		n.from.Close()
+		n.from = nil
+	}
 }
 
 func (n *stateNotes) add(s string) { n.notes = append(n.notes, s) }
@@ -44,7 +54,17 @@ const stateOff = "off in this conversation: no variables are kept between calls,
 // that cannot be read (the store failed) makes the run keep none, so that
 // the stored state is not replaced.
 func (t *ExecuteCode) loadState(ctx context.Context, ws Workspace, req *sandbox.Request) (n stateNotes) {
-	data, err := ws.State(ctx, t.limits.StateSize)
+	var (
+		data []byte
+		from io.ReadCloser
+		size int64
+		err  error
+	)
+	if ss, ok := ws.(StateStreamer); ok {
+		from, size, err = ss.OpenState(ctx, t.limits.StateSize)
+	} else {
+		data, err = ws.State(ctx, t.limits.StateSize)
+	}
 	switch {
 	case errors.Is(err, ErrNoState):
 		n.off = true
@@ -54,13 +74,16 @@ func (t *ExecuteCode) loadState(ctx context.Context, ws Workspace, req *sandbox.
 			t.log.ErrorContext(ctx, "executeCode: setting the state aside failed", "err", aerr)
 		}
 		n.add(fmt.Sprintf("the variables earlier calls saved were set aside unread (%v); this call started without them", err))
-		data = nil
+		data, from = nil, nil
 	case err != nil:
 		t.log.ErrorContext(ctx, "executeCode: reading the state failed", "err", err)
 		n.add(fmt.Sprintf("the variables earlier calls saved could not be read (%v; not a problem with the code): this call started without them, and what it defined is not kept", err))
 		return n
 	}
 	req.KeepState, req.State = true, data
+	if from != nil {
+		req.StateFrom, req.StateLen, n.from = from, size, from
+	}
 	return n
 }
 
@@ -72,14 +95,19 @@ func (t *ExecuteCode) keepState(ctx context.Context, ws Workspace, res *sandbox.
 		s = &sandbox.StateResult{Unsaved: "the sandbox said nothing of it"}
 		res.State = s
 	}
-	if s.Unreadable != "" {
-		if err := ws.SetStateAside(ctx); err != nil {
-			t.log.ErrorContext(ctx, "executeCode: setting an unreadable state aside failed", "err", err)
-		}
+	switch {
+	case s.RestoreFailed != "":
+		n.add("the variables earlier calls saved were set aside: " + s.RestoreFailed + " (a value in them is not data a restore can build); this call ran without them")
+	case s.Unreadable != "":
 		n.add("the variables earlier calls saved could not be read (" + s.Unreadable + ") and were set aside; this call started without them")
 	}
+	if s.RestoreFailed != "" || s.Unreadable != "" {
+		if err := ws.SetStateAside(ctx); err != nil {
+			t.log.ErrorContext(ctx, "executeCode: setting a state aside failed", "err", err)
+		}
+	}
 	switch {
-	case s.Data == nil && s.Unreadable != "":
+	case s.Data == nil && (s.Unreadable != "" || s.RestoreFailed != ""):
 		n.add("nothing was saved (" + s.Unsaved + "): the next call starts with no variables")
 	case s.Data == nil:
 		n.add("nothing was saved (" + s.Unsaved + "): the next call starts with the variables this call started with")

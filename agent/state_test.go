@@ -1,9 +1,12 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -110,6 +113,16 @@ func TestExecuteCodeState(t *testing.T) {
 		t.Errorf("asides %d, aside %q, state %q", ws.asides, ws.MemWorkspace.aside, ws.MemWorkspace.state)
 	}
 
+	// The restore stopped the run (a value that hangs, dies or overflows
+	// while restored): set aside, the model is told, the new state kept.
+	saved = &sandbox.StateResult{Data: []byte("S3b"), RestoreFailed: "restoring them took longer than 15 s"}
+	if st = call(); !strings.Contains(st.Note, "were set aside: restoring them took longer than 15 s") || !strings.Contains(st.Note, "this call ran without them") {
+		t.Errorf("note %q", st.Note)
+	}
+	if ws.asides != 2 || string(ws.MemWorkspace.aside) != "S3" || string(ws.MemWorkspace.state) != "S3b" {
+		t.Errorf("asides %d, aside %q, state %q", ws.asides, ws.MemWorkspace.aside, ws.MemWorkspace.state)
+	}
+
 	// Too large: set aside unread; the run starts empty.
 	ws.MemWorkspace.PutState(t.Context(), make([]byte, 101))
 	saved = &sandbox.StateResult{Data: []byte("S4")}
@@ -160,5 +173,103 @@ func TestExecuteCodeNoState(t *testing.T) {
 	}
 	if desc := tool.Spec().Description; !strings.Contains(desc, "no variables or imports carry over between calls") {
 		t.Errorf("description:\n%s", desc)
+	}
+}
+
+// switchWorkspace is a workspace whose conversation keeps state or not.
+type switchWorkspace struct {
+	*MemWorkspace
+	keeps bool
+}
+
+func (w switchWorkspace) KeepsState() bool { return w.keeps }
+
+// TestStateDescribedPerConversation: the model is told one thing about
+// variables between calls: the system prompt defers to the tool, and the
+// tool says they are kept only where the conversation keeps them.
+func TestStateDescribedPerConversation(t *testing.T) {
+	if strings.Contains(DefaultInstructions, "see, and import and define everything in each call") {
+		t.Error("the system prompt tells the model to define everything in each call, whatever the tool keeps")
+	}
+	tool := NewExecuteCode(&fakeRunner{}, ExecuteCodeOptions{KeepState: true})
+	for _, tc := range []struct {
+		name string
+		ws   Workspace
+		kept bool
+	}{
+		{"state on", switchWorkspace{NewMemWorkspace(nil, 0), true}, true},
+		{"a workspace without the switch", NewMemWorkspace(nil, 0), true},
+		{"state off in this conversation", switchWorkspace{NewMemWorkspace(nil, 0), false}, false},
+		{"no workspace", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &scriptedModel{turns: []turn{{deltas: []string{"hi"}}}}
+			a := &Agent{Model: m, Tools: []Tool{tool}}
+			if _, err := a.Run(t.Context(), []Message{{Role: RoleUser, Text: "q"}}, RunOptions{Workspace: tc.ws}); err != nil {
+				t.Fatal(err)
+			}
+			desc := m.requests[0].Tools[0].Description
+			kept := strings.Contains(desc, "are kept for the later calls of this conversation")
+			none := strings.Contains(desc, "no variables or imports carry over between calls")
+			if kept != tc.kept || none == tc.kept {
+				t.Errorf("description says kept %v, none %v; want kept %v:\n%s", kept, none, tc.kept, desc)
+			}
+		})
+	}
+}
+
+// streamWorkspace gives its state as a stream, and counts the streams
+// closed.
+type streamWorkspace struct {
+	*MemWorkspace
+	closed int
+}
+
+type countClose struct {
+	io.Reader
+	w *streamWorkspace
+}
+
+func (c countClose) Close() error { c.w.closed++; return nil }
+
+func (w *streamWorkspace) OpenState(ctx context.Context, max int64) (io.ReadCloser, int64, error) {
+	data, err := w.MemWorkspace.State(ctx, max)
+	if data == nil || err != nil {
+		return nil, 0, err
+	}
+	return countClose{bytes.NewReader(data), w}, int64(len(data)), nil
+}
+
+// TestExecuteCodeStateStreamed: a workspace that streams its state gives
+// it to the sandbox as a stream (the tool holds no copy), closed after the
+// run; a state too large is refused unread as with State.
+func TestExecuteCodeStateStreamed(t *testing.T) {
+	var got []string
+	r := &fakeRunner{fn: func(_ context.Context, req sandbox.Request) (*sandbox.Result, error) {
+		s := "none"
+		if req.StateFrom != nil {
+			b, _ := io.ReadAll(req.StateFrom)
+			s = fmt.Sprintf("%s/%d", b, req.StateLen)
+		}
+		got = append(got, fmt.Sprintf("%s %v", s, req.State == nil))
+		return &sandbox.Result{State: &sandbox.StateResult{Data: []byte("saved")}}, nil
+	}}
+	tool := NewExecuteCode(r, ExecuteCodeOptions{KeepState: true, Limits: sandbox.Limits{StateSize: 100}})
+	ws := &streamWorkspace{MemWorkspace: NewMemWorkspace(nil, 0)}
+	for range 2 {
+		if _, err := tool.Call(t.Context(), ws, json.RawMessage(`{"code":"x = 1"}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws.MemWorkspace.PutState(t.Context(), make([]byte, 101))
+	out, err := tool.Call(t.Context(), ws, json.RawMessage(`{"code":"x = 1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"none true", "saved/5 true", "none true"}; strings.Join(got, ",") != strings.Join(want, ",") || ws.closed != 1 {
+		t.Errorf("runs got %q, %d streams closed; want %q, 1", got, ws.closed, want)
+	}
+	if st := stateOf(t, out.Content); !strings.Contains(st.Note, "set aside unread") {
+		t.Errorf("note %q", st.Note)
 	}
 }

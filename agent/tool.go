@@ -48,3 +48,9 @@ type RunTool interface {
 type codeTool interface {
 	code(input json.RawMessage) string
 }
+
+// workspaceTool is implemented by tools whose description depends on the
+// run's working directory (whether its conversation keeps state).
+type workspaceTool interface {
+	specFor(ws Workspace) ToolSpec
+}

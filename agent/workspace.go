@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"sync"
 
@@ -39,6 +40,24 @@ type Workspace interface {
 	// (a sandbox could not read it, or it is unusable): the next run
 	// starts without one.
 	SetStateAside(ctx context.Context) error
+}
+
+// StateSwitch is implemented by a [Workspace] whose conversation may keep
+// no Python state. KeepsState reports whether it keeps one; when it does
+// not, the executeCode tool is described to the model as keeping none
+// for that conversation's run (a Workspace without the method keeps
+// state when the tool does).
+type StateSwitch interface {
+	KeepsState() bool
+}
+
+// StateStreamer is implemented by a [Workspace] that can give the state
+// to a run as a stream, so that neither the tool nor the sandbox holds it
+// in memory (the bot reads it from the thread's file). OpenState returns
+// what State would, as a reader of n bytes (nil and 0 when there is no
+// state), with the same errors; the caller closes it.
+type StateStreamer interface {
+	OpenState(ctx context.Context, max int64) (r io.ReadCloser, n int64, err error)
 }
 
 // ErrNoState is [Workspace.State]'s error for a conversation that keeps

@@ -24,10 +24,38 @@
 // The run's [StateResult] lists what was restored, kept and dropped, with
 // why. A run stopped by its time or memory limit saves nothing (the
 // state before it stands); a state the runner cannot read is reported
-// (Unreadable) and the run starts without names. Backends carry the state
-// in and out as bytes, each way within its bound, and never unpickle it;
-// what keeps it between runs, and for whom, is the front end's (package
-// agent's Workspace).
+// (Unreadable) and the run starts without names.
+//
+// A state is data the conversation's own code wrote (and could craft):
+// restoring it builds data and runs nothing it names. Pickle may use only
+// data constructors: builtins' data types and exceptions, copyreg, the
+// classes of modules that do not run programs, open files or load code
+// (not os, sys, subprocess, ctypes, io, socket, importlib, pickle ...),
+// and the reconstructor functions of numpy, pandas and a few more; a name
+// bound at the top level to any module's function or class (from math
+// import sqrt) is restored as the reference it is. The conversation's
+// functions and classes are made with their code, but a function's code
+// is a stub that refuses to run until the restore is over, so nothing a
+// value holds runs the conversation's code meanwhile (a class's
+// __setstate__, __hash__ or __init__: such a value is not restored); the
+// modules and classes pickle is handed are watched, and a value whose
+// restore changed one (builtins.sum) is put back and not restored. Each
+// refusal names the value and why (NotRestored). The restore runs in a
+// child of the program's process, with half the run's time of CPU (and
+// nine tenths of it by the clock) and the memory the run has left: one that would fill memory loses that value
+// alone (MemoryError); one that hangs or dies is reported (RestoreFailed)
+// and the code runs without names in the time left, the front end setting
+// that state aside, as it does an unreadable one.
+//
+// A run needs about twice its state's size in memory while restoring or
+// saving it (the file and the values), besides the interpreter: a
+// state's limit is at most [StateRoom] of the run's memory (the default,
+// 192 MiB of 512 MiB). Backends carry the state in and out as bytes, each
+// way within its bound, and never unpickle it; the state a run starts
+// from may be given as a stream (Request.StateFrom), which the local
+// backend copies to the sandbox as it reads it, so that the host holds at
+// most the state the run saves. What keeps the state between runs, and
+// for whom, is the front end's (package agent's Workspace).
 //
 // # Choosing a backend
 //

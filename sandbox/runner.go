@@ -3,6 +3,7 @@ package sandbox
 import (
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -48,7 +49,10 @@ func StateRunner(dir string) string {
 // absolute) holds "max" (the run keeps state), the state module is run as
 // _sandpiper_state (in sys.modules: pickle finds its reconstructors
 // there), the names saved in dir/in are restored into the fresh __main__
-// before the code is compiled, and the names the code leaves are saved to
+// before the code is compiled (in a child process that then runs the
+// code, the first one waiting for it and ending as it ends; within the
+// memory and time "max" gives, see [StateBounds]), and the names the code
+// leaves are saved to
 // dir/out after it, however it ended (an exception and SystemExit
 // included; not os._exit, nor a kill), before the exception is printed,
 // atexit runs and threads are joined.
@@ -80,8 +84,9 @@ _sr = _sl = None
 _sd = sys.modules["os"].path.abspath(STATEDIR)
 try:
     with open(_sd + "/max") as _f:
-        _sl = int(_f.read())
-except (OSError, ValueError):
+        _sb = [int(_v) for _v in _f.read().split()]
+    _sl = _sb[0]
+except (OSError, ValueError, IndexError):
     pass
 if _sl is not None:
     try:
@@ -89,7 +94,7 @@ if _sl is not None:
             _st = type(sys)("_sandpiper_state")
             exec(compile(STATESOURCE, "<sandpiper-state>", "exec", dont_inherit=True), _st.__dict__)
         sys.modules["_sandpiper_state"] = _st
-        _sr = _st.restore(_sd, _m)
+        _sr = _st.restore(_sd, _m, *_sb[1:3])
     except Exception:
         _sl = None
 
@@ -132,6 +137,16 @@ except BaseException:
 else:
     _save()
 `
+
+// StateBounds is what a stateful run's state directory's "max" file
+// holds: the most bytes the state may take, the run's memory limit, and
+// the milliseconds its restore may take (half the run's time), in
+// decimal, separated by spaces. The runner restores within the last two
+// (see [RunCodeTail]).
+func StateBounds(lim Limits) string {
+	lim = lim.WithDefaults()
+	return fmt.Sprintf("%d %d %d", lim.StateSize, lim.Memory, max(lim.Timeout.Milliseconds()/2, 1))
+}
 
 // pyString writes s as a Python string literal: JSON's escapes are
 // Python's too.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"path"
 	"slices"
 	"strconv"
@@ -30,8 +31,20 @@ const (
 	DefaultFileCount   = 64       // output files returned
 	DefaultInputFiles  = 64       // input files accepted
 	DefaultFileNameLen = 255
-	DefaultStateSize   = 256 << 20 // bytes of a stateful run's saved state
+	DefaultStateSize   = (DefaultMemory - StateOverhead) / 2 // bytes of a stateful run's saved state: 192 MiB
 )
+
+// StateOverhead is the memory a stateful run needs besides twice its
+// state (the state's file and the values restored from it, or the values
+// and the file they are saved to): the interpreter, preloaded modules
+// and what the program holds meanwhile. A state's limit is at most
+// [StateRoom] of the run's memory, so that a state at its limit is
+// restored and saved within it.
+const StateOverhead = 128 << 20
+
+// StateRoom is the largest state a run with memory bytes of memory can
+// restore and save: (memory - StateOverhead) / 2.
+func StateRoom(memory int64) int64 { return (memory - StateOverhead) / 2 }
 
 // Caps on the listing of a run's output files, the same for every backend:
 // whatever a program leaves in WorkDir, what comes back of it stays small.
@@ -151,6 +164,22 @@ type Request struct {
 	// State is what an earlier run saved ([StateResult.Data]); empty: the
 	// run starts with no names of its own.
 	State []byte
+	// StateFrom, with StateLen, gives the state as a stream instead of
+	// State: the backend reads StateLen bytes from it once, as it sends
+	// them to the sandbox, so that the caller need not hold the state in
+	// memory (the bot reads it from the thread's file). The caller closes
+	// it, if it must be closed, after Run.
+	StateFrom io.Reader
+	StateLen  int64
+}
+
+// StateSize is the size of the state r starts from, whichever way it is
+// given.
+func (r *Request) StateSize() int64 {
+	if r.StateFrom != nil {
+		return r.StateLen
+	}
+	return int64(len(r.State))
 }
 
 // ErrNULInCode is returned for code holding a NUL byte: python3 -c would
@@ -165,10 +194,12 @@ func (r *Request) Check(lim Limits) error {
 		return ErrNULInCode
 	}
 	switch {
-	case len(r.State) > 0 && !r.KeepState:
+	case (len(r.State) > 0 || r.StateFrom != nil) && !r.KeepState:
 		return errors.New("sandbox: a state was given for a run that keeps none")
-	case int64(len(r.State)) > lim.WithDefaults().StateSize:
-		return fmt.Errorf("sandbox: the state holds %d bytes, more than its limit of %d", len(r.State), lim.WithDefaults().StateSize)
+	case r.StateFrom != nil && (len(r.State) > 0 || r.StateLen < 0):
+		return errors.New("sandbox: a state was given both as bytes and as a stream, or with a negative length")
+	case r.StateSize() > lim.WithDefaults().StateSize:
+		return fmt.Errorf("sandbox: the state holds %d bytes, more than its limit of %d", r.StateSize(), lim.WithDefaults().StateSize)
 	}
 	return CheckFiles(r.Files, lim)
 }

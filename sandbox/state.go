@@ -47,6 +47,11 @@ type StateResult struct {
 	// (damaged, or of another version): the run started without names,
 	// and the front end should set that state aside.
 	Unreadable string
+	// RestoreFailed says why restoring the request's State stopped
+	// before the code ran (it took more than half the run's time, or
+	// ended the process): the code then ran without names, and the front
+	// end should set that state aside.
+	RestoreFailed string
 	// Unsaved says why no state was saved, when none was.
 	Unsaved string
 	// RestoreTime and SaveTime are what restoring and saving took, as
@@ -65,6 +70,7 @@ type stateReport struct {
 	Dropped          [][2]string `json:"dropped"`
 	DroppedCount     int         `json:"droppedCount"`
 	Unreadable       string      `json:"unreadable"`
+	RestoreFailed    string      `json:"restoreFailed"`
 	Saved            bool        `json:"saved"`
 	Size             int64       `json:"size"`
 	SaveError        string      `json:"saveError"`
@@ -104,6 +110,7 @@ func ParseState(report, data []byte) *StateResult {
 	s.Kept, s.KeptCount = r.Kept, r.KeptCount
 	s.Dropped, s.DroppedCount = pairs(r.Dropped), r.DroppedCount
 	s.Unreadable = r.Unreadable
+	s.RestoreFailed = r.RestoreFailed
 	s.RestoreTime, s.SaveTime = seconds(r.RestoreSeconds), seconds(r.SaveSeconds)
 	switch {
 	case !r.Saved && r.SaveError != "":
@@ -150,6 +157,7 @@ func (s *StateResult) bound(lim Limits, limit Limit) {
 	s.Kept, s.KeptCount = boundNames(s.Kept, s.KeptCount)
 	s.Dropped, s.DroppedCount = boundNames(s.Dropped, s.DroppedCount)
 	s.Unreadable = CutName(s.Unreadable, MaxStateWhy)
+	s.RestoreFailed = CutName(s.RestoreFailed, MaxStateWhy)
 	s.Unsaved = CutName(s.Unsaved, MaxStateWhy)
 }
 

@@ -82,4 +82,21 @@ func TestRequestCheckState(t *testing.T) {
 	if err := (&Request{Code: "x", KeepState: true, State: make([]byte, 10)}).Check(Limits{StateSize: 10}); err != nil {
 		t.Error(err)
 	}
+	stream := func(n int64) *Request {
+		return &Request{Code: "x", KeepState: true, StateFrom: strings.NewReader("0123456789"), StateLen: n}
+	}
+	if err := stream(10).Check(Limits{StateSize: 9}); err == nil {
+		t.Error("a streamed state past its limit passed")
+	}
+	if err := stream(10).Check(Limits{StateSize: 10}); err != nil || stream(10).StateSize() != 10 {
+		t.Error(err)
+	}
+	if err := (&Request{Code: "x", StateFrom: strings.NewReader("s"), StateLen: 1}).Check(Limits{}); err == nil {
+		t.Error("a streamed state without KeepState passed")
+	}
+	both := stream(1)
+	both.State = []byte("s")
+	if err := both.Check(Limits{}); err == nil {
+		t.Error("a state both as bytes and as a stream passed")
+	}
 }

@@ -264,8 +264,8 @@ func (c *Card) clip(what, s string, limit int, tail, sandboxCut bool, size int64
 const cardStateNames = 5
 
 // stateLines say what became of the thread's variables: those the run
-// could not keep or restore, with why, a state set aside, and, in debug,
-// the names kept. Names and reasons are neutralised and escaped: a
+// started with, those it could not keep or restore, with why, a state set
+// aside, and, in debug, the names kept. Names and reasons are neutralised and escaped: a
 // program chose them.
 func (c *Card) stateLines() []string {
 	s := c.Result.State
@@ -288,6 +288,12 @@ func (c *Card) stateLines() []string {
 		return strings.Join(out, ", ")
 	}
 	var lines []string
+	if s.RestoreFailed != "" {
+		lines = append(lines, ":floppy_disk: The variables earlier runs saved were set aside: "+Escape(Truncate(safetext.Line(s.RestoreFailed), 100))+"; this run ran without them.")
+	}
+	if len(s.Restored) > 0 {
+		lines = append(lines, ":floppy_disk: Restored from earlier runs: "+list(s.Restored, s.RestoredCount)+".")
+	}
 	if s.Unreadable != "" {
 		lines = append(lines, ":floppy_disk: The variables earlier runs saved could not be read ("+Escape(Truncate(safetext.Line(s.Unreadable), 100))+"); they were set aside, and this run started without them.")
 	}

@@ -58,6 +58,13 @@ func TestCardGolden(t *testing.T) {
 			Stderr: []byte("\x1b[1A\x1b[2Kwarning\x07\x9b\u2067\n"), StderrSize: 16, Duration: time.Second}}},
 		{"hostile_long", Card{N: 3, Code: "print(...)", Result: &sandbox.Result{Stdout: []byte(strings.Repeat("\x1b[31m<td>\u202e", 400)),
 			StdoutSize: 1 << 20, StdoutTruncated: true, Duration: time.Second}}},
+		// What became of the thread's variables: restored (names a program
+		// chose, escaped), not restored with why, a state set aside.
+		{"state", Card{N: 2, Code: "print(df.shape)", Result: &sandbox.Result{Stdout: []byte("(5, 2)\n"), StdoutSize: 7, Duration: time.Second, State: &sandbox.StateResult{
+			Restored: []string{"df", "x", "`<!here>`", "Point", "p", "f"}, RestoredCount: 8,
+			NotRestored: []string{"b (posix.system is not called while restoring: a restore builds data)"}, NotRestoredCount: 1}}}},
+		{"state_set_aside", Card{N: 3, Code: "print(1)", Result: &sandbox.Result{Stdout: []byte("1\n"), StdoutSize: 2, Duration: 16 * time.Second, State: &sandbox.StateResult{
+			RestoreFailed: "restoring them took longer than 15 s"}}}},
 		{"debug_ok", Card{N: 1, Debug: true, Code: "import warnings\nwarnings.warn('careful')\nprint(2)", Result: &sandbox.Result{Stdout: []byte("2\n"), StdoutSize: 2, Stderr: []byte("<string>:2: UserWarning: careful\n"), StderrSize: 33, Duration: 300 * time.Millisecond}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

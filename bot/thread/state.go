@@ -1,9 +1,11 @@
 package thread
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
@@ -41,6 +43,10 @@ type StateStore interface {
 // agent.ErrNoState (the channel switched state off).
 func (t *Workspace) KeepNoState() { t.noState = true }
 
+// KeepsState reports whether the answer's runs keep state
+// ([agent.StateSwitch]): the model is told what holds.
+func (t *Workspace) KeepsState() bool { return !t.noState }
+
 // State returns the thread's state.
 func (t *Workspace) State(ctx context.Context, max int64) ([]byte, error) {
 	if t.noState {
@@ -72,6 +78,48 @@ func (t *Workspace) State(ctx context.Context, max int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: it holds more than its limit of %s", agent.ErrStateUnusable, sandbox.FormatSize(max))
 	}
 	return data, nil
+}
+
+// OpenState returns the thread's state as a stream
+// ([agent.StateStreamer]): the state file itself, alone, so that a run
+// does not hold the state in the bot's memory; with a [StateStore], the
+// state it returns.
+func (t *Workspace) OpenState(ctx context.Context, max int64) (io.ReadCloser, int64, error) {
+	if t.noState || t.ws.States != nil {
+		data, err := t.State(ctx, max)
+		if data == nil || err != nil {
+			return nil, 0, err
+		}
+		return io.NopCloser(bytes.NewReader(data)), int64(len(data)), nil
+	}
+	if t.root == nil && !t.ws.Exists(t.channel, t.threadTS) {
+		return nil, 0, nil
+	}
+	if err := t.Open(); err != nil {
+		return nil, 0, err
+	}
+	f, err := t.root.Open(stateFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, 0, nil
+	case err != nil:
+		return nil, 0, fmt.Errorf("workspace: %w", err)
+	}
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		f.Close()
+		return nil, 0, fmt.Errorf("workspace: %w", err)
+	case fi.Size() > max:
+		f.Close()
+		return nil, 0, fmt.Errorf("%w: it holds %s, more than its limit of %s", agent.ErrStateUnusable, sandbox.FormatSize(fi.Size()), sandbox.FormatSize(max))
+	case fi.Size() == 0:
+		f.Close()
+		return nil, 0, nil
+	}
+	// The file is replaced by rename, never written in place: the open
+	// one keeps its size.
+	return f, fi.Size(), nil
 }
 
 // PutState replaces the thread's state, atomically.

@@ -2,6 +2,7 @@ package thread
 
 import (
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -51,6 +52,21 @@ func TestWorkspaceState(t *testing.T) {
 	if _, err := again.State(ctx, 4); !errors.Is(err, agent.ErrStateUnusable) {
 		t.Errorf("a state past its limit: %v", err)
 	}
+	// As a stream, for a run: the file itself, with its size.
+	r, n, err := again.OpenState(ctx, 100)
+	if err != nil || r == nil {
+		t.Fatalf("OpenState: %v", err)
+	}
+	if got, _ := io.ReadAll(r); string(got) != "state one" || n != 9 {
+		t.Errorf("the state streamed: %q, %d bytes", got, n)
+	}
+	r.Close()
+	if _, _, err := again.OpenState(ctx, 4); !errors.Is(err, agent.ErrStateUnusable) {
+		t.Errorf("a state past its limit, streamed: %v", err)
+	}
+	if r, n, err := b.OpenState(ctx, 100); r != nil || n != 0 || err != nil {
+		t.Errorf("another thread's state, streamed: %v, %d, %v", r, n, err)
+	}
 	if err := again.SetStateAside(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +82,9 @@ func TestWorkspaceState(t *testing.T) {
 	off.KeepNoState()
 	if _, err := off.State(ctx, 100); !errors.Is(err, agent.ErrNoState) {
 		t.Errorf("a workspace keeping no state: %v", err)
+	}
+	if _, _, err := off.OpenState(ctx, 100); !errors.Is(err, agent.ErrNoState) || off.KeepsState() || !again.KeepsState() {
+		t.Errorf("a workspace keeping no state, streamed: %v; keeps state %v", err, off.KeepsState())
 	}
 
 	now = now.Add(2 * time.Hour)

@@ -204,7 +204,11 @@
 // and the state's restore (before the code) and save (after it, before
 // atexit and the threads' join) count against the run's time and memory:
 // a state takes about twice its size in memory while it is restored or
-// saved (the objects and the file).
+// saved (the objects and the file). A run restoring a state forks: the
+// child restores and runs the code, the program's first process waits
+// for it and ends as it ends (os.getpid() is the child's). The program's
+// file-size limit (RLIMIT_FSIZE) is the disk limit, its hard limit the
+// state's (and 1 MiB), raised to while the state is saved.
 //
 // # Memory and CPU, by mode
 //
@@ -379,10 +383,18 @@
 //     bytes, bounded (StateSize, the report 64 KiB), never unpickled, and
 //     given only to the next run of the same thread. Its tmpfs is bounded
 //     by the state's limit, so without a cgroup it adds at most that to
-//     what a run holds outside its processes. Remains: a thread's program
-//     can craft its own state (pickle runs code when loaded): it runs, in
+//     what a run holds outside its processes. A thread's program can
+//     craft its own state: restoring it calls only data constructors and
+//     runs none of the conversation's code, changes to the modules and
+//     classes it is handed are put back, and a restore that hangs or dies
+//     (in a child process, with half the run's time of CPU and the memory
+//     left)
+//     is set aside while the code runs without names (see package
+//     sandbox). Remains: the library code those constructors run (numpy,
+//     pandas, the classes of modules not refused) with crafted data, in
 //     that thread's next sandbox, with no more than the program could do
-//     itself.
+//     itself; a shared object such a constructor returns (an enum member)
+//     can have its attributes changed.
 //
 // Every cap or limit that fires (a preview's budget, the result caps, the
 // memory limit or watcher, the CPU quota, a refused socket family) is

@@ -146,8 +146,8 @@ static void read_run(struct msg *first) {
 }
 
 // place_state makes a stateful run's state directory, a tmpfs of its own
-// under /tmp (writable by the program, as /tmp is), and writes "max" and
-// the state to restore there.
+// under /tmp (writable by the program, as /tmp is), and writes "max" (the
+// bounds, see below) and the state to restore there.
 static void place_state(void) {
 	if (mkdir(STATE_DIR, 0700) < 0)
 		fail("mkdir %s", STATE_DIR);
@@ -155,8 +155,12 @@ static void place_state(void) {
 	snprintf(opts, sizeof opts, "size=%llu,nr_inodes=16,mode=0700", (unsigned long long)(run.state_max + STATE_SLACK));
 	if (mount("sandbox-state", STATE_DIR, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
 		fail("mount %s", STATE_DIR);
-	char max[24];
-	int n = snprintf(max, sizeof max, "%llu", (unsigned long long)run.state_max);
+	// "max": the state's limit, the run's memory limit and the
+	// milliseconds its restore may take (half the run's time), which
+	// the runner gives the restore of its own (sandbox/state.py).
+	char max[72];
+	int n = snprintf(max, sizeof max, "%llu %llu %llu", (unsigned long long)run.state_max, (unsigned long long)run.lim.memory,
+	                 (unsigned long long)(run.lim.timeout_ns / 2000000ULL));
 	write_file(STATE_DIR "/max", max, (uint64_t)n, 0600);
 	if (run.state_len > 0)
 		write_file(STATE_DIR "/in", run.state, run.state_len, 0600);

@@ -519,7 +519,7 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 	start := time.Now()
 	s.runStarted()
 	defer s.runEnded()
-	w, err := s.take(lim, req.Code, len(req.State) > 0)
+	w, err := s.take(lim, req.Code, req.StateSize() > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -550,10 +550,24 @@ func (s *Sandbox) run(ctx context.Context, req sandbox.Request) (res *sandbox.Re
 
 	stdout := &sandbox.CapBuffer{Max: lim.Output}
 	stderr := &sandbox.CapBuffer{Max: lim.Output}
+	// The state goes to the sandbox first, and nothing here holds it
+	// after: the host keeps at most the state the run saves.
+	state, stateFrom, stateLen := req.State, req.StateFrom, req.StateSize()
+	req.State, req.StateFrom = nil, nil
 	go func() {
 		if req.KeepState {
-			w.reqW.Write(encodeStateHeader(lim.StateSize, len(req.State)))
-			w.reqW.Write(req.State)
+			w.reqW.Write(encodeStateHeader(lim.StateSize, int(stateLen)))
+			if stateFrom != nil {
+				if n, err := io.CopyN(w.reqW, stateFrom, stateLen); err != nil {
+					// Init sees the message cut short and fails the run.
+					s.log.Error("sandbox: reading the state to send failed", "err", err, "sent", n)
+					w.reqW.Close()
+					return
+				}
+			} else {
+				w.reqW.Write(state)
+			}
+			state, stateFrom = nil, nil
 		}
 		w.reqW.Write(encodeRun(req.Code, req.Files, lim))
 		w.reqW.Close()

@@ -146,7 +146,14 @@ size_t run_rlimits(const struct limits *l, uint64_t cpu_ns, struct rl out[RUN_RL
 	// not count against the run's.
 	uint64_t cpu = (cpu_ns + l->cputime_ns + 999999999ULL) / 1000000000ULL;
 	out[n++] = (struct rl){RLIMIT_CPU, "setrlimit(RLIMIT_CPU)", cpu, cpu + 1};
-	out[n++] = (struct rl){RLIMIT_FSIZE, "setrlimit(RLIMIT_FSIZE)", l->disk, l->disk};
+	// A stateful run's saved state may be larger than the disk limit: its
+	// own tmpfs bounds it, and the runner raises the soft limit to the
+	// hard one while it saves (sandbox/state.py). The run's other files
+	// stay bounded by the work tmpfs's size.
+	uint64_t fsize_hard = l->disk;
+	if (run.keep_state && run.state_max + STATE_SLACK > fsize_hard)
+		fsize_hard = run.state_max + STATE_SLACK;
+	out[n++] = (struct rl){RLIMIT_FSIZE, "setrlimit(RLIMIT_FSIZE)", l->disk, fsize_hard};
 	out[n++] = (struct rl){RLIMIT_NOFILE, "setrlimit(RLIMIT_NOFILE)", l->open_files, l->open_files};
 	// init runs as the same user and counts here too. With a pids cgroup
 	// that is the limit (and says it was hit); this one backs it up.

@@ -150,6 +150,18 @@ func TestDecodeResultAllocation(t *testing.T) {
 			t.Errorf("a file claiming %d bytes, 100 KB sent: allocated %d bytes", n, alloc)
 		}
 	}
+	// A state claiming its whole limit is read by eighths before it
+	// gets one allocation of its size.
+	in := new(stream).status().msgN(rState, 1<<30, strings.Repeat("x", 100<<10)).Bytes()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, err := decodeResult(bytes.NewReader(in), sandbox.Limits{StateSize: 1 << 30}); err == nil {
+		t.Fatal("a truncated state decoded")
+	}
+	runtime.ReadMemStats(&after)
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 1<<20 {
+		t.Errorf("a state claiming 1 GiB, 100 KB sent: allocated %d bytes", alloc)
+	}
 }
 
 // FuzzDecodeResult checks that no stream makes the decoder panic or

@@ -3,8 +3,15 @@
 package local
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,4 +94,109 @@ print(df.memory_usage(index=False).sum())`
 	}
 	b.ReportMetric(median(restores), "restore-p50-ms")
 	b.ReportMetric(median(saves), "save-p50-ms")
+}
+
+// BenchmarkStateHostMemory measures what a stateful run costs the bot's
+// own memory: each run restores a 48 MiB state from a file, and the state
+// it saves is written back to the file; "stream" hands the file to the
+// sandbox as the bot does (Request.StateFrom), "bytes" reads it whole
+// first (Request.State, as a Redis store gives it). It reports the Go heap's peak above what it held before the
+// run (peak-MiB, sampled every 200 µs, garbage not yet collected
+// included) and the bytes allocated (alloc-MiB) per run. Run it alone:
+// go test -run '^$' -bench StateHostMemory -benchtime 5x ./sandbox/local/.
+func BenchmarkStateHostMemory(b *testing.B) {
+	s := newTestSandbox(b)
+	lim := sandbox.Limits{StateSize: 64 << 20}
+	res, err := s.Run(b.Context(), sandbox.Request{Code: "b = bytes(48 << 20)", KeepState: true, Limits: lim})
+	if err != nil || res.State == nil || res.State.Data == nil {
+		b.Fatalf("setup: %v %+v", err, res)
+	}
+	path := filepath.Join(b.TempDir(), "state")
+	if err := os.WriteFile(path, res.State.Data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	res = nil
+	for _, stream := range []bool{false, true} {
+		name := map[bool]string{false: "bytes", true: "stream"}[stream]
+		b.Run(name, func(b *testing.B) { benchmarkHostMemory(b, s, path, lim, stream) })
+	}
+}
+
+func benchmarkHostMemory(b *testing.B, s *Sandbox, path string, lim sandbox.Limits, stream bool) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/allocs:bytes"}}
+	read := func() (heap, allocs uint64) {
+		metrics.Read(sample)
+		return sample[0].Value.Uint64(), sample[1].Value.Uint64()
+	}
+	var peaks, allocs float64
+	for b.Loop() {
+		runtime.GC()
+		base, alloc0 := read()
+		var peak atomic.Uint64
+		done := make(chan struct{})
+		stopped := make(chan struct{})
+		go func() {
+			defer close(stopped)
+			t := time.NewTicker(200 * time.Microsecond)
+			defer t.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-t.C:
+					if h, _ := read(); h > peak.Load() {
+						peak.Store(h)
+					}
+				}
+			}
+		}()
+		if err := statefulRun(b.Context(), s, path, lim, stream); err != nil {
+			b.Fatal(err)
+		}
+		close(done)
+		<-stopped
+		h, alloc1 := read()
+		peaks += float64(max(peak.Load(), h)-min(base, max(peak.Load(), h))) / (1 << 20)
+		allocs += float64(alloc1-alloc0) / (1 << 20)
+	}
+	b.ReportMetric(peaks/float64(b.N), "peak-MiB")
+	b.ReportMetric(allocs/float64(b.N), "alloc-MiB")
+}
+
+// statefulRun runs one stateful run as the bot does: the state streamed
+// from path (Request.StateFrom) to the sandbox, and the one saved written
+// back.
+func statefulRun(ctx context.Context, s *Sandbox, path string, lim sandbox.Limits, stream bool) error {
+	req := sandbox.Request{Code: "c = len(b)", KeepState: true, Limits: lim}
+	if !stream {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		req.State = data
+		return saveRun(ctx, s, req, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	req.StateFrom, req.StateLen = f, fi.Size()
+	return saveRun(ctx, s, req, path)
+}
+
+// saveRun runs req, which it owns, and writes the state saved to path.
+func saveRun(ctx context.Context, s *Sandbox, req sandbox.Request, path string) error {
+	res, err := s.Run(ctx, req)
+	if err != nil {
+		return err
+	}
+	if res.State == nil || res.State.Data == nil {
+		return fmt.Errorf("nothing saved: %+v", res.State)
+	}
+	return os.WriteFile(path, res.State.Data, 0o600)
 }

@@ -4,6 +4,11 @@ package local
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/big"
 	"slices"
 	"strings"
 	"testing"
@@ -280,5 +285,131 @@ a/b True
 func TestStateConstants(t *testing.T) {
 	if stateDir != cStateDir || sandbox.MaxStateReport != cStateRep {
 		t.Errorf("Go: %s, %d; C: %s, %d", stateDir, sandbox.MaxStateReport, cStateDir, cStateRep)
+	}
+}
+
+// TestStatePlanted: a value a run leaves so that restoring it ends the
+// process, sleeps, fills memory or patches builtins does none of that in
+// the thread's next runs: it is not restored, the report says why, and
+// the code runs with the other names, warm and cold.
+func TestStatePlanted(t *testing.T) {
+	sandboxes := []struct {
+		name string
+		s    *Sandbox
+	}{{"warm", newTestSandbox(t)}, {"cold", coldSandbox(t)}}
+	for _, tc := range []struct{ name, reduce, why string }{
+		{"exit", "import os\n        return (os._exit, (0,))", "posix._exit is not called while restoring"},
+		{"sleep", "import time\n        return (time.sleep, (3600,))", "time.sleep is not called while restoring"},
+		{"1 GiB", "return (bytearray, (1 << 30,))", "MemoryError"},
+		{"builtins patch", "return (eval, (\"__import__('builtins').__setattr__('sum', lambda *a: 7)\",))", "builtins.eval is not called while restoring"},
+	} {
+		for _, sb := range sandboxes {
+			s := sb.s
+			t.Run(tc.name+"/"+sb.name, func(t *testing.T) {
+				plant := "x = 41\nclass Bomb:\n    def __reduce__(self):\n        " + tc.reduce + "\nb = Bomb()"
+				res := runState(t, s, plant, nil, sandbox.Limits{})
+				if res.State.Data == nil {
+					t.Fatalf("planting saved nothing: %+v", res.State)
+				}
+				state := res.State.Data
+				for range 2 { // and the state it saves
+					res = runState(t, s, "print(sum([1, 2, 3]), x + 1)", state, sandbox.Limits{Timeout: 10 * time.Second})
+					st := res.State
+					if string(res.Stdout) != "6 42\n" || res.ExitCode != 0 || res.Limit != sandbox.LimitNone {
+						t.Errorf("printed %q (exit %d, limit %q, stderr %q), want 6 42", res.Stdout, res.ExitCode, res.Limit, res.Stderr)
+					}
+					if len(st.NotRestored) > 0 && (!strings.HasPrefix(st.NotRestored[0], "b (") || !strings.Contains(st.NotRestored[0], tc.why)) {
+						t.Errorf("not restored %q, want b (… %s …)", st.NotRestored, tc.why)
+					}
+					if st.Data == nil || slices.Contains(st.Kept, "b") {
+						t.Fatalf("state %+v", st)
+					}
+					state = st.Data
+				}
+			})
+		}
+	}
+}
+
+// TestStateRestoreHangs: a state whose restore takes longer than half the
+// run's time (a dict of keys that share a hash) is reported
+// (RestoreFailed, set aside by the front end); the code runs without
+// names in the time left, and its names are saved.
+func TestStateRestoreHangs(t *testing.T) {
+	s := newTestSandbox(t)
+	var rec bytes.Buffer
+	rec.WriteString("\x80\x02}(")
+	m := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 61), big.NewInt(1))
+	for i := int64(1); i <= 40000; i++ {
+		b := new(big.Int).Mul(m, big.NewInt(i)).Bytes() // big-endian, positive
+		slices.Reverse(b)
+		if b[len(b)-1]&0x80 != 0 {
+			b = append(b, 0)
+		}
+		rec.WriteString("\x8a" + string(rune(len(b))) + string(b) + "K\x00")
+	}
+	rec.WriteString("u.")
+	state := stateFile(map[string][]byte{"d": rec.Bytes(), "a": []byte("\x80\x02K\x01.")})
+	start := time.Now()
+	res := runState(t, s, "print('ran', 'a' in globals())\nz = 3", state, sandbox.Limits{Timeout: 6 * time.Second})
+	if string(res.Stdout) != "ran False\n" || res.ExitCode != 0 || res.Limit != sandbox.LimitNone {
+		t.Errorf("printed %q (exit %d, limit %q, stderr %q)", res.Stdout, res.ExitCode, res.Limit, res.Stderr)
+	}
+	if st := res.State; !strings.Contains(st.RestoreFailed, "restoring them took") || !slices.Equal(st.Kept, []string{"z"}) {
+		t.Errorf("state %+v", st)
+	}
+	t.Logf("the run took %v", time.Since(start))
+}
+
+// stateFile builds a state file (state.py's format) from the names'
+// records, in name order.
+func stateFile(records map[string][]byte) []byte {
+	out := []byte("SANDPIPER STATE 1\n")
+	var index [][]any
+	for _, n := range slices.Sorted(maps.Keys(records)) {
+		index = append(index, []any{n, len(out), len(records[n])})
+		out = append(out, records[n]...)
+	}
+	at := len(out)
+	j, _ := json.Marshal(index)
+	out = append(out, j...)
+	return binary.LittleEndian.AppendUint64(out, uint64(at))
+}
+
+// TestStateLargerThanDisk: the state's own limit bounds it, not the disk
+// limit: a value past the disk limit is kept and comes back.
+func TestStateLargerThanDisk(t *testing.T) {
+	s := newTestSandbox(t)
+	lim := sandbox.Limits{DiskSize: 8 << 20, StateSize: 48 << 20, Memory: 256 << 20}
+	res := runState(t, s, "b = bytes(range(256)) * (40 << 12)\nprint(len(b))", nil, lim)
+	if res.State.Data == nil || !slices.Equal(res.State.Kept, []string{"b"}) {
+		t.Fatalf("state %+v (stderr %q)", res.State, res.Stderr)
+	}
+	// Streamed, as the bot gives it.
+	res, err := s.Run(t.Context(), sandbox.Request{Code: "print(len(b), b[257])\nopen('f', 'wb').write(bytes(9 << 20))", Limits: lim,
+		KeepState: true, StateFrom: bytes.NewReader(res.State.Data), StateLen: int64(len(res.State.Data))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res.Stdout) != "41943040 1\n" || res.Limit != sandbox.LimitDisk {
+		t.Errorf("printed %q (limit %q, stderr %q), want the value back and the disk limit for the program's own file", res.Stdout, res.Limit, res.Stderr)
+	}
+}
+
+// TestStateAtItsLimit: with the default limits, a value just within the
+// state's default limit is kept and restored, warm and cold (the
+// documented cap is the real one: neither the disk limit nor the memory
+// limit comes first).
+func TestStateAtItsLimit(t *testing.T) {
+	for _, s := range []*Sandbox{newTestSandbox(t), coldSandbox(t)} {
+		code := fmt.Sprintf("b = bytes(%d)\nprint(len(b))", sandbox.DefaultStateSize-2<<20)
+		res := runState(t, s, code, nil, sandbox.Limits{})
+		if res.State.Data == nil || !slices.Equal(res.State.Kept, []string{"b"}) {
+			t.Fatalf("warm %v: state %+v, limit %q, stderr %q", res.Warm, res.State, res.Limit, res.Stderr)
+		}
+		res = runState(t, s, "print(len(b))\nc = 1", res.State.Data, sandbox.Limits{})
+		if want := fmt.Sprintf("%d\n", sandbox.DefaultStateSize-2<<20); string(res.Stdout) != want || !slices.Equal(res.State.Kept, []string{"b", "c"}) {
+			t.Errorf("warm %v: printed %q (limit %q, stderr %q), state %+v", res.Warm, res.Stdout, res.Limit, res.Stderr, res.State)
+		}
 	}
 }

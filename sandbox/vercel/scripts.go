@@ -14,10 +14,15 @@ import (
 // runner (sandbox.StateRunner), which runs CODE as -c would and restores
 // and saves the state in stateDir.
 //
-// argv: work-dir alias memory cpu-seconds open-files file-size code [runner]
+// argv: work-dir alias memory cpu-seconds open-files file-size code [runner state-file-size]
+//
+// A stateful run's file-size limit is soft: its hard limit leaves room
+// for the state, which may be larger than the disk limit, and the runner
+// raises the soft one to it while it saves the state.
 const launcher = `import os, resource, subprocess, sys
 work, alias, mem, cpu, nofile, fsize, code = sys.argv[1:8]
-runner = sys.argv[8:9]
+runner = sys.argv[8:10]
+fhard = int(runner.pop()) if len(runner) == 2 else int(fsize)
 os.makedirs(work, exist_ok=True)
 os.chdir(work)
 here = os.getcwd()
@@ -32,7 +37,7 @@ if alias and not os.path.lexists(alias):
         except Exception:
             pass
 for name, soft, hard in (("RLIMIT_DATA", int(mem), int(mem)), ("RLIMIT_CPU", int(cpu), int(cpu) + 1),
-        ("RLIMIT_NOFILE", int(nofile), int(nofile)), ("RLIMIT_FSIZE", int(fsize), int(fsize))):
+        ("RLIMIT_NOFILE", int(nofile), int(nofile)), ("RLIMIT_FSIZE", int(fsize), fhard)):
     try:
         resource.setrlimit(getattr(resource, name), (soft, hard))
     except (ValueError, OSError):
@@ -48,6 +53,10 @@ const (
 	stateRel = "../.sandpiper-state"
 )
 
+// stateSlack is the room a stateful run's files have beyond its state's
+// limit, for the reports.
+const stateSlack = 1 << 20
+
 // stateRunner runs a stateful run's code.
 var stateRunner = sandbox.StateRunner(stateRel)
 
@@ -59,7 +68,7 @@ func launcherArgs(work, alias string, lim sandbox.Limits, code string, keepState
 		strconv.FormatInt(lim.DiskSize, 10),
 		code}
 	if keepState {
-		args = append(args, stateRunner)
+		args = append(args, stateRunner, strconv.FormatInt(max(lim.DiskSize, lim.StateSize+stateSlack), 10))
 	}
 	return args
 }

@@ -7,12 +7,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"path"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -239,7 +239,11 @@ func (s *Sandbox) run(parent context.Context, req sandbox.Request, lim sandbox.L
 	}()
 
 	if len(req.Files) > 0 || req.KeepState {
-		tgz, err := inputTar(req.Files, stateFiles(req, lim))
+		sf, err := stateFiles(req, lim)
+		if err != nil {
+			return nil, &sandbox.Error{Op: "read state", Err: err}
+		}
+		tgz, err := inputTar(req.Files, sf)
 		if err != nil {
 			return nil, &sandbox.Error{Op: "write files", Err: err}
 		}
@@ -421,16 +425,24 @@ func (s *Sandbox) collect(ctx context.Context, id string, inputs []sandbox.File,
 }
 
 // stateFiles are what a stateful run's state directory holds when it
-// starts: "max", and the state to restore as "in".
-func stateFiles(req sandbox.Request, lim sandbox.Limits) []sandbox.File {
+// starts: "max", and the state to restore as "in" (read whole from
+// StateFrom: the VM takes it as one archive).
+func stateFiles(req sandbox.Request, lim sandbox.Limits) ([]sandbox.File, error) {
 	if !req.KeepState {
-		return nil
+		return nil, nil
 	}
-	files := []sandbox.File{{Name: stateDir + "/max", Data: []byte(strconv.FormatInt(lim.StateSize, 10))}}
-	if len(req.State) > 0 {
-		files = append(files, sandbox.File{Name: stateDir + "/in", Data: req.State})
+	files := []sandbox.File{{Name: stateDir + "/max", Data: []byte(sandbox.StateBounds(lim))}}
+	state := req.State
+	if req.StateFrom != nil {
+		state = make([]byte, req.StateLen)
+		if _, err := io.ReadFull(req.StateFrom, state); err != nil {
+			return nil, err
+		}
 	}
-	return files
+	if len(state) > 0 {
+		files = append(files, sandbox.File{Name: stateDir + "/in", Data: state})
+	}
+	return files, nil
 }
 
 // readState reads back what a stateful run left in its state directory,

@@ -195,9 +195,29 @@ func cardBottom(t theme, width int, e agent.ToolResultEvent, files []savedFile, 
 			}
 			c.row(t.yellow.Render(xansi.Truncate("not saved: "+safetext.Line(o), c.inner(), "…")))
 		}
+		if st := res.State; st != nil {
+			if st.RestoreFailed != "" {
+				c.row(t.yellow.Render(xansi.Truncate(safetext.Line("variables set aside: "+st.RestoreFailed), c.inner(), "…")))
+			}
+			if len(st.Restored) > 0 {
+				c.note(safetext.Line(fmt.Sprintf("restored: %s", namesLine(st.Restored, st.RestoredCount))))
+			}
+			if len(st.NotRestored) > 0 {
+				c.row(t.yellow.Render(xansi.Truncate(safetext.Line("not restored: "+namesLine(st.NotRestored, st.NotRestoredCount)), c.inner(), "…")))
+			}
+		}
 	}
 	c.rule("╰", "", "╯")
 	return c.String()
+}
+
+// namesLine lists names on one line, saying how many more there are.
+func namesLine(names []string, count int) string {
+	s := strings.Join(names, ", ")
+	if more := count - len(names); more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s
 }
 
 // stream writes one output stream of a run into a card, with a note for

@@ -44,6 +44,10 @@ func TestCards(t *testing.T) {
 			Stderr: []byte("Traceback (most recent call last):\n  File \"<string>\", line 1\nValueError: " + strings.Repeat("x", 130)), ExitCode: 1,
 		}}, nil},
 		{"files", 60, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{FilesOmitted: []string{"big.bin (larger than the limit)"}}}, files},
+		{"state", 80, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{Stdout: []byte("ok\n"), State: &sandbox.StateResult{
+			Restored: []string{"df", "x", "f"}, RestoredCount: 5, NotRestored: []string{"b (posix.system is not called while restoring)"}, NotRestoredCount: 1}}}, nil},
+		{"state set aside", 80, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{Stdout: []byte("ok\n"), State: &sandbox.StateResult{
+			RestoreFailed: "restoring them took longer than 15 s"}}}, nil},
 		{"timeout", 80, agent.ToolResultEvent{ToolCallEvent: call, Duration: 30 * time.Second, Sandbox: &sandbox.Result{ExitCode: 137, Limit: sandbox.LimitTimeout}}, nil},
 		{"memory", 80, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{ExitCode: 137, Limit: sandbox.LimitMemory}}, nil},
 		{"processes", 80, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{Limit: sandbox.LimitProcesses}}, nil},

@@ -52,7 +52,8 @@ func Load(ctx context.Context, lookup envconfig.Lookuper) (Agent, error) {
 		return c, err
 	}
 	// Restoring or saving a state takes about twice its size in the
-	// run's memory.
+	// run's memory, besides the interpreter's.
+	room := sandbox.StateRoom(c.Sandbox.Memory.Bytes())
 	return c, config.CheckRange("SANDPIPER_STATE_MAX_SIZE", c.State.MaxSize,
-		"at most SANDPIPER_SANDBOX_MEMORY ("+c.Sandbox.Memory.String()+")", c.State.MaxSize.Bytes() > c.Sandbox.Memory.Bytes())
+		"at most half of SANDPIPER_SANDBOX_MEMORY less "+sandbox.FormatSize(sandbox.StateOverhead/2)+" ("+sandbox.FormatSize(max(room, 0))+")", c.State.MaxSize.Bytes() > room)
 }

@@ -14,11 +14,13 @@ func TestLoadState(t *testing.T) {
 		size int64
 		err  string
 	}{
-		{env: nil, on: true, size: 256 << 20},
+		{env: nil, on: true, size: 192 << 20},
 		{env: map[string]string{"SANDPIPER_STATE": "off", "SANDPIPER_STATE_MAX_SIZE": "16MiB"}, on: false, size: 16 << 20},
 		{env: map[string]string{"SANDPIPER_STATE": "maybe"}, err: "SANDPIPER_STATE"},
 		{env: map[string]string{"SANDPIPER_STATE_MAX_SIZE": "1KiB"}, err: "SANDPIPER_STATE_MAX_SIZE=1KiB is out of range: want at least 64KiB"},
-		{env: map[string]string{"SANDPIPER_STATE_MAX_SIZE": "1GiB"}, err: "SANDPIPER_STATE_MAX_SIZE=1GiB is out of range: want at most SANDPIPER_SANDBOX_MEMORY (512.0 MiB)"},
+		{env: map[string]string{"SANDPIPER_STATE_MAX_SIZE": "1GiB"}, err: "SANDPIPER_STATE_MAX_SIZE=1GiB is out of range: want at most half of SANDPIPER_SANDBOX_MEMORY less 64.0 MiB (192.0 MiB)"},
+		{env: map[string]string{"SANDPIPER_SANDBOX_MEMORY": "256MiB"}, err: "want at most half of SANDPIPER_SANDBOX_MEMORY less 64.0 MiB (64.0 MiB)"},
+		{env: map[string]string{"SANDPIPER_SANDBOX_MEMORY": "256MiB", "SANDPIPER_STATE_MAX_SIZE": "64MiB"}, on: true, size: 64 << 20},
 	} {
 		env := map[string]string{"SANDPIPER_MODEL_API_KEY": "k"}
 		for k, v := range tc.env {
