@@ -172,12 +172,24 @@ func filesSize(files []sandbox.File) int64 {
 	return n
 }
 
-// limitNote explains, in stderr, a limit that ended or hampered the run.
-func (t *ExecuteCode) limitNote(res *sandbox.Result) string {
-	if note := res.LimitNote(t.limits); note != "" {
-		return "[sandbox: " + note + "]"
+// limitNote explains, in stderr, in the words of the run's verdict, what
+// ended the run when the program did not (a limit, the sandbox going
+// away), and a limit that hampered it.
+func limitNote(v sandbox.Verdict) string {
+	var notes []string
+	switch {
+	case v.Limited():
+		notes = append(notes, v.Phrase)
+	case v.Kind == sandbox.VerdictGone:
+		notes = append(notes, v.Phrase+", which ended the program; this is not a problem with the code, and running it again gets a new sandbox")
 	}
-	return ""
+	if v.Note != "" {
+		notes = append(notes, v.Note)
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return "[sandbox: " + strings.Join(notes, "; ") + "]"
 }
 
 // code implements codeTool.

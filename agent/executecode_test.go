@@ -78,6 +78,21 @@ func TestExecuteCodeResult(t *testing.T) {
 			want: `{"output":"","stderr":"Killed\n[sandbox: killed at the memory limit of 512.0 MiB]","exitCode":137}`,
 		},
 		{
+			name: "CPU time",
+			res:  sandbox.Result{ExitCode: 152, Limit: sandbox.LimitCPU},
+			want: `{"output":"","stderr":"[sandbox: killed at the CPU-time limit of 1m0s]","exitCode":152}`,
+		},
+		{
+			name: "processes",
+			res:  sandbox.Result{Stdout: []byte("done\n"), ExitCode: 1, Limit: sandbox.LimitProcesses},
+			want: `{"output":"done\n","stderr":"[sandbox: reached the limit of 64 processes and threads]","exitCode":1}`,
+		},
+		{
+			name: "sandbox gone",
+			res:  sandbox.Result{Stdout: []byte("1\n"), ExitCode: 137, Gone: "the Kubernetes sandbox sb-1 was deleted"},
+			want: `{"output":"1\n","stderr":"[sandbox: the Kubernetes sandbox sb-1 was deleted during the run, which ended the program; this is not a problem with the code, and running it again gets a new sandbox]","exitCode":137}`,
+		},
+		{
 			name: "cut by the sandbox",
 			res:  sandbox.Result{Stdout: []byte("xxxx"), StdoutTruncated: true, StdoutSize: 3 << 20},
 			opts: ExecuteCodeOptions{Limits: sandbox.Limits{Output: 4}},

@@ -127,15 +127,16 @@ func ProbeRuntime(ctx context.Context, runner Runner) (Runtime, error) {
 	if err != nil {
 		return Runtime{}, fmt.Errorf("agent: probe the sandbox's Python: %w", err)
 	}
-	if timedOut := res.Limit == sandbox.LimitTimeout; res.ExitCode != 0 || timedOut {
-		msg := strings.TrimSpace(string(res.Stderr))
-		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
-			msg = msg[i+1:] // the exception line of a traceback
+	if v := res.Verdict(); v.Failed() {
+		msg := v.Phrase
+		if v.Kind == sandbox.VerdictExit {
+			last := strings.TrimSpace(string(res.Stderr))
+			if i := strings.LastIndexByte(last, '\n'); i >= 0 {
+				last = last[i+1:] // the exception line of a traceback
+			}
+			msg += ": " + last
 		}
-		if timedOut {
-			msg = "timed out"
-		}
-		return Runtime{}, fmt.Errorf("agent: probe the sandbox's Python: exit code %d: %s", res.ExitCode, msg)
+		return Runtime{}, fmt.Errorf("agent: probe the sandbox's Python: %s", msg)
 	}
 	var out struct {
 		Python  string      `json:"python"`

@@ -74,7 +74,8 @@ func (t *ExecuteCode) encodeResult(res *sandbox.Result, omitted []string, st sta
 // result builds the model's view of res with every budget divided by
 // scale, and reports whether it cut anything.
 func (t *ExecuteCode) result(res *sandbox.Result, omitted []string, st stateNotes, scale int) (codeResult, bool) {
-	r := codeResult{ExitCode: res.ExitCode, TimedOut: res.Limit == sandbox.LimitTimeout}
+	v := res.Verdict()
+	r := codeResult{ExitCode: res.ExitCode, TimedOut: v.Kind == sandbox.VerdictTimeout}
 	var cuts []string
 
 	var names []string
@@ -108,7 +109,7 @@ func (t *ExecuteCode) result(res *sandbox.Result, omitted []string, st stateNote
 	if res.StderrTruncated {
 		errNote = fmt.Sprintf("\n[stderr cut: the program wrote %s, more than the %s kept]", sandbox.FormatSize(res.StderrSize), sandbox.FormatSize(t.limits.Output))
 	}
-	if note := t.limitNote(res); note != "" {
+	if note := limitNote(v); note != "" {
 		if len(res.Stderr) > 0 && !bytes.HasSuffix(res.Stderr, []byte("\n")) || errNote != "" {
 			errNote += "\n"
 		}
@@ -138,7 +139,7 @@ func (t *ExecuteCode) result(res *sandbox.Result, omitted []string, st stateNote
 	}
 	r.Output += outNote
 	r.Stderr += errNote
-	if len(res.Stdout) == 0 && res.ExitCode == 0 && res.Limit == sandbox.LimitNone {
+	if len(res.Stdout) == 0 && v.Kind == sandbox.VerdictOK && v.Note == "" {
 		r.Output = noOutput
 	}
 	r.Truncated = res.Truncated() || cutOut || cutErr

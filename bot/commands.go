@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
@@ -14,8 +15,138 @@ import (
 
 var reAdminID = regexp.MustCompile(`^[UW][A-Z0-9]{2,}$`)
 
-// helpText is the answer to "help". %s is the bot's mention.
-const helpText = `:wave: *I'm sandpiper.* I answer math and data questions by writing Python and running it in a fresh, isolated sandbox. Every piece of code I run is shown in the thread with its output, then my answer.
+// A botCommand is one of the bot's commands: typed after a mention (or
+// in a DM), or after /sandpiper. The table of them, [commands], makes
+// the routing of mentions and slash commands, the help text and
+// manifest.yaml's usage_hint (TestManifestMatchesCode checks it), so
+// adding a command is adding a row (and the manifest's hint).
+type botCommand struct {
+	name string // the first word, lower case
+	args string // its arguments in help and the usage hint: "on|off|status"; "" for none
+	help string // what it does, in the help after "name args: "
+	// slashOnly makes it a slash command alone: as a mention it is a
+	// question for the model.
+	slashOnly bool
+	// takes reports whether args (the words after the name, lower case,
+	// without trailing punctuation) make a mention this command and not
+	// a question: "help me integrate x²" is a question. nil: only the
+	// name alone.
+	takes func(args []string) bool
+	// run answers the command; private: its reply is for the user who
+	// typed it alone (a slash command's reply always is).
+	run func(ctx context.Context, b *Bot, c commandCall) (reply string, private bool)
+}
+
+// commandCall is one use of a command.
+type commandCall struct {
+	channel, user string
+	args          []string // the words after the command's name, as typed
+}
+
+// usage is the command with its arguments: "debug on|off|status".
+func (c *botCommand) usage() string { return strings.TrimSpace(c.name + " " + c.args) }
+
+// commands are the bot's commands, in the order help lists them. They
+// are set in init: help, one of them, lists them all.
+var commands []botCommand
+
+func init() {
+	commands = []botCommand{
+		{name: "help", help: "this message",
+			run: func(_ context.Context, b *Bot, _ commandCall) (string, bool) {
+				return helpText("<@" + b.userID + ">"), false
+			}},
+		settingCommand(debugSetting, "show extra detail in this channel (exit codes, stderr, limits, model and token use). Only admins can change it."),
+		settingCommand(stateSetting, "whether a thread's runs keep the variables earlier runs defined (on unless switched off). Only admins can change it."),
+		{name: "feedback", slashOnly: true, help: "how people rated my answers in this channel with the buttons under each answer (admins only).",
+			run: func(ctx context.Context, b *Bot, c commandCall) (string, bool) {
+				return b.feedbackCommand(ctx, c.channel, c.user), true
+			}},
+	}
+}
+
+// settingCommand is the command "<setting> on|off|status".
+func settingCommand(s channelSetting, help string) botCommand {
+	return botCommand{
+		name: s.name, args: "on|off|status", help: help,
+		takes: func(args []string) bool {
+			return len(args) == 0 || len(args) == 1 && slices.Contains([]string{"on", "off", "status"}, args[0])
+		},
+		run: func(ctx context.Context, b *Bot, c commandCall) (string, bool) {
+			return b.setting(ctx, s, c.channel, c.user, c.args)
+		},
+	}
+}
+
+// findCommand returns the command named name, or nil.
+func findCommand(name string) *botCommand {
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i]
+		}
+	}
+	return nil
+}
+
+// mentionCommand returns the command a mention's words (the bot's
+// mention removed) make, or nil when they make a question. No words at
+// all (a bare mention) make help.
+func mentionCommand(words []string) *botCommand {
+	if len(words) == 0 {
+		return findCommand("help")
+	}
+	c := findCommand(strings.Trim(strings.ToLower(words[0]), "!/.:,?"))
+	if c == nil || c.slashOnly {
+		return nil
+	}
+	args := make([]string, len(words)-1)
+	for i, w := range words[1:] {
+		args[i] = strings.Trim(strings.ToLower(w), "!.:,?")
+	}
+	if c.takes == nil && len(args) > 0 || c.takes != nil && !c.takes(args) {
+		return nil
+	}
+	return c
+}
+
+// isCommand reports whether a message's text (the bot's mention removed)
+// is one of the bot's commands, or nothing at all (a bare mention).
+func isCommand(text string) bool { return mentionCommand(strings.Fields(text)) != nil }
+
+// usageHint is the slash command's usage hint in manifest.yaml: "help |
+// debug on|off|status | …".
+func usageHint() string {
+	var parts []string
+	for _, c := range commands {
+		parts = append(parts, c.usage())
+	}
+	return strings.Join(parts, " | ")
+}
+
+// helpText is the answer to "help"; mention is the bot's mention.
+func helpText(mention string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, helpIntro, mention)
+	b.WriteString("\n\n*Commands*")
+	for _, c := range commands {
+		if c.slashOnly {
+			fmt.Fprintf(&b, "\n• `/sandpiper %s`: %s", c.usage(), c.help)
+			continue
+		}
+		slash := "`/sandpiper " + c.name + "`"
+		if c.args != "" {
+			slash = "`/sandpiper " + c.name + " …`"
+		}
+		fmt.Fprintf(&b, "\n• %s %s (or %s): %s", mention, c.usage(), slash, c.help)
+	}
+	b.WriteString("\n\n" + helpOutro)
+	return b.String()
+}
+
+// helpIntro and helpOutro frame the commands in the help. %[1]s is the
+// bot's mention.
+const (
+	helpIntro = `:wave: *I'm sandpiper.* I answer math and data questions by writing Python and running it in a fresh, isolated sandbox. Every piece of code I run is shown in the thread with its output, then my answer.
 
 *How to ask*
 • Mention me in a channel: %[1]s _what is the probability of at least two sixes in ten rolls of a die?_
@@ -25,28 +156,22 @@ const helpText = `:wave: *I'm sandpiper.* I answer math and data questions by wr
 *Good questions*
 • _%[1]s compound interest on $10,000 at 4.5%% for 12 years, monthly_
 • _%[1]s is 2^61 − 1 prime?_
-• _%[1]s fit a line to (1, 2.1), (2, 3.9), (3, 6.2), (4, 7.8) and give R²_
+• _%[1]s fit a line to (1, 2.1), (2, 3.9), (3, 6.2), (4, 7.8) and give R²_`
+	helpOutro = "Each run starts in a fresh sandbox with no network. Files attached in the thread, and files earlier runs wrote, are in its working directory `/mnt/data`; the variables, functions and imports earlier runs in the thread defined are there too."
+)
 
-*Commands*
-• %[1]s help (or ` + "`/sandpiper help`" + `): this message
-• %[1]s debug on|off|status (or ` + "`/sandpiper debug …`" + `): show extra detail in this channel (exit codes, stderr, limits, model and token use). Only admins can change it.
-• %[1]s state on|off|status (or ` + "`/sandpiper state …`" + `): whether a thread's runs keep the variables earlier runs defined (on unless switched off). Only admins can change it.
-• ` + "`/sandpiper feedback`" + `: how people rated my answers in this channel with the buttons under each answer (admins only).
-
-Each run starts in a fresh sandbox with no network. Files attached in the thread, and files earlier runs wrote, are in its working directory ` + "`/mnt/data`" + `; the variables, functions and imports earlier runs in the thread defined are there too.`
-
-// runCommand handles help, debug and state sent as a mention or a DM.
+// runCommand answers a command sent as a mention or a DM.
 func (b *Bot) runCommand(ctx context.Context, m message) {
-	f := strings.Fields(strings.ToLower(m.Text))
-	if len(f) == 0 || strings.Trim(f[0], "!/.:,?") == "help" {
-		b.notice(ctx, m, fmt.Sprintf(helpText, "<@"+b.userID+">"))
-		return
+	words := strings.Fields(m.Text)
+	c := mentionCommand(words)
+	if c == nil {
+		c, words = findCommand("help"), nil
 	}
-	setting := debugSetting
-	if strings.Trim(f[0], "!/.:,?") == "state" {
-		setting = stateSetting
+	var args []string
+	if len(words) > 1 {
+		args = words[1:]
 	}
-	reply, private := b.settingCommand(ctx, setting, m.Channel, m.User, f[1:])
+	reply, private := c.run(ctx, b, commandCall{channel: m.Channel, user: m.User, args: args})
 	if private && !m.IM {
 		_, err := b.api.PostEphemeralContext(ctx, m.Channel, m.User, slack.MsgOptionTS(m.ThreadTS), slack.MsgOptionText(reply, false))
 		if err == nil {
@@ -60,19 +185,20 @@ func (b *Bot) runCommand(ctx context.Context, m message) {
 // onSlashCommand answers /sandpiper through the command's response URL,
 // visible only to the user who typed it.
 func (b *Bot) onSlashCommand(cmd slack.SlashCommand) {
-	f := strings.Fields(strings.ToLower(cmd.Text))
+	words := strings.Fields(cmd.Text)
 	job := func(ctx context.Context) {
 		var reply string
-		switch {
-		case len(f) == 0 || f[0] == "help":
-			reply = fmt.Sprintf(helpText, "<@"+b.userID+">")
-		case f[0] == "debug":
-			reply, _ = b.settingCommand(ctx, debugSetting, cmd.ChannelID, cmd.UserID, f[1:])
-		case f[0] == "state":
-			reply, _ = b.settingCommand(ctx, stateSetting, cmd.ChannelID, cmd.UserID, f[1:])
-		case f[0] == "feedback":
-			reply = b.feedbackCommand(ctx, cmd.ChannelID, cmd.UserID)
-		default:
+		c := findCommand("help")
+		if len(words) > 0 {
+			c = findCommand(strings.ToLower(words[0]))
+		}
+		if c != nil {
+			var args []string
+			if len(words) > 1 {
+				args = words[1:]
+			}
+			reply, _ = c.run(ctx, b, commandCall{channel: cmd.ChannelID, user: cmd.UserID, args: args})
+		} else {
 			reply = fmt.Sprintf("To ask a question, mention me: <@%s> %s\nType `/sandpiper help` for examples.", b.userID, render.Escape(cmd.Text))
 		}
 		_, _, err := b.api.PostMessageContext(ctx, cmd.ChannelID,
@@ -118,9 +244,9 @@ var (
 	}
 )
 
-// settingCommand runs "<setting> on|off|status" for user in channel and
+// setting runs "<setting> on|off|status" for user in channel and
 // returns the reply and whether it should be private.
-func (b *Bot) settingCommand(ctx context.Context, setting channelSetting, channel, user string, args []string) (reply string, private bool) {
+func (b *Bot) setting(ctx context.Context, setting channelSetting, channel, user string, args []string) (reply string, private bool) {
 	cur := b.settings.Get(channel)
 	state := func(on bool) string {
 		if on {
@@ -129,7 +255,11 @@ func (b *Bot) settingCommand(ctx context.Context, setting channelSetting, channe
 		return "*off*"
 	}
 	name := strings.ToUpper(setting.name[:1]) + setting.name[1:]
-	if len(args) == 0 || args[0] == "status" {
+	arg := ""
+	if len(args) > 0 {
+		arg = strings.Trim(strings.ToLower(args[0]), "!.:,?")
+	}
+	if arg == "" || arg == "status" {
 		s := name + " is " + state(setting.get(cur)) + " in this channel."
 		if cur.UpdatedBy != "" {
 			s += fmt.Sprintf(" Last changed by <@%s> on %s.", cur.UpdatedBy, cur.UpdatedAt.Format("2 Jan 2006 15:04 MST"))
@@ -137,7 +267,7 @@ func (b *Bot) settingCommand(ctx context.Context, setting channelSetting, channe
 		return s, true
 	}
 	var on bool
-	switch args[0] {
+	switch arg {
 	case "on", "true", "enable":
 		on = true
 	case "off", "false", "disable":

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 
 	"github.com/slack-go/slack"
@@ -119,24 +118,6 @@ const (
 	command        // help, debug, state …
 	followUp       // a reply in a thread; answered if the bot is in it
 )
-
-// isCommand reports whether a message's text (the bot's mention removed)
-// is one of the bot's commands: help, debug or state on|off|status, or nothing at
-// all (a bare mention).
-func isCommand(text string) bool {
-	f := strings.Fields(strings.ToLower(text))
-	if len(f) == 0 {
-		return true // a bare mention: say hello
-	}
-	// Only the exact commands: "help me integrate x²" is a question.
-	switch strings.Trim(f[0], "!/.:,?") {
-	case "help":
-		return len(f) == 1
-	case "debug", "state":
-		return len(f) == 1 || (len(f) == 2 && slices.Contains([]string{"on", "off", "status"}, strings.Trim(f[1], "!.:,?")))
-	}
-	return false
-}
 
 // classify routes a message; botUser is the bot's own user id.
 func classify(in incoming, botUser string) route {

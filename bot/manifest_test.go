@@ -4,6 +4,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
@@ -11,7 +12,8 @@ import (
 )
 
 // TestManifestMatchesCode keeps manifest.yaml in step with what the bot
-// uses: its scopes, events, slash command and Socket Mode.
+// uses: its scopes, events, slash command (its usage hint lists the
+// commands of the table, in its order) and Socket Mode.
 func TestManifestMatchesCode(t *testing.T) {
 	data, err := os.ReadFile("../manifest.yaml")
 	if err != nil {
@@ -29,6 +31,7 @@ func TestManifestMatchesCode(t *testing.T) {
 			SlashCommands []struct {
 				Command     string `yaml:"command"`
 				Description string `yaml:"description"`
+				UsageHint   string `yaml:"usage_hint"`
 			} `yaml:"slash_commands"`
 		} `yaml:"features"`
 		OAuth struct {
@@ -70,6 +73,14 @@ func TestManifestMatchesCode(t *testing.T) {
 		t.Error("manifest must declare the agent view (features.agent_view with an agent_description)")
 	}
 	if len(m.Features.SlashCommands) != 1 || m.Features.SlashCommands[0].Command != "/sandpiper" || m.Features.SlashCommands[0].Description == "" {
-		t.Errorf("manifest slash commands = %+v, want /sandpiper", m.Features.SlashCommands)
+		t.Fatalf("manifest slash commands = %+v, want /sandpiper", m.Features.SlashCommands)
+	}
+	if hint, want := m.Features.SlashCommands[0].UsageHint, usageHint(); hint != want {
+		t.Errorf("manifest usage_hint %q, the commands table makes %q", hint, want)
+		for _, c := range commands {
+			if !strings.Contains(" "+hint+" ", " "+c.usage()+" ") {
+				t.Errorf("the usage_hint lacks %q", c.usage())
+			}
+		}
 	}
 }

@@ -1,6 +1,9 @@
 package sandbox
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -19,23 +22,53 @@ func TestFormatSize(t *testing.T) {
 	}
 }
 
-func TestLimitNote(t *testing.T) {
-	lim := Limits{Timeout: time.Second, Memory: 64 << 20}
+func TestVerdict(t *testing.T) {
+	lim := Limits{Timeout: time.Second, Memory: 64 << 20, CPUTime: 90 * time.Second, Processes: 8, DiskSize: 1 << 20}
 	for _, tt := range []struct {
-		limit Limit
-		want  string
+		name string
+		res  *Result
+		err  error
+		want Verdict
 	}{
-		{LimitNone, ""},
-		{LimitTimeout, "timed out after 1s"},
-		{LimitMemory, "killed at the memory limit of 64.0 MiB"},
-		{LimitCPU, "killed at the CPU-time limit of 1m0s"},
-		{LimitProcesses, "reached the limit of 64 processes and threads"},
-		{LimitDisk, "a write failed at the disk limit of 64.0 MiB"},
-		{"gpu", "reached the gpu limit"},
+		{"ok", &Result{}, nil, Verdict{Kind: VerdictOK, Phrase: "exit 0"}},
+		{"exception", &Result{ExitCode: 1}, nil, Verdict{Kind: VerdictExit, Exit: 1, Phrase: "exit 1"}},
+		{"timeout", &Result{ExitCode: 137, Limit: LimitTimeout}, nil, Verdict{Kind: VerdictTimeout, Exit: 137, Phrase: "timed out after 1s"}},
+		{"memory", &Result{ExitCode: 137, Limit: LimitMemory}, nil, Verdict{Kind: VerdictMemory, Exit: 137, Phrase: "killed at the memory limit of 64.0 MiB"}},
+		{"memory error", &Result{ExitCode: 1, Limit: LimitMemory}, nil, Verdict{Kind: VerdictMemory, Exit: 1, Phrase: "killed at the memory limit of 64.0 MiB"}},
+		{"cpu", &Result{ExitCode: 152, Limit: LimitCPU}, nil, Verdict{Kind: VerdictCPU, Exit: 152, Phrase: "killed at the CPU-time limit of 1m30s"}},
+		{"processes, exit 0", &Result{Limit: LimitProcesses}, nil, Verdict{Kind: VerdictOK, Phrase: "exit 0", Note: "reached the limit of 8 processes and threads"}},
+		{"processes, exit 1", &Result{ExitCode: 1, Limit: LimitProcesses}, nil, Verdict{Kind: VerdictExit, Exit: 1, Phrase: "exit 1", Note: "reached the limit of 8 processes and threads"}},
+		{"disk", &Result{ExitCode: 1, Limit: LimitDisk}, nil, Verdict{Kind: VerdictExit, Exit: 1, Phrase: "exit 1", Note: "a write failed at the disk limit of 1.0 MiB"}},
+		{"another limit", &Result{Limit: "gpu"}, nil, Verdict{Kind: VerdictOK, Phrase: "exit 0", Note: "reached the gpu limit"}},
+		{"gone", &Result{ExitCode: 137, Gone: "the Kubernetes sandbox sb-1 was deleted"}, nil, Verdict{Kind: VerdictGone, Exit: 137, Phrase: "the Kubernetes sandbox sb-1 was deleted during the run"}},
+		{"gone past the timeout", &Result{ExitCode: 137, Limit: LimitTimeout, Gone: "the Kubernetes sandbox sb-1 was deleted"}, nil, Verdict{Kind: VerdictGone, Exit: 137, Phrase: "the Kubernetes sandbox sb-1 was deleted during the run"}},
+		{"stopped", nil, fmt.Errorf("sandbox: run: %w", context.Canceled), Verdict{Kind: VerdictStopped, Phrase: "stopped"}},
+		{"out of time", nil, context.DeadlineExceeded, Verdict{Kind: VerdictStopped, Phrase: "stopped: out of time"}},
+		{"machinery", nil, &Error{Op: "start", Err: errors.New("no user namespaces")}, Verdict{Kind: VerdictError, Phrase: "could not run the code"}},
+		{"no result", nil, nil, Verdict{Kind: VerdictError, Phrase: "could not run the code"}},
 	} {
-		r := &Result{Limit: tt.limit}
-		if got := r.LimitNote(lim); got != tt.want {
-			t.Errorf("LimitNote with limit %q = %q, want %q", tt.limit, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.res != nil {
+				tt.res.Bound(lim)
+				if want := tt.want.Kind != VerdictOK; tt.res.Failed() != want {
+					t.Errorf("Failed() = %v, want %v", !want, want)
+				}
+			}
+			if got := VerdictOf(tt.res, tt.err); got != tt.want {
+				t.Errorf("VerdictOf = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestVerdictDefaults: a result no backend bounded names the default
+// limits.
+func TestVerdictDefaults(t *testing.T) {
+	r := &Result{ExitCode: 137, Limit: LimitTimeout}
+	if got, want := r.Verdict().Phrase, "timed out after "+DefaultTimeout.String(); got != want {
+		t.Errorf("Phrase = %q, want %q", got, want)
+	}
+	if got, want := (Verdict{Phrase: "exit 0", Note: "reached the gpu limit"}).String(), "exit 0 · reached the gpu limit"; got != want {
+		t.Errorf("String = %q, want %q", got, want)
 	}
 }

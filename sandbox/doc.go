@@ -57,33 +57,56 @@
 // most the state the run saves. What keeps the state between runs, and
 // for whom, is the front end's (package agent's Workspace).
 //
+// # How a run ended
+//
+// A run's [Verdict] ([Result.Verdict], or [VerdictOf] a result and an
+// error) says how it ended, once for every front end: ok, exited
+// non-zero, timed out, killed at the memory or the CPU-time limit, stopped
+// by its caller, its sandbox gone, or not run (the machinery failed); with
+// a short phrase naming the limit's value ("timed out after 30s"), and a
+// note for a limit hit that did not end it. The Slack cards, the
+// terminal's cards, the plain chat, `sandpiper exec` and the model's tool
+// result show those words and choose only how (an emoji, a colour).
+//
 // # Choosing a backend
 //
-// Two backends implement the same request and result; SANDPIPER_SANDBOX
+// Three backends implement the same request and result; SANDPIPER_SANDBOX
 // picks one.
 //
 //   - Where code runs: local (the default): fresh Linux namespaces on the
 //     bot's host. vercel: a fresh Vercel Sandbox (Firecracker microVM) per
-//     run.
+//     run. kubernetes: a fresh pod per run on a Kubernetes cluster, claimed
+//     from an agent-sandbox warm pool.
 //   - Isolation: local: namespaces, seccomp, Landlock, rlimits, cgroups
 //     where available. vercel: a whole VM; network denied (deny-all);
-//     rlimits inside.
+//     rlimits inside. kubernetes: the pod's RuntimeClass (gVisor in its
+//     deploy/), a NetworkPolicy that denies the network, rlimits inside.
 //   - Needs: local: Linux that lets the bot create user namespaces. vercel:
-//     a Vercel team and project with Sandbox, and credentials.
+//     a Vercel team and project with Sandbox, and credentials. kubernetes:
+//     a cluster with agent-sandbox and a warm pool, the bot running in it
+//     (it dials pod IPs).
 //   - Python: local: the host's SANDPIPER_PYTHON and its packages. vercel:
-//     Vercel's python3.13 image (standard library only).
+//     Vercel's python3.13 image (standard library only). kubernetes: the
+//     sandbox template's image (the bot's image: Python 3.13 with the
+//     pinned data stack).
 //   - Runs at once: SANDPIPER_SANDBOX_CONCURRENCY; default the number of
-//     CPUs (local), 10 sandboxes alive (vercel).
+//     CPUs (local), 10 sandboxes alive (vercel), 10 claims held per
+//     replica (kubernetes).
 //   - Cost: local: the host's CPU. vercel: Vercel Sandbox usage (billed per
-//     vCPU-time).
+//     vCPU-time). kubernetes: the cluster's nodes, and the warm pool's
+//     idle pods.
 //   - Latency per run (measured here): local: ~21–25 ms
 //     (print(5 + 5 - 84**3), p50); a data run importing numpy, pandas and
 //     matplotlib ~45 ms warm, ~1.2 s cold (see package local's "Measured").
-//     vercel: see package vercel's "Latency".
+//     vercel: see package vercel's "Latency". kubernetes: ~210–245 ms
+//     against a test API server with a fake pod, plus a real cluster's
+//     controller and pod start (see package kubernetes's "Measured").
 //
 // Choose local when the bot runs on a Linux host or container that can
 // create namespaces: it is the fastest and costs nothing. Choose vercel
 // when it cannot (serverless platforms, locked-down containers that forbid
 // namespaces), when you want a VM boundary around model-written code, or
-// when you need more concurrent runs than one host gives.
+// when you need more concurrent runs than one host gives. Choose
+// kubernetes when the bot already runs on a cluster: runs spread over its
+// nodes, and each replica of the bot claims its own sandboxes.
 package sandbox

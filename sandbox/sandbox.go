@@ -322,6 +322,13 @@ type Result struct {
 	// clock; LimitMemory: the memory limit killed the program, or one of
 	// its processes), or was hit during it.
 	Limit Limit
+	// Limits are the limits the run had, every field set ([Result.Bound]
+	// records them); the [Verdict] names their values.
+	Limits Limits
+	// Gone says that the sandbox went away during the run, which ended
+	// the program, and how: "the Kubernetes sandbox sb-1 was deleted".
+	// "" when it did not.
+	Gone string
 	// MemoryPeak is the most memory the run used, where the backend can
 	// tell (0 otherwise).
 	MemoryPeak int64
@@ -352,10 +359,9 @@ func (r *Result) AddCap(c Cap) {
 }
 
 // Failed reports whether the program did not end well: it exited with a
-// non-zero status, or the wall clock or the memory limit stopped it.
-func (r *Result) Failed() bool {
-	return r.ExitCode != 0 || r.Limit == LimitTimeout || r.Limit == LimitMemory
-}
+// non-zero status, a limit ended it, or its sandbox went away (see
+// [Result.Verdict]).
+func (r *Result) Failed() bool { return r.Verdict().Failed() }
 
 // Truncated reports whether any output was cut.
 func (r *Result) Truncated() bool { return r.StdoutTruncated || r.StderrTruncated }
@@ -455,6 +461,7 @@ func cutOmitted(e string) string {
 //     counted).
 //   - Stdout and Stderr: at most lim.Output bytes each, with their
 //     Truncated flags set.
+//   - Limits: lim, as the run's [Verdict] names them.
 //   - State: its Data at most lim.StateSize bytes, and none when the
 //     wall clock or the memory limit ended the run (the state before the
 //     run stands); its lists of names as [StateResult] bounds them.
@@ -464,6 +471,7 @@ func cutOmitted(e string) string {
 // Bound is idempotent.
 func (r *Result) Bound(lim Limits) {
 	lim = lim.WithDefaults()
+	r.Limits = lim
 	cut := false
 	var moved []string
 	kept := r.Files[:0]

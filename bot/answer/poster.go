@@ -95,7 +95,7 @@ func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEve
 	by := stoppedBy(ctx) // the run was killed because someone stopped the answer
 	p.mu.Lock()
 	c := p.card(e.Call.ID)
-	output := render.RunOutput(res, runErr, c.Limits)
+	output := render.RunOutput(res, runErr)
 	if by != "" {
 		output = "[stopped by the user before it finished]"
 	}
@@ -130,7 +130,7 @@ func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEve
 		p.log.Warn("caps fired during a run", "run", c.N, "caps", caps)
 	}
 	if p.debug {
-		p.log.Info("execution", "run", c.N, "code", c.Code, "output", render.RunOutput(res, runErr, c.Limits), "duration", d)
+		p.log.Info("execution", "run", c.N, "code", c.Code, "output", render.RunOutput(res, runErr), "duration", d)
 	}
 	ctx, cancel := slackapi.Context(ctx)
 	defer cancel()
@@ -238,15 +238,15 @@ func firedCaps(res *sandbox.Result) []sandbox.Cap {
 }
 
 func runResult(res *sandbox.Result, err error) string {
-	switch {
-	case err != nil:
-		return "sandbox_error"
-	case res.Limit == sandbox.LimitTimeout:
+	switch sandbox.VerdictOf(res, err).Kind {
+	case sandbox.VerdictOK:
+		return "ok"
+	case sandbox.VerdictTimeout:
 		return "timeout"
-	case res.Limit == sandbox.LimitMemory:
+	case sandbox.VerdictMemory:
 		return "oom"
-	case res.ExitCode != 0:
-		return "failed"
+	case sandbox.VerdictStopped, sandbox.VerdictError:
+		return "sandbox_error"
 	}
-	return "ok"
+	return "failed"
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/slack-go/slack"
@@ -39,40 +40,60 @@ type Attachment struct {
 	Content string
 }
 
-// failed reports whether the run did not end normally.
-func (c *Card) failed() bool {
-	return c.Err != nil || c.Result != nil && c.Result.Failed()
+// runVerdict is how the run ended, as the sandbox says it; a run the
+// asker stopped is stopped, whatever the sandbox returned.
+func (c *Card) runVerdict() sandbox.Verdict {
+	if c.StoppedBy != "" {
+		return sandbox.Stopped()
+	}
+	return sandbox.VerdictOf(c.Result, c.Err)
 }
+
+// failed reports whether the run did not end normally.
+func (c *Card) failed() bool { return c.runVerdict().Failed() }
 
 func (c *Card) codeFile() string   { return fmt.Sprintf("code-%d.py", c.N) }
 func (c *Card) outputFile() string { return fmt.Sprintf("output-%d.txt", c.N) }
 func (c *Card) stderrFile() string { return fmt.Sprintf("stderr-%d.txt", c.N) }
 
-// verdict is how the run went, in the card's first line and its
-// notification: an emoji and a few words.
-func (c *Card) verdict() (emoji, words string) {
-	switch r := c.Result; {
-	case c.Running:
+// heading is the card's first words, in bold, and their emoji, by the
+// kind of the run's verdict; the verdict's phrase follows them.
+func (c *Card) heading() (emoji, words string) {
+	if c.Running {
 		return ":hourglass_flowing_sand:", "Running Python"
-	case errors.Is(c.Err, ErrInterrupted):
-		return ":leftwards_arrow_with_hook:", "Interrupted"
-	case c.StoppedBy != "":
-		return ":octagonal_sign:", "Stopped"
-	case c.Err != nil:
-		return ":warning:", "Could not run this code"
-	case r.Limit == sandbox.LimitTimeout || r.Limit == sandbox.LimitCPU:
-		return ":stopwatch:", "Stopped: " + r.LimitNote(c.Limits)
-	case r.Limit == sandbox.LimitMemory:
-		return ":boom:", "Stopped: " + r.LimitNote(c.Limits)
-	case r.ExitCode != 0:
-		return ":x:", "Python failed"
 	}
-	return ":white_check_mark:", "Ran Python"
+	if errors.Is(c.Err, ErrInterrupted) {
+		return ":leftwards_arrow_with_hook:", "Interrupted"
+	}
+	switch v := c.runVerdict(); v.Kind {
+	case sandbox.VerdictOK:
+		return ":white_check_mark:", "Ran Python"
+	case sandbox.VerdictExit:
+		return ":x:", "Python failed"
+	case sandbox.VerdictTimeout, sandbox.VerdictCPU:
+		return ":stopwatch:", "Python stopped"
+	case sandbox.VerdictMemory:
+		return ":boom:", "Python stopped"
+	case sandbox.VerdictGone:
+		return ":warning:", "Sandbox gone"
+	case sandbox.VerdictStopped:
+		return ":octagonal_sign:", capital(v.Phrase)
+	}
+	return ":warning:", capital(c.runVerdict().Phrase)
 }
+
+// capital is s with its first letter upper case.
+func capital(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
+// phrase is the verdict's phrase and note, made safe to show.
+func (c *Card) phrase() string { return Escape(safetext.Line(c.runVerdict().String())) }
 
 // status is the card's first line.
 func (c *Card) status() string {
-	emoji, words := c.verdict()
+	emoji, words := c.heading()
 	s := fmt.Sprintf("%s *%s* (run %d)", emoji, words, c.N)
 	switch {
 	case c.Running:
@@ -81,23 +102,23 @@ func (c *Card) status() string {
 		return s + ": the bot running it stopped, and the question was picked up again."
 	case c.StoppedBy != "":
 		return fmt.Sprintf("%s by %s after %s. Nothing more was run or asked of the model.", s, UserMention(c.StoppedBy), Duration(c.duration()))
-	case c.Err != nil:
+	case c.Result == nil:
 		return s + ". The model was told why."
 	}
-	return fmt.Sprintf("%s · exit %d · %s", s, c.Result.ExitCode, Duration(c.duration()))
+	return fmt.Sprintf("%s · %s · %s", s, c.phrase(), Duration(c.duration()))
 }
 
 // Fallback is the card's notification text.
 func (c *Card) Fallback() string {
-	_, words := c.verdict()
+	_, words := c.heading()
 	s := fmt.Sprintf("%s (run %d)", words, c.N)
 	switch {
 	case c.Running:
 		return s + "…"
-	case c.Err != nil, c.StoppedBy != "":
+	case c.Result == nil, c.StoppedBy != "":
 		return s
 	}
-	return fmt.Sprintf("%s, exit %d", s, c.Result.ExitCode)
+	return s + ", " + c.phrase()
 }
 
 func (c *Card) duration() time.Duration {
@@ -317,9 +338,6 @@ func (c *Card) debugLine() string {
 		"stdout " + sandbox.FormatSize(r.StdoutSize),
 		"stderr " + sandbox.FormatSize(r.StderrSize),
 	}
-	if r.Limit != sandbox.LimitNone {
-		parts = append(parts, "limit hit: "+string(r.Limit))
-	}
 	if r.Truncated() {
 		parts = append(parts, "output truncated by the sandbox")
 	}
@@ -396,7 +414,7 @@ func (c *Card) Metadata() slack.SlackMetadata {
 		p["state"] = "running"
 	} else {
 		p["state"] = "done"
-		p["output"] = Truncate(RunOutput(c.Result, c.Err, c.Limits), MetadataTextChars)
+		p["output"] = Truncate(RunOutput(c.Result, c.Err), MetadataTextChars)
 		if c.Result != nil {
 			p["exit_code"] = c.Result.ExitCode
 		}
@@ -416,11 +434,11 @@ func (c *Card) Metadata() slack.SlackMetadata {
 // RunOutput is what a run produced, as remembered for follow-ups (and
 // given to the model again), neutralised as for the tool result the model
 // read ([safetext.Text]).
-func RunOutput(r *sandbox.Result, err error, lim sandbox.Limits) string {
-	return safetext.Text(runOutput(r, err, lim))
+func RunOutput(r *sandbox.Result, err error) string {
+	return safetext.Text(runOutput(r, err))
 }
 
-func runOutput(r *sandbox.Result, err error, lim sandbox.Limits) string {
+func runOutput(r *sandbox.Result, err error) string {
 	if err != nil {
 		return "sandbox error: " + err.Error()
 	}
@@ -433,8 +451,11 @@ func runOutput(r *sandbox.Result, err error, lim sandbox.Limits) string {
 		if len(r.Stderr) > 0 {
 			out += "\n[stderr]\n" + lastRunes(string(r.Stderr), RunOutputChars/2)
 		}
-		if note := r.LimitNote(lim); note != "" {
-			out += "\n[" + note + "]"
+		if v := r.Verdict(); v.Kind != sandbox.VerdictExit {
+			out += "\n[" + v.Phrase + "]"
+		}
+		if v := r.Verdict(); v.Note != "" {
+			out += "\n[" + v.Note + "]"
 		}
 		out += fmt.Sprintf("\n[exit %d]", r.ExitCode)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/sandboxtest"
 )
 
 func TestCardGolden(t *testing.T) {
@@ -33,6 +34,9 @@ func TestCardGolden(t *testing.T) {
 		{"failed", Card{N: 1, Code: "print(1/0)", Result: &sandbox.Result{ExitCode: 1, Stderr: []byte("Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nZeroDivisionError: division by zero\n"), StderrSize: 95, Duration: 40 * time.Millisecond}}},
 		{"timeout", Card{N: 3, Code: "while True: pass", Result: &sandbox.Result{ExitCode: 137, Limit: sandbox.LimitTimeout, Duration: 30 * time.Second}}},
 		{"oom", Card{N: 1, Code: "x = ' ' * 10**10", Result: &sandbox.Result{ExitCode: 137, Limit: sandbox.LimitMemory, Stderr: []byte("Killed"), Duration: time.Second}}},
+		{"cpu", Card{N: 2, Code: "while True: pass", Result: &sandbox.Result{ExitCode: 152, Limit: sandbox.LimitCPU, Duration: 61 * time.Second}}},
+		{"gone", Card{N: 1, Code: "import time\ntime.sleep(60)", Result: &sandbox.Result{ExitCode: 137, Gone: "the Kubernetes sandbox sb-1 was deleted", Duration: 4 * time.Second}}},
+		{"processes", Card{N: 1, Code: "import os\nos.fork()", Result: &sandbox.Result{Stdout: []byte("done\n"), StdoutSize: 5, Limit: sandbox.LimitProcesses, Duration: time.Second}}},
 		{"sandbox_error", Card{N: 1, Code: "print(1)", Err: errors.New("the sandbox failed before running the code (clone: operation not permitted)"), Duration: 5 * time.Millisecond}},
 		{"escaped", Card{N: 1, Code: "print('<!channel> & <@U1>')", Result: &sandbox.Result{Stdout: []byte("<!channel> & <@U1> <https://x.example|y> ```\n")}}},
 		{"long", Card{N: 4, Code: longCode, Result: &sandbox.Result{Stdout: []byte(strings.Repeat("0123456789", 600)), StdoutSize: 5 << 20, StdoutTruncated: true, Duration: 2 * time.Second}}},
@@ -189,5 +193,32 @@ func TestCardEscapesEverything(t *testing.T) {
 		if strings.Contains(s, bad) {
 			t.Errorf("card contains live %s:\n%s", bad, s)
 		}
+	}
+}
+
+// TestCardVerdicts: a card says how its run ended in the words of the
+// run's verdict, in its first line, its notification and what a
+// follow-up remembers of a failed run; a card the asker stopped says
+// stopped, whatever the sandbox returned.
+func TestCardVerdicts(t *testing.T) {
+	for _, run := range sandboxtest.Verdicts() {
+		t.Run(run.Name, func(t *testing.T) {
+			v := run.Verdict()
+			c := Card{N: 1, Code: "x", Result: run.Result, Err: run.Err}
+			blocks, _ := c.Blocks()
+			first := blocks[0].(*slack.ContextBlock).ContextElements.Elements[0].(*slack.TextBlockObject).Text
+			for what, s := range map[string]string{"first line": first, "notification": c.Fallback()} {
+				if !strings.Contains(strings.ToLower(s), strings.ToLower(Escape(v.String()))) {
+					t.Errorf("%s %q does not say %q", what, s, v)
+				}
+			}
+			if out := RunOutput(run.Result, run.Err); run.Result != nil && v.Kind != sandbox.VerdictExit && v.Failed() && !strings.Contains(out, "["+v.Phrase+"]") {
+				t.Errorf("remembered output %q does not say %q", out, v.Phrase)
+			}
+			c.StoppedBy = "U1"
+			if _, words := c.heading(); words != "Stopped" {
+				t.Errorf("a stopped card says %q", words)
+			}
+		})
 	}
 }

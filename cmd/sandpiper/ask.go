@@ -120,7 +120,7 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	// terminal UI's termenv) has it.
 	noColor, _ := lookup.Lookup("NO_COLOR")
 	term, _ := lookup.Lookup("TERM")
-	ui := chat.New(stdout, stderr, chat.Options{NoColor: noColor != "", Term: term, OutDir: flags.outDir, Limits: c.Sandbox.Limits()})
+	ui := chat.New(stdout, stderr, chat.Options{NoColor: noColor != "", Term: term, OutDir: flags.outDir})
 	defer ui.StopSpinner()
 	level := slog.LevelWarn
 	if flags.debug || c.Model.Debug {

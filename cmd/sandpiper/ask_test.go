@@ -352,7 +352,7 @@ func TestAskCancel(t *testing.T) {
 	if d := time.Since(t0); d > 2*time.Second {
 		t.Errorf("ask took %v to stop", d)
 	}
-	if out := stdout.String(); strings.Contains(out, "exit") || !strings.Contains(out, "├─ ✗ cancelled · ") {
+	if out := stdout.String(); strings.Contains(out, "exit") || !strings.Contains(out, "├─ ✗ stopped · ") {
 		t.Errorf("the cancelled run's card:\n%s", out)
 	}
 	if got := stderr.String(); !strings.HasSuffix(got, "sandpiper: interrupted\n") {

@@ -89,7 +89,6 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c ag
 			return cli.SaveOutput(flags.outDir, f)
 		},
 		Banner:  a.Model.ID() + " · " + rt.String(),
-		Limits:  c.Sandbox.Limits(),
 		Profile: profile,
 		Dark:    dark,
 	}

@@ -32,7 +32,8 @@
 // pod's OOM killer), CPU time (exit 152). Output is capped while it
 // streams, and the result is bounded by [sandbox.Result.Bound]. A sandbox
 // deleted during the run (an operator, a drained node, a pod killed for
-// memory under gVisor) ends it at once with a result that says so; the
+// memory under gVisor) ends it at once with a result that says so
+// ([sandbox.Result.Gone], a verdict of kind [sandbox.VerdictGone]); the
 // model is told it is not its code's fault.
 //
 // The sandbox-router is not used: it proxies HTTP/1.1, and sandboxd's

@@ -362,19 +362,16 @@ func (s *Sandbox) why(ctx context.Context, l *lease, gone <-chan string) string 
 }
 
 // goneResult is the result of a run whose sandbox went away: what the
-// program printed before, the exit of a killed program, and a line that
-// says what happened.
+// program printed before, the exit of a killed program, and Gone, which
+// says what happened (each front end shows it in the run's verdict).
 func (s *Sandbox) goneResult(res *sandbox.Result, l *lease, why string, lim sandbox.Limits, start time.Time) *sandbox.Result {
 	if res == nil {
 		res = &sandbox.Result{}
 	}
 	s.log.Warn("sandbox: the sandbox went away during the run", "sandbox", l.sandbox, "why", why)
 	res.ExitCode = exitKilled
+	res.Gone = fmt.Sprintf("the Kubernetes sandbox %s %s", l.sandbox, why)
 	res.Bound(lim)
-	// Past the output cap if need be: this line must be seen.
-	note := fmt.Sprintf("\n[sandbox: the Kubernetes sandbox %s %s during the run, which ended the program; this is not a problem with the code, and running it again gets a new sandbox]\n", l.sandbox, why)
-	res.Stderr = append(res.Stderr, note...)
-	res.StderrSize += int64(len(note))
 	res.Duration = time.Since(start)
 	return res
 }

@@ -313,9 +313,9 @@ func TestSandboxDeletedMidRun(t *testing.T) {
 		if o.err != nil {
 			t.Fatalf("Run: %v; want a result saying the sandbox was deleted", o.err)
 		}
-		want := "the Kubernetes sandbox " + name + " was deleted during the run"
-		if !strings.Contains(string(o.res.Stderr), want) || o.res.ExitCode != 137 {
-			t.Errorf("exit %d, stderr %q; want 137 and %q", o.res.ExitCode, o.res.Stderr, want)
+		want := sandbox.Verdict{Kind: sandbox.VerdictGone, Exit: 137, Phrase: "the Kubernetes sandbox " + name + " was deleted during the run"}
+		if got := o.res.Verdict(); got != want {
+			t.Errorf("verdict %+v, want %+v", got, want)
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("Run still waiting 15 s after its sandbox was deleted")

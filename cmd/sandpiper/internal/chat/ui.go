@@ -2,7 +2,6 @@ package chat
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -70,8 +69,6 @@ type Options struct {
 	// OutDir is where the files the program writes are saved ("": not
 	// saved).
 	OutDir string
-	// Limits are the sandbox's, for what a card says of a limit.
-	Limits sandbox.Limits
 }
 
 var _ agent.Observer = (*UI)(nil)
@@ -171,13 +168,15 @@ func (u *UI) ToolCallFinished(_ context.Context, e agent.ToolResultEvent) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	dur := e.Duration.Round(time.Millisecond).String()
-	switch res := e.Sandbox; {
-	case errors.Is(e.Err, context.Canceled):
-		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", u.yellow("✗ cancelled")+u.dim(" · "+dur)))
-	case errors.Is(e.Err, context.DeadlineExceeded):
-		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", u.yellow("✗ stopped: out of time")+u.dim(" · "+dur)))
+	switch res, v := e.Sandbox, sandbox.VerdictOf(e.Sandbox, e.Err); {
+	case v.Kind == sandbox.VerdictStopped:
+		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", u.yellow("✗ "+v.Phrase)+u.dim(" · "+dur)))
 	case e.Err != nil:
-		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", u.red("✗ error")+u.dim(" · "+dur)))
+		mark := "✗ " + v.Phrase
+		if e.Call.Name != agent.ExecuteCodeName {
+			mark = "✗ error" // another tool's: the verdict speaks of code
+		}
+		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", u.red(mark)+u.dim(" · "+dur)))
 		u.block(e.Err.Error(), "red", cardLines)
 	case e.Query != nil:
 		u.queryCard(e.Query, dur)
@@ -189,7 +188,7 @@ func (u *UI) ToolCallFinished(_ context.Context, e agent.ToolResultEvent) {
 		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", mark+u.dim(" · "+dur)))
 		u.block(e.Result.Content, "", cardLines)
 	default:
-		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", status(u, res, u.opts.Limits)+u.dim(" · "+dur)))
+		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", status(u, v)+u.dim(" · "+dur)))
 		if len(res.Stdout) == 0 && len(res.Stderr) == 0 {
 			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim("(no output)"))
 		}
@@ -252,20 +251,16 @@ func (u *UI) queryCard(q *agent.Query, dur string) {
 	}
 }
 
-// status is a card's verdict on a sandbox run.
-func status(u *UI, r *sandbox.Result, lim sandbox.Limits) string {
-	note := r.LimitNote(lim)
+// status is a card's verdict on a sandbox run, as the sandbox says it.
+func status(u *UI, v sandbox.Verdict) string {
+	s := safetext.Line(v.String())
 	switch {
-	case r.Failed():
-		s := fmt.Sprintf("✗ exit %d", r.ExitCode)
-		if note != "" {
-			s += " · " + note
-		}
-		return u.red(s)
-	case note != "":
-		return u.yellow("✓ exit 0 · " + note)
+	case v.Failed():
+		return u.red("✗ " + s)
+	case v.Note != "":
+		return u.yellow("✓ " + s)
 	}
-	return u.green("✓ exit 0")
+	return u.green("✓ " + s)
 }
 
 func (u *UI) Finished(_ context.Context, e agent.FinishEvent) {

@@ -1,8 +1,12 @@
 package chat
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/sandbox/sandboxtest"
 )
 
 func TestStreamText(t *testing.T) {
@@ -34,5 +38,24 @@ func TestStreamText(t *testing.T) {
 				t.Errorf("shown %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestToolCardVerdicts: a card's status line says how its run ended in
+// the words of the run's verdict.
+func TestToolCardVerdicts(t *testing.T) {
+	for _, run := range sandboxtest.Verdicts() {
+		var out strings.Builder
+		u := New(&out, &out, Options{})
+		call := agent.ToolCallEvent{Call: agent.ToolCall{Name: agent.ExecuteCodeName}, Code: "x"}
+		u.ToolCallFinished(context.Background(), agent.ToolResultEvent{ToolCallEvent: call, Sandbox: run.Result, Err: run.Err})
+		status, _, _ := strings.Cut(out.String(), "\n")
+		mark := "✓ "
+		if run.Verdict().Failed() {
+			mark = "✗ "
+		}
+		if want := "├─ " + mark + run.Verdict().String() + " · "; !strings.HasPrefix(status, want) {
+			t.Errorf("%s: status line %q, want it to start %q", run.Name, status, want)
+		}
 	}
 }

@@ -176,21 +176,25 @@ func (e Exec) Run(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		fmt.Fprintf(stderr, "\nsandpiper: stderr truncated: %d of %d bytes shown\n", len(res.Stderr), res.StderrSize)
 	}
 	saveFiles(stderr, *outDir, res)
-	if note := res.LimitNote(cfg.Limits()); note != "" {
-		fmt.Fprintf(stderr, "sandpiper: %s\n", safetext.Line(note))
+	v := res.Verdict()
+	if v.Limited() || v.Kind == sandbox.VerdictGone {
+		fmt.Fprintf(stderr, "sandpiper: %s\n", safetext.Line(v.Phrase))
+	}
+	if v.Note != "" {
+		fmt.Fprintf(stderr, "sandpiper: %s\n", safetext.Line(v.Note))
 	}
 	if *verbose {
 		fmt.Fprintf(stderr, "sandpiper: exit %d in %s\n", res.ExitCode, res.Duration.Round(time.Millisecond))
 	}
-	switch {
-	case res.Limit == sandbox.LimitTimeout:
+	switch v.Kind {
+	case sandbox.VerdictOK:
+		return nil
+	case sandbox.VerdictTimeout:
 		return cli.Exit(exitTimedOut)
-	case res.Limit == sandbox.LimitMemory:
+	case sandbox.VerdictMemory:
 		return cli.Exit(exitKilled)
-	case res.ExitCode != 0:
-		return cli.Exit(res.ExitCode)
 	}
-	return nil
+	return cli.Exit(res.ExitCode)
 }
 
 // interrupted is err, or, after Ctrl+C (or SIGTERM), which ended the

@@ -1,8 +1,6 @@
 package tui
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -138,20 +136,24 @@ type savedFile struct {
 }
 
 // cardBottom renders the rest of e's card: status, duration, output (cut
-// with a note), the files saved, and the bottom border. lim are the
-// sandbox's limits, to name the one a run hit.
-func cardBottom(t theme, width int, e agent.ToolResultEvent, files []savedFile, lim sandbox.Limits) string {
+// with a note), the files saved, and the bottom border.
+func cardBottom(t theme, width int, e agent.ToolResultEvent, files []savedFile) string {
 	c := newCard(t, width)
 	dur := t.dim.Render("· " + formatDuration(e.Duration))
 	res := e.Sandbox
-	switch {
-	case errors.Is(e.Err, context.Canceled):
-		c.rule("├", t.yellow.Render("✗ stopped")+" "+dur, "┤")
-	case errors.Is(e.Err, context.DeadlineExceeded):
-		c.rule("├", t.yellow.Render("✗ stopped: out of time")+" "+dur, "┤")
+	switch v := sandbox.VerdictOf(res, e.Err); {
 	case e.Err != nil:
-		c.rule("├", t.red.Render("✗ error")+" "+dur, "┤")
-		c.rows(safetext.Text(e.Err.Error()), outputRows, &t.red)
+		mark, style := "✗ "+v.Phrase, t.red
+		switch {
+		case v.Kind == sandbox.VerdictStopped:
+			style = t.yellow
+		case e.Call.Name != agent.ExecuteCodeName:
+			mark = "✗ error" // another tool's: the verdict speaks of code
+		}
+		c.rule("├", style.Render(mark)+" "+dur, "┤")
+		if v.Kind != sandbox.VerdictStopped {
+			c.rows(safetext.Text(e.Err.Error()), outputRows, &t.red)
+		}
 	case e.Query != nil:
 		queryBottom(t, c, e.Query, dur)
 	case res == nil:
@@ -166,7 +168,7 @@ func cardBottom(t theme, width int, e agent.ToolResultEvent, files []savedFile, 
 			}
 		}
 	default:
-		c.rule("├", status(t, res, lim)+" "+dur, "┤")
+		c.rule("├", status(t, res.Verdict())+" "+dur, "┤")
 		out := strings.TrimRight(safetext.Text(string(res.Stdout)), "\n")
 		errOut := strings.TrimRight(safetext.Text(string(res.Stderr)), "\n")
 		if out == "" && errOut == "" {
@@ -234,23 +236,14 @@ func stream(c *card, text string, truncated bool, kept, size int64, what string,
 	}
 }
 
-// status is a card's verdict on a sandbox run: its exit status and the
-// limit that ended it or was hit, in words.
-func status(t theme, r *sandbox.Result, lim sandbox.Limits) string {
-	note := safetext.Line(r.LimitNote(lim))
+// status is a card's verdict on a sandbox run, as the sandbox says it.
+func status(t theme, v sandbox.Verdict) string {
+	s := safetext.Line(v.String())
 	switch {
-	case r.Limit == sandbox.LimitTimeout:
-		return t.red.Render("✗ " + note)
-	case r.Limit == sandbox.LimitMemory || r.Limit == sandbox.LimitCPU:
-		return t.red.Render(fmt.Sprintf("✗ %s · exit %d", note, r.ExitCode))
-	case r.ExitCode != 0:
-		s := fmt.Sprintf("✗ exit %d", r.ExitCode)
-		if note != "" {
-			s += " · " + note
-		}
-		return t.red.Render(s)
-	case note != "":
-		return t.yellow.Render("✓ exit 0 · " + note)
+	case v.Failed():
+		return t.red.Render("✗ " + s)
+	case v.Note != "":
+		return t.yellow.Render("✓ " + s)
 	}
-	return t.green.Render("✓ exit 0")
+	return t.green.Render("✓ " + s)
 }

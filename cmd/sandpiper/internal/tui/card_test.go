@@ -14,6 +14,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/sandboxtest"
 )
 
 // TestCards renders cards of every kind, without colour, into one golden
@@ -50,9 +51,12 @@ func TestCards(t *testing.T) {
 			RestoreFailed: "restoring them took longer than 15 s"}}}, nil},
 		{"timeout", 80, agent.ToolResultEvent{ToolCallEvent: call, Duration: 30 * time.Second, Sandbox: &sandbox.Result{ExitCode: 137, Limit: sandbox.LimitTimeout}}, nil},
 		{"memory", 80, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{ExitCode: 137, Limit: sandbox.LimitMemory}}, nil},
+		{"cpu", 80, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{ExitCode: 152, Limit: sandbox.LimitCPU}}, nil},
+		{"gone", 80, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{ExitCode: 137, Gone: "the Kubernetes sandbox sb-1 was deleted"}}, nil},
 		{"processes", 80, agent.ToolResultEvent{ToolCallEvent: call, Sandbox: &sandbox.Result{Limit: sandbox.LimitProcesses}}, nil},
 		{"error", 80, agent.ToolResultEvent{ToolCallEvent: call, Err: errors.New("sandbox: start interpreter: no such file")}, nil},
 		{"stopped", 80, agent.ToolResultEvent{ToolCallEvent: call, Err: context.Canceled, Duration: 300 * time.Millisecond}, nil},
+		{"out of time", 80, agent.ToolResultEvent{ToolCallEvent: call, Err: context.DeadlineExceeded, Duration: 300 * time.Millisecond}, nil},
 		{"other tool", 80, agent.ToolResultEvent{ToolCallEvent: agent.ToolCallEvent{Call: agent.ToolCall{Name: "lookup", Input: []byte(`{"q":"x"}`)}}, Result: agent.ToolResult{Content: "found"}}, nil},
 		{"query", 60, agent.ToolResultEvent{ToolCallEvent: sqlCall, Duration: 12 * time.Millisecond, Query: &agent.Query{
 			Source: "sales", Engine: "PostgreSQL", Outcome: "ok", Rows: 1234, File: "by_region.csv", FileSize: 20480,
@@ -67,7 +71,7 @@ func TestCards(t *testing.T) {
 		th := newTheme(termenv.Ascii, true)
 		md := newMarkdown(codeWrap, termenv.Ascii, codeStyle(true))
 		top := cardTop(th, md, test.width, test.e.ToolCallEvent)
-		bottom := cardBottom(th, test.width, test.e, test.files, sandbox.Limits{})
+		bottom := cardBottom(th, test.width, test.e, test.files)
 		card := stripSGR(top + "\n" + bottom)
 		for i, l := range strings.Split(card, "\n") {
 			if w := lipgloss.Width(l); w != min(max(test.width, 20), maxCardWidth) {
@@ -94,6 +98,25 @@ func TestCardHighlight(t *testing.T) {
 	for i, l := range strings.Split(top, "\n") {
 		if w := lipgloss.Width(l); w != 60 {
 			t.Errorf("line %d is %d columns wide: %q", i, w, l)
+		}
+	}
+}
+
+// TestCardVerdicts: a card's status row says how its run ended in the
+// words of the run's verdict.
+func TestCardVerdicts(t *testing.T) {
+	t.Parallel()
+	th := newTheme(termenv.Ascii, true)
+	for _, run := range sandboxtest.Verdicts() {
+		e := agent.ToolResultEvent{ToolCallEvent: pythonCall("x"), Sandbox: run.Result, Err: run.Err}
+		card := stripSGR(cardBottom(th, 100, e, nil))
+		status, _, _ := strings.Cut(card, "\n")
+		mark := "✓ "
+		if run.Verdict().Failed() {
+			mark = "✗ "
+		}
+		if want := mark + run.Verdict().String() + " · "; !strings.Contains(status, want) {
+			t.Errorf("%s: status row %q does not say %q", run.Name, status, want)
 		}
 	}
 }

@@ -64,8 +64,6 @@ type Options struct {
 	Question string
 	// Files are attached to the first question.
 	Files []string
-	// Limits are the sandbox's limits, to name the one a run hit.
-	Limits sandbox.Limits
 	// Profile is the terminal's colour profile (termenv.Ascii for no
 	// colour: NO_COLOR), and Dark whether its background is dark.
 	Profile termenv.Profile
@@ -510,7 +508,7 @@ func (m *Model) stop() {
 func (m *Model) done(err error) {
 	m.flushAnswer(true)
 	if m.tool != nil { // its end never came
-		m.print(cardBottom(m.t, m.width, agent.ToolResultEvent{ToolCallEvent: *m.tool, Err: context.Canceled, Duration: m.now().Sub(m.toolStart)}, nil, m.opts.Limits))
+		m.print(cardBottom(m.t, m.width, agent.ToolResultEvent{ToolCallEvent: *m.tool, Err: context.Canceled, Duration: m.now().Sub(m.toolStart)}, nil))
 		m.tool = nil
 	}
 	switch {
@@ -598,7 +596,7 @@ func (m *Model) toolCallFinished(e agent.ToolResultEvent) {
 		_, code := m.markdown()
 		m.section(cardTop(m.t, code, m.width, e.ToolCallEvent))
 	}
-	m.print(cardBottom(m.t, m.width, e, files, m.opts.Limits))
+	m.print(cardBottom(m.t, m.width, e, files))
 	m.tool = nil
 	if !m.stopping {
 		m.phase, m.phaseStart = "Thinking", m.now()
