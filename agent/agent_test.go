@@ -76,6 +76,7 @@ func (m *scriptedModel) Generate(ctx context.Context, req *Request, text func(st
 
 // fakeRunner answers sandbox requests with a function and records them.
 type fakeRunner struct {
+	info *sandbox.Info // nil: the default limits, and state kept
 	mu   sync.Mutex
 	fn   func(ctx context.Context, req sandbox.Request) (*sandbox.Result, error)
 	reqs []sandbox.Request
@@ -86,6 +87,15 @@ func (r *fakeRunner) Run(ctx context.Context, req sandbox.Request) (*sandbox.Res
 	r.reqs = append(r.reqs, req)
 	r.mu.Unlock()
 	return r.fn(ctx, req)
+}
+
+// Info reports r.info, or the default limits and that the fake keeps
+// state.
+func (r *fakeRunner) Info() sandbox.Info {
+	if r.info != nil {
+		return *r.info
+	}
+	return sandbox.Info{Backend: "fake", Limits: sandbox.Limits{}.WithDefaults(), KeepsState: true}
 }
 
 func (r *fakeRunner) codes() []string {

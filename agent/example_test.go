@@ -30,6 +30,10 @@ func (fixedRunner) Run(context.Context, sandbox.Request) (*sandbox.Result, error
 	return &sandbox.Result{Stdout: []byte("-592694\n")}, nil
 }
 
+func (fixedRunner) Info() sandbox.Info {
+	return sandbox.Info{Backend: "fixed", Limits: sandbox.Limits{}.WithDefaults()}
+}
+
 func Example() {
 	a := &agent.Agent{
 		Model: oneCallModel{}, // in real use: openai.New(...) or anthropic.New(...)

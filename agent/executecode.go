@@ -27,9 +27,10 @@ const noOutput = "The code ran successfully but printed nothing. Only printed ou
 
 // Runner runs code in a sandbox; [github.com/sandpiper-bot/sandpiper/sandbox/local.Sandbox]
 // implements it. A Go error means the sandbox machinery failed; a program
-// that fails is a [sandbox.Result].
+// that fails is a [sandbox.Result]. Info says which limits a run gets.
 type Runner interface {
 	Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error)
+	Info() sandbox.Info
 }
 
 // ExecuteCodeOptions configure [NewExecuteCode]. Zero fields take defaults.
@@ -37,9 +38,9 @@ type ExecuteCodeOptions struct {
 	// Runtime is the sandbox's Python and modules, from [ProbeRuntime];
 	// the tool's description tells the model about them.
 	Runtime Runtime
-	// Limits go with every request and are described to the model; zero
-	// fields take the sandbox package's defaults. Give the sandbox the
-	// same limits so that the description is true.
+	// Limits go with every request, over the runner's own (its Info):
+	// zero fields, usually all, take the runner's. The limits runs get
+	// are described to the model ([ExecuteCode.Limits]).
 	Limits sandbox.Limits
 	// Logger gets a debug record of every run's code and raw output.
 	Logger *slog.Logger
@@ -56,7 +57,7 @@ type ExecuteCodeOptions struct {
 type ExecuteCode struct {
 	runner Runner
 	opts   ExecuteCodeOptions
-	limits sandbox.Limits // with defaults, for the description
+	limits sandbox.Limits // opts.Limits over the runner's: what runs get
 	spec   ToolSpec
 	// stateless is spec for a conversation that keeps no state, when
 	// the tool keeps state.
@@ -67,11 +68,14 @@ type ExecuteCode struct {
 var _ Tool = (*ExecuteCode)(nil)
 
 // NewExecuteCode returns the executeCode tool running code through runner.
+// It keeps no state when the runner cannot (its Info), whatever opts say.
 func NewExecuteCode(runner Runner, opts ExecuteCodeOptions) *ExecuteCode {
+	info := runner.Info()
+	opts.KeepState = opts.KeepState && info.KeepsState
 	t := &ExecuteCode{
 		runner: runner,
 		opts:   opts,
-		limits: opts.Limits.WithDefaults(),
+		limits: opts.Limits.Or(info.Limits),
 		log:    orDiscard(opts.Logger),
 	}
 	t.spec = ToolSpec{
@@ -88,6 +92,11 @@ func NewExecuteCode(runner Runner, opts ExecuteCodeOptions) *ExecuteCode {
 
 // executeCodeSchema is the tool's input: one required string.
 var executeCodeSchema = json.RawMessage(`{"type":"object","properties":{"code":{"type":"string","description":"Python 3 source code, run as python3 -c. Print every result you need to see, e.g. print(5 + 5)."}},"required":["code"],"additionalProperties":false}`)
+
+// Limits are the limits the tool's runs get: ExecuteCodeOptions.Limits
+// over the runner's, every field set. Front ends show them (what a limit
+// that ended a run was) instead of keeping a copy.
+func (t *ExecuteCode) Limits() sandbox.Limits { return t.limits }
 
 // Spec describes the tool.
 func (t *ExecuteCode) Spec() ToolSpec { return t.spec }

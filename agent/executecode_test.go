@@ -49,6 +49,43 @@ func TestExecuteCodeDescription(t *testing.T) {
 
 // TestExecuteCodeResult checks the JSON the model reads for each kind of
 // run.
+// TestExecuteCodeAsksRunner: the tool's limits are the runner's, as its
+// Info reports them, under the options' own; the model is told them; the
+// requests carry only the options' own; and a runner that keeps no state
+// gets no stateful runs, whatever the options say.
+func TestExecuteCodeAsksRunner(t *testing.T) {
+	lim := sandbox.Limits{Timeout: 7 * time.Second, Memory: 100 << 20, StateSize: 1 << 20}.WithDefaults()
+	r := &fakeRunner{
+		info: &sandbox.Info{Backend: sandbox.BackendKubernetes, Limits: lim},
+		fn: func(context.Context, sandbox.Request) (*sandbox.Result, error) {
+			return &sandbox.Result{Stdout: []byte("ok\n")}, nil
+		},
+	}
+	tool := NewExecuteCode(r, ExecuteCodeOptions{KeepState: true})
+	if got := tool.Limits(); got != lim {
+		t.Errorf("Limits() = %+v, want the runner's %+v", got, lim)
+	}
+	desc := tool.Spec().Description
+	if want := "Limits per run: 7s of wall time, 100.0 MiB of memory"; !strings.Contains(desc, want) {
+		t.Errorf("description lacks %q:\n%s", want, desc)
+	}
+	if strings.Contains(desc, "are kept for the later calls") {
+		t.Errorf("the description promises state the runner does not keep:\n%s", desc)
+	}
+	ws := NewMemWorkspace(nil, 1<<20)
+	if _, err := tool.Call(t.Context(), ws, json.RawMessage(`{"code": "print(1)"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if req := r.reqs[0]; req.KeepState || req.Limits != (sandbox.Limits{}) {
+		t.Errorf("request keeps state %v, limits %+v; want no state, and the runner's limits (none of its own)", req.KeepState, req.Limits)
+	}
+
+	over := NewExecuteCode(r, ExecuteCodeOptions{Limits: sandbox.Limits{Timeout: time.Second}})
+	if got := over.Limits(); got.Timeout != time.Second || got.Memory != lim.Memory {
+		t.Errorf("Limits() with a timeout of its own = %+v, want 1s and the runner's memory", got)
+	}
+}
+
 func TestExecuteCodeResult(t *testing.T) {
 	long := strings.Repeat("é", 20_000) // 40,000 bytes
 	tests := []struct {

@@ -57,7 +57,8 @@ type Config struct {
 	// Metrics are served on /metrics beside the bot's own, such as the
 	// sandbox backend's.
 	Metrics []prometheus.Collector
-	// SandboxLimits are the limits runs get, shown in debug cards.
+	// SandboxLimits are the limits runs get, as the sandbox reports them
+	// (its Info), shown in debug cards.
 	SandboxLimits sandbox.Limits
 	// Files bound the files read from Slack into runs, kept in threads'
 	// workspaces, and posted back.

@@ -68,6 +68,19 @@
 // terminal's cards, the plain chat, `sandpiper exec` and the model's tool
 // result show those words and choose only how (an emoji, a colour).
 //
+// # Backends
+//
+// A backend runs a [Request] and returns a [Result], and reports itself
+// with an Info method ([Info]): its name (one of [Backends]), the limits
+// a run gets, the limits it does not enforce and why (the CPU quota
+// without a cgroup cpu controller, on a VM or a pod that sets its own),
+// and whether it keeps state. Front ends ask for it rather than keep a
+// copy of the limits. Package sandboxtest is the backends' conformance
+// suite: the same programs, output, exit codes, limits named, files and
+// state, run by each backend's tests; a new backend passes it or is not
+// done. cmd/sandpiper's config package holds the registry of backends
+// (their settings, checks and construction).
+//
 // # Choosing a backend
 //
 // Three backends implement the same request and result; SANDPIPER_SANDBOX

@@ -112,9 +112,6 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	for _, f := range inputs {
 		files = append(files, f.File)
 	}
-	// The runs share a workspace: the --file files, and what each run
-	// writes, for the runs after it (in a chat, also the next questions').
-	ws := agent.NewMemWorkspace(files, c.Files.RunSize+c.Sandbox.Limits().WithDefaults().DiskSize)
 
 	// NO_COLOR counts when it is not empty, as no-color.org (and the
 	// terminal UI's termenv) has it.
@@ -134,6 +131,9 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	defer sb.Close()
 	defer sources.Close()
 	ui.SetSources(sources.Names(), terminalUser(lookup)) // the terminal may query every source
+	// The runs share a workspace: the --file files, and what each run
+	// writes, for the runs after it (in a chat, also the next questions').
+	ws := agent.NewMemWorkspace(files, c.Files.RunSize+sb.Info().Limits.DiskSize)
 
 	if flags.question == "" {
 		ui.Chat(ctx, a, ws, a.Model.ID()+" · "+rt.String(), stdin)
@@ -176,7 +176,7 @@ func terminalLog(w io.Writer, level slog.Leveler) *slog.Logger {
 // startShown starts the agent and its sandbox (see start) while ui shows
 // a spinner; a chat runs many programs, so its sandbox prepares caches.
 // Interrupted, it says so with the exit code.
-func startShown(ctx context.Context, ui *chat.UI, c agentconfig.Agent, chatting bool, log *slog.Logger) (*agent.Agent, agent.Runtime, config.Backend, *datasource.Set, error) {
+func startShown(ctx context.Context, ui *chat.UI, c agentconfig.Agent, chatting bool, log *slog.Logger) (*agent.Agent, agent.Runtime, config.Runner, *datasource.Set, error) {
 	ui.Spin("Starting the sandbox")
 	defer ui.StopSpinner()
 	c.Sandbox.LongLived = chatting

@@ -68,7 +68,7 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c ag
 
 	// The runs share a workspace: the --file files, and what each run
 	// writes, for the runs after it; /new starts again from the files.
-	wsSize := c.Files.RunSize + c.Sandbox.Limits().WithDefaults().DiskSize
+	wsSize := c.Files.RunSize + sb.Info().Limits.DiskSize
 	conv := &conversation{agent: a, limits: c.Files, log: log, sources: sources.Names(), user: terminalUser(lookup)}
 	conv.reset(inputs, wsSize)
 	opts := tui.Options{

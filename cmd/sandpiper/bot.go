@@ -49,7 +49,7 @@ func runBot(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer
 			log.Warn("the sandbox's Python lacks modules for data questions and charts", "missing", strings.Join(missing, ", "))
 		}
 	}
-	cfg.Agent, cfg.Files, cfg.SandboxLimits = a, c.Files, c.Sandbox.Limits()
+	cfg.Agent, cfg.Files, cfg.SandboxLimits = a, c.Files, sb.Info().Limits // the limits the agent's runs get, as the sandbox says
 	if m, ok := sb.(prometheus.Collector); ok {
 		cfg.Metrics = append(cfg.Metrics, m) // the backend's own (the cluster's claims)
 	}

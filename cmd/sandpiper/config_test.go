@@ -5,6 +5,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/botconfig"
+	"github.com/sandpiper-bot/sandpiper/sandbox"
 	"github.com/sandpiper-bot/sandpiper/sandbox/kubernetes"
 )
 
@@ -54,8 +56,18 @@ func TestREADMEDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	envs := []any{b, m, s, f, st, src}
+	// Every backend's own settings, as the registry makes them: this
+	// binary links them all.
+	if got := config.Registered(); !slices.Equal(got, sandbox.Backends) {
+		t.Errorf("backends linked: %q, want %q", got, sandbox.Backends)
+	}
+	for _, name := range config.Registered() {
+		settings, _ := config.DefaultSettings(name)
+		envs = append(envs, reflect.ValueOf(settings).Elem().Interface())
+	}
 	checked := 0
-	for _, env := range []any{b, m, s, f, st, src} {
+	for _, env := range envs {
 		v := reflect.ValueOf(env)
 		for i := range v.NumField() {
 			name := v.Type().Field(i).Tag.Get("env")

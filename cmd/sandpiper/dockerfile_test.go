@@ -302,7 +302,11 @@ func lintDockerfile(t testing.TB, repo, path string) {
 	}
 
 	// The variables it sets are ones the bot reads, and fit the image.
-	src, _ := os.ReadFile("internal/config/sandbox.go")
+	var src []byte // the sandbox's settings, and each backend's
+	for _, f := range []string{"internal/config/sandbox.go", "internal/config/backends.go", "backend.go"} {
+		b, _ := os.ReadFile(f)
+		src = append(src, b...)
+	}
 	botSrc, _ := os.ReadFile("internal/config/botconfig/bot.go")
 	env := map[string]string{}
 	for _, in := range stageOf("ENV", last) {

@@ -22,7 +22,6 @@ import (
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/botconfig"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
-	"github.com/sandpiper-bot/sandpiper/sandbox/kubernetes"
 	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 )
 
@@ -73,9 +72,9 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 
 	if sbCfg, err := config.LoadSandbox(ctx, lookup); err != nil {
 		fail("sandbox", err)
-	} else if sbCfg.Backend == "kubernetes" && !clusterChecks(ctx, &checks, sbCfg, quiet) {
-		// The cluster's checks said what to fix.
-	} else if sb, err := newBackend(ctx, sbCfg, quiet); err != nil {
+	} else if p, ok := sbCfg.Settings().(config.Prechecker); ok && !precheck(ctx, &checks, p, sbCfg, quiet) {
+		// The backend's own checks (the cluster's) said what to fix.
+	} else if sb, err := sbCfg.New(ctx, quiet); err != nil {
 		fail("sandbox", err)
 	} else {
 		defer sb.Close()
@@ -89,18 +88,23 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 			detail := fmt.Sprintf("print(6 * 7) → 42 in %s", res.Duration.Round(time.Millisecond))
 			if e, ok := sb.(interface{ Enforcement() string }); ok {
 				detail += "; " + e.Enforcement()
+			} else {
+				for _, u := range sb.Info().Unenforced {
+					detail += fmt.Sprintf("; %s not enforced (%s)", u.Field, u.Why)
+				}
 			}
 			pass("sandbox", detail)
 			py, isLocal := sb.(interface{ Python() local.Python })
-			if isLocal {
-				pass("sandbox python", describePython(sbCfg.Python, py.Python()))
+			ls, _ := sbCfg.Settings().(*config.Local)
+			if isLocal && ls != nil {
+				pass("sandbox python", describePython(ls.Python, py.Python()))
 			}
 			if w, ok := sb.(interface {
 				Warmth(context.Context) (string, error)
 			}); ok {
 				wctx, cancel := context.WithTimeout(ctx, time.Minute)
 				switch msg, err := w.Warmth(wctx); {
-				case len(sbCfg.PreloadModules()) == 0:
+				case ls != nil && len(ls.PreloadModules()) == 0:
 					pass("sandbox warm runs", "off (SANDPIPER_SANDBOX_PRELOAD is empty): every run starts cold")
 				case err != nil:
 					fail("sandbox warm runs", fmt.Errorf("%v; fix the module for SANDPIPER_PYTHON or leave it out of SANDPIPER_SANDBOX_PRELOAD", err))
@@ -155,12 +159,11 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 	return nil
 }
 
-// clusterChecks adds the Kubernetes backend's checks of the cluster
-// (reachable, CRDs, RBAC, warm pool, one run) and reports whether they
-// passed.
-func clusterChecks(ctx context.Context, checks *[]bot.Check, cfg config.Sandbox, log *slog.Logger) bool {
+// precheck adds the backend's own checks (the cluster's: reachable, CRDs,
+// RBAC, warm pool, one run) and reports whether they passed.
+func precheck(ctx context.Context, checks *[]bot.Check, p config.Prechecker, cfg config.Sandbox, log *slog.Logger) bool {
 	ok := true
-	for _, c := range kubernetes.Doctor(ctx, kubernetesConfig(cfg, log)) {
+	for _, c := range p.Precheck(ctx, cfg, log) {
 		*checks = append(*checks, bot.Check{Name: c.Name, OK: c.OK, Warn: c.Warn, Detail: c.Detail})
 		ok = ok && c.OK
 	}

@@ -40,7 +40,7 @@ var commands = map[string]command{
 	"run":         runBot,
 	"ask":         runAsk,
 	"doctor":      runDoctor,
-	"exec":        execcmd.Exec{Backend: newBackend}.Run, // unless handed over to sandpiper-exec (exec_linux.c)
+	"exec":        execcmd.Exec{}.Run, // unless handed over to sandpiper-exec (exec_linux.c)
 	"healthcheck": runHealthcheck,
 }
 

@@ -22,7 +22,7 @@ const probeTimeout = 30 * time.Second
 // sandbox and the sources (nil when none is configured). A source that
 // cannot be reached does not stop it: it is logged, and the model is
 // told it is unavailable.
-func start(ctx context.Context, c agentconfig.Agent, log *slog.Logger) (*agent.Agent, agent.Runtime, config.Backend, *datasource.Set, error) {
+func start(ctx context.Context, c agentconfig.Agent, log *slog.Logger) (*agent.Agent, agent.Runtime, config.Runner, *datasource.Set, error) {
 	model, err := c.Model.New(log)
 	if err != nil {
 		return nil, agent.Runtime{}, nil, nil, cli.ConfigError(err)
@@ -31,7 +31,7 @@ func start(ctx context.Context, c agentconfig.Agent, log *slog.Logger) (*agent.A
 	if err != nil {
 		return nil, agent.Runtime{}, nil, nil, cli.ConfigError(fmt.Errorf("config: %w", err))
 	}
-	sb, err := newBackend(ctx, c.Sandbox, log)
+	sb, err := c.Sandbox.New(ctx, log)
 	if err != nil {
 		sources.Close()
 		return nil, agent.Runtime{}, nil, nil, err
@@ -47,7 +47,7 @@ func start(ctx context.Context, c agentconfig.Agent, log *slog.Logger) (*agent.A
 		}
 		log.Warn("could not list the sandbox's Python modules; the model will not know them", "err", err)
 	}
-	tool := agent.NewExecuteCode(sb, agent.ExecuteCodeOptions{Runtime: rt, Limits: c.Limits(), Logger: log, KeepState: bool(c.State.On)})
+	tool := agent.NewExecuteCode(sb, agent.ExecuteCodeOptions{Runtime: rt, Logger: log, KeepState: bool(c.State.On)})
 	tools := []agent.Tool{tool}
 	if sources != nil {
 		tools = append(tools, sources.Tools()...)

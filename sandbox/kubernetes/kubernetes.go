@@ -143,6 +143,20 @@ func newSandbox(cfg Config) (*Sandbox, error) {
 	return &Sandbox{cfg: cfg, log: log, k8s: k, sem: make(chan struct{}, cfg.Concurrency), metrics: newMetrics(), slack: lifetimeSlack}, nil
 }
 
+// Info reports the backend's limits, as a run gets them: the CPUs and
+// processes of a run are its pod's, set by the sandbox template, and a
+// run keeps no state.
+func (s *Sandbox) Info() sandbox.Info {
+	return sandbox.Info{
+		Backend: sandbox.BackendKubernetes,
+		Limits:  s.cfg.Limits,
+		Unenforced: []sandbox.Unenforced{
+			{Field: "CPUs", Why: "the sandbox template's pod CPU limit bounds it"},
+			{Field: "Processes", Why: "the kubelet's pod PID limit bounds it"},
+		},
+	}
+}
+
 // Run runs req in a sandbox claimed for it alone, and deletes the claim
 // after, whatever happened. It waits for a free slot first (see
 // Config.Concurrency), honouring ctx, and up to Config.ReadyTimeout for

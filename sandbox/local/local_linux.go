@@ -331,6 +331,20 @@ func (s *Sandbox) Enforcement() string {
 	return fmt.Sprintf("cgroup %s: memory, processes and %g CPUs bounded per run", s.cgroups.String(), s.cfg.Limits.CPUs)
 }
 
+// Info reports the backend's limits, as a run gets them, and what this
+// host lets it enforce: without a cgroup with the cpu controller, not the
+// CPU quota; a sandbox for one run (OneShot) keeps no state.
+func (s *Sandbox) Info() sandbox.Info {
+	info := sandbox.Info{Backend: sandbox.BackendLocal, Limits: s.cfg.Limits, KeepsState: s.runner != ""}
+	switch {
+	case s.cgroups == nil:
+		info.Unenforced = append(info.Unenforced, sandbox.Unenforced{Field: "CPUs", Why: "no cgroup on this host: no CPU quota"})
+	case !s.cgroups.hasCPU():
+		info.Unenforced = append(info.Unenforced, sandbox.Unenforced{Field: "CPUs", Why: "the cgroup has no cpu controller: no CPU quota"})
+	}
+	return info
+}
+
 // Python returns the resolved interpreter.
 func (s *Sandbox) Python() Python { return *s.python }
 

@@ -21,6 +21,11 @@ func New(ctx context.Context, cfg Config) (*Sandbox, error) {
 // Close does nothing.
 func (s *Sandbox) Close() error { return nil }
 
+// Info names the backend; it runs nothing here.
+func (s *Sandbox) Info() sandbox.Info {
+	return sandbox.Info{Backend: sandbox.BackendLocal, Limits: sandbox.Limits{}.WithDefaults()}
+}
+
 // Run fails.
 func (s *Sandbox) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result, error) {
 	return nil, errors.New("sandbox: local: not supported on this platform")

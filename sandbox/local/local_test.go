@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/sandboxtest"
 )
 
 // testPython is the interpreter the tests use: the real one, not a shim.
@@ -864,6 +865,9 @@ print("OK")`, sandbox.Limits{Timeout: 20 * time.Second})
 	}
 	// Warm runs without cgroups: the watcher and the rlimits.
 	t.Run("warm share nothing", func(t *testing.T) { checkWarmShareNothing(t, s) })
+	t.Run("conformance", func(t *testing.T) {
+		sandboxtest.TestRunner(t, func(*testing.T) sandboxtest.Runner { return s })
+	})
 	t.Run("warm runs differ", func(t *testing.T) { checkWarmRunsDiffer(t, s) })
 	t.Run("warm limits", func(t *testing.T) { checkWarmLimits(t, s) })
 }

@@ -1,5 +1,22 @@
-// Package sandboxtest holds what front ends' tests need of a sandbox:
-// runs that end in every kind of [sandbox.Verdict].
+// Package sandboxtest holds what tests need of a sandbox: for front
+// ends, runs that end in every kind of [sandbox.Verdict] ([Verdicts]);
+// for backends, their conformance suite ([TestRunner]).
+//
+// The conformance suite is in the manner of testing/fstest.TestFS and
+// golang.org/x/net/nettest's TestConn: each backend's tests call
+// [TestRunner] with its runner, in every mode the backend has (the local
+// one with cgroups and without), and a backend that does not pass it is
+// not done.
+//
+// The suite runs the same programs on every backend and checks what the
+// front ends rely on: output and its cap; exit codes (a timeout is 137,
+// SIGKILL, with Limit "timeout", which `sandpiper exec` turns into 124;
+// the memory limit 137 or a MemoryError; the CPU-time limit 152,
+// SIGXCPU); the limit named in [sandbox.Result.Limit]; input files in and
+// output files out; a fresh sandbox per run; runs at once; state kept
+// between runs; and what the backend reports of itself ([sandbox.Info]).
+// Where a backend does not enforce a limit, or keeps no state, its Info
+// says so, and the test of it is skipped with the backend's reason.
 package sandboxtest
 
 import (

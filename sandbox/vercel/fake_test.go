@@ -209,7 +209,10 @@ func (f *fakeVercel) cmd(w http.ResponseWriter, r *http.Request, sb *fakeSandbox
 	c := &fakeCmd{}
 	proc := exec.Command(f.python, req.Args...)
 	proc.Dir = sb.vmPath(req.Cwd, vmHome)
-	proc.Env = []string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8"}
+	// A VM's /tmp is its own.
+	tmp := sb.vmPath("/tmp", "/")
+	os.MkdirAll(tmp, 0o755)
+	proc.Env = []string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "TMPDIR=" + tmp}
 	for k, v := range req.Env {
 		proc.Env = append(proc.Env, k+"="+v)
 	}

@@ -185,6 +185,20 @@ func vcpusFor(memory int64, least int) (int, error) {
 	return n, nil
 }
 
+// Info reports the backend's limits, as a run gets them: the VM has no
+// CPU quota of its own (its vCPUs are the bound) and no process limit.
+func (s *Sandbox) Info() sandbox.Info {
+	return sandbox.Info{
+		Backend: sandbox.BackendVercel,
+		Limits:  s.cfg.Limits,
+		Unenforced: []sandbox.Unenforced{
+			{Field: "CPUs", Why: "a Vercel Sandbox has no CPU quota: its vCPUs (SANDPIPER_VERCEL_VCPUS) bound it"},
+			{Field: "Processes", Why: "a Vercel Sandbox has no process limit"},
+		},
+		KeepsState: true,
+	}
+}
+
 // Run runs req in a fresh sandbox. It waits for a free slot first (see
 // Config.Concurrency), honouring ctx. A program that fails, times out or
 // exceeds a limit is reported in the Result; an error means the sandbox

@@ -26,6 +26,11 @@ func (r *runner) Run(_ context.Context, req sandbox.Request) (*sandbox.Result, e
 	return &sandbox.Result{Stdout: []byte("-592694\n"), StdoutSize: 8}, nil
 }
 
+// Info says the fake keeps state and sets the default limits.
+func (r *runner) Info() sandbox.Info {
+	return sandbox.Info{Backend: "fake", Limits: sandbox.Limits{}.WithDefaults(), KeepsState: true}
+}
+
 // RoundTrip asks model the question of the issue through the agent loop,
 // with an executeCode tool on a sandbox that prints -592694, and checks
 // what every provider's fake must give: the model calls the tool with

@@ -1,13 +1,13 @@
 package config
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sethvargo/go-envconfig"
 
@@ -23,36 +23,29 @@ func TestLoadSandboxConfigVercel(t *testing.T) {
 		check   func(t *testing.T, c Sandbox)
 	}{
 		{name: "defaults", env: map[string]string{"SANDPIPER_SANDBOX": "vercel"}, check: func(t *testing.T, c Sandbox) {
-			if c.VercelAPIURL != vercel.DefaultAPIURL || c.VercelVCPUs != 1 || c.Concurrency != 0 {
-				t.Errorf("api %q vcpus %d concurrency %d", c.VercelAPIURL, c.VercelVCPUs, c.Concurrency)
+			v := c.Settings().(*Vercel)
+			if v.APIURL != vercel.DefaultAPIURL || v.VCPUs != 1 || c.Concurrency != 0 {
+				t.Errorf("api %q vcpus %d concurrency %d", v.APIURL, v.VCPUs, c.Concurrency)
 			}
 		}},
 		{name: "all set", env: map[string]string{"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_VERCEL_API_URL": "http://proxy:8080/api",
 			"SANDPIPER_VERCEL_VCPUS": "4", "VERCEL_TOKEN": "tok", "VERCEL_TEAM_ID": "team", "VERCEL_PROJECT_ID": "prj", "VERCEL_OIDC_TOKEN": "a.b.c"},
 			check: func(t *testing.T, c Sandbox) {
-				if c.VercelAPIURL != "http://proxy:8080/api" || c.VercelVCPUs != 4 || c.VercelToken != "tok" || c.VercelTeamID != "team" ||
-					c.VercelProjectID != "prj" || c.VercelOIDCToken != "a.b.c" {
-					t.Errorf("config %+v", c)
+				if v := c.Settings().(*Vercel); *v != (Vercel{APIURL: "http://proxy:8080/api", VCPUs: 4, Token: "tok", TeamID: "team", ProjectID: "prj", OIDCToken: "a.b.c"}) {
+					t.Errorf("settings %+v", v)
 				}
 			}},
 		{name: "unknown backend", env: map[string]string{"SANDPIPER_SANDBOX": "docker"}, wantErr: `SANDPIPER_SANDBOX="docker": want "local" (this host), "vercel" (Vercel Sandbox) or "kubernetes"`},
-		{name: "kubernetes", env: map[string]string{"SANDPIPER_SANDBOX": "kubernetes", "SANDPIPER_KUBERNETES_WARM_POOL": "python", "KUBECONFIG": "/a:/b"},
-			check: func(t *testing.T, c Sandbox) {
-				if c.KubernetesWarmPool != "python" || c.Kubeconfig != "/a:/b" || c.KubernetesReadyTimeout != 0 || c.KubernetesNamespace != "" {
-					t.Errorf("config %+v", c) // a zero ready timeout is the backend's default
-				}
-			}},
-		{name: "kubernetes all set", env: map[string]string{"SANDPIPER_SANDBOX": "kubernetes", "SANDPIPER_KUBERNETES_WARM_POOL": "python",
-			"SANDPIPER_KUBERNETES_NAMESPACE": "ns", "SANDPIPER_KUBERNETES_KUBECONFIG": "/k", "KUBECONFIG": "/ignored",
-			"SANDPIPER_KUBERNETES_CONTEXT": "ctx", "SANDPIPER_KUBERNETES_READY_TIMEOUT": "90s", "SANDPIPER_SANDBOX_CONCURRENCY": "20"},
-			check: func(t *testing.T, c Sandbox) {
-				if c.KubernetesNamespace != "ns" || c.KubernetesKubeconfig != "/k" || c.KubernetesContext != "ctx" || c.KubernetesReadyTimeout != 90*time.Second || c.Concurrency != 20 {
-					t.Errorf("config %+v", c)
-				}
-			}},
-		{name: "kubernetes without a pool", env: map[string]string{"SANDPIPER_SANDBOX": "kubernetes"}, wantErr: "SANDPIPER_KUBERNETES_WARM_POOL"},
-		{name: "kubernetes no wait", env: map[string]string{"SANDPIPER_SANDBOX": "kubernetes", "SANDPIPER_KUBERNETES_WARM_POOL": "p", "SANDPIPER_KUBERNETES_READY_TIMEOUT": "-1s"},
-			wantErr: "SANDPIPER_KUBERNETES_READY_TIMEOUT=-1s is out of range"},
+		// The cluster's backend is not linked here (cmd/sandpiper's tests
+		// check its settings): loading leaves it to New to refuse.
+		{name: "kubernetes not linked", env: map[string]string{"SANDPIPER_SANDBOX": "kubernetes"}, check: func(t *testing.T, c Sandbox) {
+			if c.Settings() != nil {
+				t.Errorf("settings %+v for a backend this binary does not link", c.Settings())
+			}
+			if _, err := c.New(t.Context(), nil); !errors.Is(err, ErrNotLinked) {
+				t.Errorf("New: %v, want ErrNotLinked", err)
+			}
+		}},
 		{name: "odd vcpus", env: map[string]string{"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_VERCEL_VCPUS": "3"}, wantErr: "SANDPIPER_VERCEL_VCPUS=3"},
 		{name: "too many vcpus", env: map[string]string{"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_VERCEL_VCPUS": "16"}, wantErr: "SANDPIPER_VERCEL_VCPUS=16"},
 		{name: "bad url", env: map[string]string{"SANDPIPER_SANDBOX": "vercel", "SANDPIPER_VERCEL_API_URL": "api.vercel.com"}, wantErr: "SANDPIPER_VERCEL_API_URL"},
@@ -76,18 +69,18 @@ func TestLoadSandboxConfigVercel(t *testing.T) {
 		{name: "NaN cpus", env: map[string]string{"SANDPIPER_SANDBOX_CPUS": "NaN"}, wantErr: "SANDPIPER_SANDBOX_CPUS=NaN is out of range"},
 		{name: "vercel knobs ignored by local", env: map[string]string{"SANDPIPER_SANDBOX": "local", "SANDPIPER_VERCEL_VCPUS": "3"}},
 		{name: "preload default", env: map[string]string{}, check: func(t *testing.T, c Sandbox) {
-			if !slices.Equal(c.PreloadModules(), local.DefaultPreload) {
-				t.Errorf("preload %q, want %q", c.PreloadModules(), local.DefaultPreload)
+			if !slices.Equal(c.Settings().(*Local).PreloadModules(), local.DefaultPreload) {
+				t.Errorf("preload %q, want %q", c.Settings().(*Local).PreloadModules(), local.DefaultPreload)
 			}
 		}},
 		{name: "preload off", env: map[string]string{"SANDPIPER_SANDBOX_PRELOAD": ""}, check: func(t *testing.T, c Sandbox) {
-			if c.PreloadModules() != nil {
-				t.Errorf("preload %q, want none", c.PreloadModules())
+			if c.Settings().(*Local).PreloadModules() != nil {
+				t.Errorf("preload %q, want none", c.Settings().(*Local).PreloadModules())
 			}
 		}},
 		{name: "preload list", env: map[string]string{"SANDPIPER_SANDBOX_PRELOAD": " numpy , scipy.stats,,"}, check: func(t *testing.T, c Sandbox) {
-			if !slices.Equal(c.PreloadModules(), []string{"numpy", "scipy.stats"}) {
-				t.Errorf("preload %q", c.PreloadModules())
+			if !slices.Equal(c.Settings().(*Local).PreloadModules(), []string{"numpy", "scipy.stats"}) {
+				t.Errorf("preload %q", c.Settings().(*Local).PreloadModules())
 			}
 		}},
 		{name: "preload not a module", env: map[string]string{"SANDPIPER_SANDBOX_PRELOAD": "numpy,os;x"}, wantErr: `SANDPIPER_SANDBOX_PRELOAD="numpy,os;x"`},
@@ -136,7 +129,7 @@ func TestNewSandboxVercel(t *testing.T) {
 		t.Errorf("New gave %T, want *vercel.Sandbox", sb)
 	}
 
-	c.VercelToken = ""
+	c.Settings().(*Vercel).Token = ""
 	sb, err = c.New(t.Context(), slog.New(slog.DiscardHandler))
 	if sb != nil || err == nil || !strings.Contains(err.Error(), "VERCEL_TOKEN not set") || !strings.Contains(err.Error(), "VERCEL_OIDC_TOKEN") {
 		t.Errorf("without a token: %v, %v; want a nil backend and an error naming the variables", sb, err)

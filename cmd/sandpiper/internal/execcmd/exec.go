@@ -71,9 +71,6 @@ const (
 
 // Exec is `sandpiper exec` as a binary links it.
 type Exec struct {
-	// Backend builds the configured sandbox; nil: [config.Sandbox.New],
-	// the backends config links.
-	Backend func(context.Context, config.Sandbox, *slog.Logger) (config.Backend, error)
 	// HandBack is the sandpiper that handed the run over ([TakeHandover]),
 	// or "": it runs the program when this binary does not link the
 	// configured backend.
@@ -129,18 +126,11 @@ func (e Exec) Run(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	// ahead, nothing warmed (exec always runs cold), no self-test (a
 	// sandbox that cannot be made says why when the run fails).
 	cfg.OneShot = true
-	cfg.Preload = ""
 	log := slog.New(slog.DiscardHandler)
 	if *verbose {
 		log = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	newBackend := e.Backend
-	if newBackend == nil {
-		newBackend = func(ctx context.Context, c config.Sandbox, log *slog.Logger) (config.Backend, error) {
-			return c.New(ctx, log)
-		}
-	}
-	sb, err := newBackend(ctx, cfg, log)
+	sb, err := cfg.New(ctx, log)
 	if errors.Is(err, config.ErrNotLinked) && e.HandBack != "" {
 		// The code was read already: it goes back with -c.
 		argv := []string{"exec", "-c", *code}
@@ -156,10 +146,14 @@ func (e Exec) Run(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		return interrupted(ctx, err)
 	}
 	defer sb.Close()
+	info := sb.Info()
 	if *verbose {
-		l := cfg.Limits().WithDefaults()
+		l := info.Limits
 		fmt.Fprintf(stderr, "sandpiper: limits: %s wall time, %s CPU time, %g CPUs, %s memory, %d processes, %d open files, %s of files, %s of output per stream\n",
 			l.Timeout, l.CPUTime, l.CPUs, sandbox.FormatSize(l.Memory), l.Processes, l.OpenFiles, sandbox.FormatSize(l.DiskSize), sandbox.FormatSize(l.Output))
+		for _, u := range info.Unenforced {
+			fmt.Fprintf(stderr, "sandpiper: %s not enforced: %s\n", u.Field, u.Why)
+		}
 	}
 	res, err := sb.Run(ctx, sandbox.Request{Code: *code})
 	if err != nil {

@@ -22,14 +22,6 @@ type Agent struct {
 	Sources Sources
 }
 
-// Limits are the limits of the agent's runs: the sandbox's, and the
-// state's size.
-func (c Agent) Limits() sandbox.Limits {
-	l := c.Sandbox.Limits()
-	l.StateSize = c.State.MaxSize.Bytes()
-	return l
-}
-
 // Load reads the agent's variables; its errors name the variable to fix.
 func Load(ctx context.Context, lookup envconfig.Lookuper) (Agent, error) {
 	var c Agent
@@ -48,6 +40,7 @@ func Load(ctx context.Context, lookup envconfig.Lookuper) (Agent, error) {
 	if c.State, err = config.LoadState(ctx, lookup); err != nil {
 		return c, err
 	}
+	c.Sandbox.StateSize = c.State.MaxSize.Bytes() // the backend bounds the state, and says so
 	if c.Sources, err = LoadSources(ctx, lookup); err != nil {
 		return c, err
 	}

@@ -37,8 +37,8 @@ func TestLoadState(t *testing.T) {
 			t.Errorf("%v: %v", tc.env, err)
 			continue
 		}
-		if bool(c.State.On) != tc.on || c.Limits().StateSize != tc.size {
-			t.Errorf("%v: on %v, size %d; want %v, %d", tc.env, c.State.On, c.Limits().StateSize, tc.on, tc.size)
+		if bool(c.State.On) != tc.on || c.Sandbox.Limits().StateSize != tc.size {
+			t.Errorf("%v: on %v, size %d; want %v, %d", tc.env, c.State.On, c.Sandbox.Limits().StateSize, tc.on, tc.size)
 		}
 	}
 }
