@@ -166,7 +166,7 @@ static void place_state(void) {
 		write_file(STATE_DIR "/in", run.state, run.state_len, 0600);
 	// The state is in the file now: init's copy would only double what
 	// the run's memory holds.
-	free(run.state - 8);
+	release_msg(run.state - 8, run.state_len + 8);
 	run.state = NULL;
 }
 

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -71,6 +72,8 @@ struct msg {
 };
 
 void read_msg(struct msg *m);
+// release_msg gives back a message's data (data and len as read_msg set them).
+void release_msg(char *data, uint64_t len);
 uint64_t now_ns(void);
 int mkdir_p(const char *path, mode_t mode);
 int mkdir_parent(const char *path);
