@@ -225,18 +225,8 @@ func myUnavailable(ctx context.Context, err error) error {
 	return &unavailableError{msg: "the database cannot be reached: " + err.Error()}
 }
 
-func (m *mysqlDB) simple(ctx context.Context, q string) ([][]string, error) {
-	s := newSink(Limits{Rows: 100_000, Bytes: 64 << 20})
-	var rows [][]string
-	s.keep = &rows
-	if err := m.query(ctx, q, Limits{Timeout: 30 * time.Second}, s); err != nil {
-		return nil, err
-	}
-	return rows, nil
-}
-
 func (m *mysqlDB) tables(ctx context.Context) ([]Table, error) {
-	rows, err := m.simple(ctx, `
+	rows, err := simple(ctx, m, `
 SELECT CASE WHEN t.TABLE_SCHEMA = DATABASE() THEN t.TABLE_NAME ELSE CONCAT(t.TABLE_SCHEMA, '.', t.TABLE_NAME) END,
        CASE t.TABLE_TYPE WHEN 'VIEW' THEN 'view' ELSE 'table' END,
        COALESCE(t.TABLE_COMMENT, ''), COALESCE(t.TABLE_ROWS, -1),
@@ -252,7 +242,7 @@ ORDER BY t.TABLE_SCHEMA <> DATABASE(), 1, c.ORDINAL_POSITION`)
 }
 
 func (m *mysqlDB) check(ctx context.Context) (refuse, warn []string, err error) {
-	rows, err := m.simple(ctx, `
+	rows, err := simple(ctx, m, `
 SELECT DISTINCT PRIVILEGE_TYPE FROM (
   SELECT GRANTEE, PRIVILEGE_TYPE FROM information_schema.USER_PRIVILEGES
   UNION ALL SELECT GRANTEE, PRIVILEGE_TYPE FROM information_schema.SCHEMA_PRIVILEGES

@@ -227,20 +227,8 @@ func pgUnavailable(ctx context.Context, err error) error {
 	return &unavailableError{msg: "the database cannot be reached: " + err.Error()}
 }
 
-// simple runs a query of ours (not the model's) in a read-only
-// transaction and returns its rows as text.
-func (p *postgres) simple(ctx context.Context, sql string) ([][]string, error) {
-	s := newSink(Limits{Rows: 100_000, Bytes: 64 << 20})
-	var rows [][]string
-	s.keep = &rows
-	if err := p.query(ctx, sql, Limits{Timeout: 30 * time.Second}, s); err != nil {
-		return nil, err
-	}
-	return rows, nil
-}
-
 func (p *postgres) tables(ctx context.Context) ([]Table, error) {
-	rows, err := p.simple(ctx, `
+	rows, err := simple(ctx, p, `
 SELECT CASE WHEN n.nspname = current_schema() THEN c.relname ELSE n.nspname || '.' || c.relname END,
        CASE c.relkind WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view' WHEN 'f' THEN 'foreign table' ELSE 'table' END,
        coalesce(obj_description(c.oid, 'pg_class'), ''),
@@ -260,7 +248,7 @@ ORDER BY 1, a.attnum`)
 }
 
 func (p *postgres) check(ctx context.Context) (refuse, warn []string, err error) {
-	rows, err := p.simple(ctx, `
+	rows, err := simple(ctx, p, `
 SELECT r.rolsuper, pg_has_role(current_user, 'pg_execute_server_program', 'USAGE'),
        pg_has_role(current_user, 'pg_write_server_files', 'USAGE'),
        EXISTS (SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace

@@ -110,6 +110,20 @@ type engine interface {
 	close()
 }
 
+// simple runs a query of ours (not the model's: the schema, a health
+// check) on e as the model's queries run, read-only, and returns its rows
+// as text, within the default limits.
+func simple(ctx context.Context, e engine, sql string) ([][]string, error) {
+	lim := Limits{}.WithDefaults()
+	s := newSink(lim)
+	var rows [][]string
+	s.keep = &rows
+	if err := e.query(ctx, sql, lim, s); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
 // dbError is a statement the database refused: the model can fix it.
 type dbError struct {
 	msg     string

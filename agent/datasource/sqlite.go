@@ -246,18 +246,8 @@ func (d *sqliteDB) unavailable(ctx context.Context, err error) error {
 	return &unavailableError{msg: "the database file cannot be opened: " + err.Error()}
 }
 
-func (d *sqliteDB) simple(ctx context.Context, q string) ([][]string, error) {
-	s := newSink(Limits{Rows: 100_000, Bytes: 64 << 20})
-	var rows [][]string
-	s.keep = &rows
-	if err := d.query(ctx, q, Limits{Timeout: 30 * time.Second}, s); err != nil {
-		return nil, err
-	}
-	return rows, nil
-}
-
 func (d *sqliteDB) tables(ctx context.Context) ([]Table, error) {
-	rows, err := d.simple(ctx, `
+	rows, err := simple(ctx, d, `
 SELECT m.name, m.type, '', -1, p.name, p.type, CASE WHEN p."notnull" THEN 'false' ELSE 'true' END, ''
 FROM sqlite_schema m JOIN pragma_table_info(m.name) p
 WHERE m.type IN ('table', 'view') AND m.name NOT LIKE 'sqlite_%'
@@ -270,7 +260,7 @@ ORDER BY m.name, p.cid`)
 
 // check: an SQLite file opened read-only has no role to check.
 func (d *sqliteDB) check(ctx context.Context) (refuse, warn []string, err error) {
-	_, err = d.simple(ctx, "SELECT 1")
+	_, err = simple(ctx, d, "SELECT 1")
 	return nil, nil, err
 }
 
