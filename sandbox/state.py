@@ -377,11 +377,14 @@ def _raise_fsize():
     return None
 
 
-def _lower_fsize(old):
+def _put_back(which, old):
+    """Puts back the limits _raise_fsize or _cap_memory changed: old is
+    what they returned (None: nothing changed), which the name of the
+    resource ("RLIMIT_FSIZE", "RLIMIT_AS")."""
     if old is not None:
         try:
             import resource
-            resource.setrlimit(resource.RLIMIT_FSIZE, old)
+            resource.setrlimit(getattr(resource, which), old)
         except Exception:
             pass
 
@@ -432,7 +435,7 @@ def save(d, main, limit, report):
             os.unlink(tmp)
         except OSError:
             pass
-    _lower_fsize(fsize)
+    _put_back("RLIMIT_FSIZE", fsize)
     report["kept"], report["keptCount"] = [_short(n, NAME_CHARS) for n in kept[:LIST_MAX]], len(kept)
     report["dropped"] = [[_short(n, NAME_CHARS), w] for n, w in dropped[:LIST_MAX]]
     report["droppedCount"] = len(dropped)
@@ -637,7 +640,7 @@ class _Restore:
         self.old = _cap_memory(self.memory, self.size)
 
     def uncap(self):
-        _uncap(self.old)
+        _put_back("RLIMIT_AS", self.old)
         self.old = None
 
     def imported(self, load):
@@ -930,15 +933,6 @@ def _cap_memory(memory, size):
         return old
     except Exception:
         return None
-
-
-def _uncap(old):
-    if old is not None:
-        try:
-            import resource
-            resource.setrlimit(resource.RLIMIT_AS, old)
-        except Exception:
-            pass
 
 
 def _ended(status):
