@@ -212,10 +212,19 @@ func (c *Card) Blocks() ([]slack.Block, []Attachment) {
 
 // stopButton is the Stop button of a running card, or nil.
 func (c *Card) stopButton() slack.Block {
-	if !c.Running || c.Stop == "" {
+	if !c.Running {
 		return nil
 	}
-	btn := slack.NewButtonBlockElement(StopActionID, c.Stop, slack.NewTextBlockObject(slack.PlainTextType, "Stop", false, false))
+	return stopButton(c.Stop)
+}
+
+// stopButton is the Stop button of a running card whose button carries
+// value (the answer's key and asker), or nil when value is "".
+func stopButton(value string) slack.Block {
+	if value == "" {
+		return nil
+	}
+	btn := slack.NewButtonBlockElement(StopActionID, value, slack.NewTextBlockObject(slack.PlainTextType, "Stop", false, false))
 	btn.Style = slack.StyleDanger
 	return slack.NewActionBlock("sandpiper_stop", btn)
 }
