@@ -1,12 +1,11 @@
 package bot_test
 
 import (
-	"database/sql"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sandpiper-bot/sandpiper/agent/datasource"
+	"github.com/sandpiper-bot/sandpiper/agent/datasource/dbtest"
 	"github.com/sandpiper-bot/sandpiper/bot"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/replica/redistest"
 	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
@@ -15,37 +14,16 @@ import (
 // shopDB is a SQLite file of orders: north sold 1500.75 in two orders,
 // south 950, west 47.125.
 func shopDB(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "shop.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, s := range []string{
+	return dbtest.SQLite(t, "shop.db",
 		"CREATE TABLE orders (id INTEGER PRIMARY KEY, region TEXT NOT NULL, amount REAL NOT NULL)",
-		"INSERT INTO orders (region, amount) VALUES ('north', 1200.5), ('north', 300.25), ('south', 950), ('west', 47.125)",
-	} {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-	return path
+		"INSERT INTO orders (region, amount) VALUES ('north', 1200.5), ('north', 300.25), ('south', 950), ('west', 47.125)")
 }
 
 // openSources opens the data sources of the tests: shop (shopDB) and
 // staff, another SQLite file.
 func openSources(t *testing.T) *datasource.Set {
 	t.Helper()
-	staff := filepath.Join(t.TempDir(), "staff.db")
-	db, err := sql.Open("sqlite", staff)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec("CREATE TABLE salaries (name TEXT, salary REAL)"); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	staff := dbtest.SQLite(t, "staff.db", "CREATE TABLE salaries (name TEXT, salary REAL)")
 	set, err := datasource.Open([]datasource.Config{{Name: "shop", URL: "sqlite:" + shopDB(t)}, {Name: "staff", URL: "sqlite:" + staff}}, datasource.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -38,10 +38,10 @@ type wireModel struct {
 	// tells the user what its instructions say of the data it may not
 	// query.
 	queries func(question string) (args map[string]string, ok bool)
-	bodies []chatRequest
-	fault  fault
-	faults int    // requests left to fail with fault; < 0 means all
-	say    string // added to every answer, as a model led astray would
+	bodies  []chatRequest
+	fault   fault
+	faults  int    // requests left to fail with fault; < 0 means all
+	say     string // added to every answer, as a model led astray would
 }
 
 // fault is a way for the fake to fail a request.

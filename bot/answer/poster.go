@@ -225,28 +225,22 @@ func (p *cardPoster) post(ctx context.Context, c shownCard, ts *string) {
 // stopped, by the user by when it is not "", so no card is left spinning.
 func (p *cardPoster) finishOpen(ctx context.Context, by string) {
 	p.mu.Lock()
-	var open []*postedCard
+	var open []func()
 	for _, id := range p.order {
 		if c := p.cards[id]; c.Running {
-			c.Running, c.StoppedBy = false, by
-			c.Err = errors.New("stopped before the run finished")
-			open = append(open, c)
+			c.Running, c.StoppedBy, c.Err = false, by, errors.New("stopped before the run finished")
+			open = append(open, func() { p.post(ctx, &c.Card, &c.ts) })
 		}
 	}
-	var openQueries []*postedQuery
 	for _, id := range p.queryOrder {
 		if c := p.queryCards[id]; c.Running {
-			c.Running, c.StoppedBy = false, by
-			c.Err = errors.New("stopped before the query finished")
-			openQueries = append(openQueries, c)
+			c.Running, c.StoppedBy, c.Err = false, by, errors.New("stopped before the query finished")
+			open = append(open, func() { p.post(ctx, &c.QueryCard, &c.ts) })
 		}
 	}
 	p.mu.Unlock()
-	for _, c := range open {
-		p.post(ctx, &c.Card, &c.ts)
-	}
-	for _, c := range openQueries {
-		p.post(ctx, &c.QueryCard, &c.ts)
+	for _, post := range open {
+		post()
 	}
 }
 

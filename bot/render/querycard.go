@@ -6,7 +6,6 @@ import (
 	"path"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
@@ -159,16 +158,7 @@ func (c *QueryCard) Blocks() ([]slack.Block, []Attachment) {
 	}
 	blocks = append(blocks, ContextBlock(c.status()))
 
-	fullSQL := safetext.Text(c.SQL)
-	sql, cut := headShown(fullSQL, cardCodeChars)
-	if cut {
-		notes = append(notes, fmt.Sprintf(":scissors: Showing the first %s of %s characters of SQL; the whole statement is attached as `%s`.",
-			Thousands(int64(utf8.RuneCountInString(sql))), Thousands(int64(utf8.RuneCountInString(fullSQL))), c.sqlFile()))
-		if !c.Running {
-			files = append(files, Attachment{Name: c.sqlFile(), Title: fmt.Sprintf("SQL of query %d", c.N), Content: fullSQL})
-		}
-	}
-	section(codeBlock(sql))
+	blocks = append(blocks, sourceSection(safetext.Text(c.SQL), "SQL", "the whole statement", Attachment{Name: c.sqlFile(), Title: fmt.Sprintf("SQL of query %d", c.N)}, c.Running, &notes, &files))
 
 	q := c.Query
 	switch {
@@ -273,21 +263,11 @@ func (c *QueryCard) debugLine() string {
 // Metadata is what a restarted bot needs to remember the query: its
 // source and SQL, and the result as the model read it.
 func (c *QueryCard) Metadata() slack.SlackMetadata {
-	p := map[string]any{"query": c.N, "source": Truncate(c.Source, 100), "sql": Truncate(c.SQL, MetadataTextChars)}
-	if c.QuestionTS != "" {
-		p["question_ts"] = c.QuestionTS
-	}
-	if c.Running {
-		p["state"] = "running"
-	} else {
-		p["state"] = "done"
-		p["output"] = Truncate(safetext.Text(c.Read), MetadataTextChars)
-		if c.Query != nil {
-			p["outcome"] = c.Query.Outcome
-			p["rows"] = c.Query.Rows
-			if c.Query.File != "" {
-				p["file"] = c.Query.File
-			}
+	p := metadata(map[string]any{"query": c.N, "source": Truncate(c.Source, 100), "sql": Truncate(c.SQL, MetadataTextChars)}, c.QuestionTS, c.Running, func() string { return safetext.Text(c.Read) })
+	if q := c.Query; !c.Running && q != nil {
+		p["outcome"], p["rows"] = q.Outcome, q.Rows
+		if q.File != "" {
+			p["file"] = q.File
 		}
 	}
 	return slack.SlackMetadata{EventType: MetaQuery, EventPayload: p}

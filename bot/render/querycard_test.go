@@ -144,20 +144,7 @@ func TestQueryCardNeutralises(t *testing.T) {
 		{N: 2, Source: "warehouse", SQL: strings.Repeat(hostileSQL, 300), Query: &agent.Query{Outcome: "failed", Err: "ERROR \x1b]0;pwned\x07 <!here> \u202e"}},
 		{N: 3, Source: "warehouse", SQL: hostileSQL, Err: errors.New("unknown source \"\x1b[2J<!channel>\"")},
 	} {
-		blocks, files := c.Blocks()
-		plain, plainFiles := c.Plain("invalid_blocks \x1b[2J\u202e")
-		raw, _ := json.Marshal([]any{blocks, plain})
-		var v any
-		json.Unmarshal(raw, &v)
-		texts := append(slacktest.JSONStrings(v), c.Fallback())
-		for _, f := range append(files, plainFiles...) {
-			texts = append(texts, f.Name, f.Title, f.Content)
-		}
-		for _, s := range texts {
-			if bad, _ := slacktest.UnsafeRune(s); bad >= 0 {
-				t.Errorf("card %d shows %U in %.200q", c.N, bad, s)
-			}
-		}
+		blocks, plain := checkNeutral(t, c.N, &c)
 		// Mrkdwn (not a table's raw text, nor a file) is escaped.
 		for _, s := range []string{visible(t, blocks), visible(t, plain), c.Fallback()} {
 			for _, live := range []string{"<!channel>", "<!here>", "<@U1>"} {
@@ -166,7 +153,6 @@ func TestQueryCardNeutralises(t *testing.T) {
 				}
 			}
 		}
-		checkLimits(t, blocks)
 	}
 }
 
