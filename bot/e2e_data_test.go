@@ -177,6 +177,16 @@ func TestDataNotGranted(t *testing.T) {
 		t.Errorf("a query card in a channel with no grant:\n%s", dump(cards))
 	}
 
+	// Direct messages query no source by default (SANDPIPER_SOURCES_DM
+	// unset), and the model says who decides.
+	m := h.post("D0BOB", "U0BOB", "sales by region?", "")
+	if got, _ := answerN(h, "D0BOB", m.TS, 0); !strings.Contains(got, "`@sandpiper sources allow shop`") {
+		t.Errorf("answer in a DM = %q", got)
+	}
+	if req := lastRequest(h); req.hasTool(datasource.QueryToolName) || !strings.Contains(req.system(), "direct messages may not query") {
+		t.Errorf("in a DM by default, the model was given the data tool, or not told why:\n%s", req.system())
+	}
+
 	b := h.post("C0DATA", "U0BOB", mention+"sources allow shop", "")
 	if msgs, ok := waitEphemeral(h, "C0DATA", "U0BOB", "only workspace admins and the admins listed in sandpiper's configuration can allow or deny data sources. `shop` is *not allowed* in this channel; nothing was changed."); !ok {
 		t.Fatalf("no private refusal:\n%s", dump(msgs))
