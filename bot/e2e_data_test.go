@@ -282,3 +282,23 @@ func TestReplicasShareGrants(t *testing.T) {
 		t.Errorf("answer after the denial, on a third replica = %q", got)
 	}
 }
+
+// TestSourcesNoneConfigured: with no data source configured, the command
+// says how the operator adds one, and the model hears nothing of data
+// sources.
+func TestSourcesNoneConfigured(t *testing.T) {
+	h := newHarness(t)
+	h.post("C0DATA", "U0ADMIN", mention+"sources allow shop", "")
+	msgs, ok := waitEphemeral(h, "C0DATA", "U0ADMIN", "No data sources are configured, so there is nothing to allow. The operator adds one with `SANDPIPER_SOURCE_<NAME>=<URL>`")
+	if !ok {
+		t.Fatalf("no reply:\n%s", dump(msgs))
+	}
+	if raw := msgs[len(msgs)-1].Text; !strings.Contains(raw, "SANDPIPER_SOURCE_&lt;NAME&gt;=&lt;URL&gt;") {
+		t.Errorf("the reply's angle brackets are not escaped: %q", raw)
+	}
+	d := h.post("C0DATA", "U0ALICE", mention+"compute 6*7", "")
+	answerN(h, "C0DATA", d.TS, 0)
+	if sys := lastRequest(h).system(); strings.Contains(sys, "Data sources") {
+		t.Errorf("the instructions speak of data sources:\n%s", sys)
+	}
+}

@@ -109,7 +109,7 @@ func notGrantedNote(others []string, some, im bool) string {
 func (b *Bot) sources(ctx context.Context, c commandCall) (reply string, private bool) {
 	all := b.sourceNames()
 	if len(all) == 0 {
-		return "No data sources are configured, so there is nothing to allow. The operator adds one with `SANDPIPER_SOURCE_<NAME>=<URL>` (see the README's _Your data_).", true
+		return "No data sources are configured, so there is nothing to allow. The operator adds one with `" + render.Escape("SANDPIPER_SOURCE_<NAME>=<URL>") + "` (see the README's _Your data_).", true
 	}
 	verb := "status"
 	if len(c.args) > 0 {
