@@ -23,8 +23,8 @@ import (
 	"time"
 
 	_ "github.com/go-sql-driver/mysql"
-	_ "modernc.org/sqlite"
 	"github.com/jackc/pgx/v5"
+	_ "modernc.org/sqlite"
 )
 
 // RequireEnv is the variable that turns a missing server into a failure.
