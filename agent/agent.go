@@ -64,6 +64,10 @@ type RunOptions struct {
 	// User and Channel say who asked and where, for the audit log of the
 	// tools that read data (e.g. Slack IDs; "terminal" in the terminal).
 	User, Channel string
+	// Instructions, when set, end the run's instructions: what the front
+	// end tells the model of this conversation alone (e.g. that a data
+	// source exists but is not granted here, and who can grant it).
+	Instructions string
 }
 
 // RunInfo is what a tool call knows of its run, from [RunInfoFrom].
@@ -153,6 +157,9 @@ func (a *Agent) Run(ctx context.Context, history []Message, opts RunOptions) (*O
 		}
 		tools[s.Name] = t
 		specs = append(specs, s)
+	}
+	if opts.Instructions != "" {
+		instructions += "\n\n" + opts.Instructions
 	}
 
 	out := &Outcome{Model: a.Model.ID()}

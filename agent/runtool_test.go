@@ -63,3 +63,24 @@ func TestRunToolOfferedPerRun(t *testing.T) {
 		}
 	})
 }
+
+// TestRunInstructions: a run's own instructions end the agent's, after
+// what the tools offered add.
+func TestRunInstructions(t *testing.T) {
+	for _, tc := range []struct {
+		sources []string
+		want    string
+	}{
+		{[]string{"sales"}, "Be brief.\n\nData sources: sales.\n\nAsk an admin."},
+		{nil, "Be brief.\n\nAsk an admin."},
+	} {
+		model := &scriptedModel{turns: []turn{{deltas: []string{"ok"}}}}
+		a := &Agent{Model: model, Tools: []Tool{grantedTool{}}, Instructions: "Be brief."}
+		if _, err := a.Run(t.Context(), []Message{UserMessage("q")}, RunOptions{Sources: tc.sources, Instructions: "Ask an admin."}); err != nil {
+			t.Fatal(err)
+		}
+		if got := model.requests[0].Instructions; got != tc.want {
+			t.Errorf("sources %v: instructions %q, want %q", tc.sources, got, tc.want)
+		}
+	}
+}

@@ -48,6 +48,13 @@ type Config struct {
 	HTTPAddr string
 	Workers  int // answers at once
 
+	// Sources are the data sources the operator configured (nil: none).
+	// A channel's questions may query those an admin granted to it
+	// (`sources allow NAME`), direct messages those named in SourcesDM
+	// (SANDPIPER_SOURCES_DM).
+	Sources   DataSources
+	SourcesDM []string
+
 	// NumberCheckOff turns off the number check: the line under an
 	// answer listing its numbers found in no run's output
 	// (SANDPIPER_NUMBER_CHECK=off).
@@ -145,8 +152,8 @@ func (c *Config) Validate() error {
 // ([store.RedisSettings]).
 type settingsStore interface {
 	Get(channel string) store.ChannelSettings
-	// Set changes a channel's settings (store.SetDebug, store.SetState);
-	// on an error nothing changed.
+	// Set changes a channel's settings (store.SetDebug, store.SetState,
+	// store.SetGrant); on an error nothing changed.
 	Set(channel string, change func(*store.ChannelSettings), by string, now time.Time) error
 }
 
@@ -289,6 +296,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 			Files: cfg.Files, Sandbox: cfg.SandboxLimits, Refused: cfg.ThreadTTL},
 		NumberCheck: !cfg.NumberCheckOff,
 		Title:       b.titleThread,
+		Sources:     b.runSources,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bot: %w", err)

@@ -41,6 +41,7 @@ type botCommand struct {
 type commandCall struct {
 	channel, user string
 	args          []string // the words after the command's name, as typed
+	im            bool     // typed in a direct message with the bot
 }
 
 // usage is the command with its arguments: "debug on|off|status".
@@ -58,6 +59,7 @@ func init() {
 			}},
 		settingCommand(debugSetting, "show extra detail in this channel (exit codes, stderr, limits, model and token use). Only admins can change it."),
 		settingCommand(stateSetting, "whether a thread's runs keep the variables earlier runs defined (on unless switched off). Only admins can change it."),
+		sourcesCommand,
 		{name: "feedback", slashOnly: true, help: "how people rated my answers in this channel with the buttons under each answer (admins only).",
 			run: func(ctx context.Context, b *Bot, c commandCall) (string, bool) {
 				return b.feedbackCommand(ctx, c.channel, c.user), true
@@ -171,7 +173,7 @@ func (b *Bot) runCommand(ctx context.Context, m message) {
 	if len(words) > 1 {
 		args = words[1:]
 	}
-	reply, private := c.run(ctx, b, commandCall{channel: m.Channel, user: m.User, args: args})
+	reply, private := c.run(ctx, b, commandCall{channel: m.Channel, user: m.User, args: args, im: m.IM})
 	if private && !m.IM {
 		_, err := b.api.PostEphemeralContext(ctx, m.Channel, m.User, slack.MsgOptionTS(m.ThreadTS), slack.MsgOptionText(reply, false))
 		if err == nil {
@@ -197,7 +199,8 @@ func (b *Bot) onSlashCommand(cmd slack.SlashCommand) {
 			if len(words) > 1 {
 				args = words[1:]
 			}
-			reply, _ = c.run(ctx, b, commandCall{channel: cmd.ChannelID, user: cmd.UserID, args: args})
+			im := cmd.ChannelName == "directmessage" || strings.HasPrefix(cmd.ChannelID, "D")
+			reply, _ = c.run(ctx, b, commandCall{channel: cmd.ChannelID, user: cmd.UserID, args: args, im: im})
 		} else {
 			reply = fmt.Sprintf("To ask a question, mention me: <@%s> %s\nType `/sandpiper help` for examples.", b.userID, render.Escape(cmd.Text))
 		}
@@ -244,6 +247,17 @@ var (
 	}
 )
 
+// checkAdmin reports whether user may change channel settings; when
+// that could not be checked, why is the reply saying so.
+func (b *Bot) checkAdmin(ctx context.Context, user string) (ok bool, why string) {
+	ok, err := b.admins.IsAdmin(ctx, user)
+	if err != nil {
+		b.log.Warn("admin check failed", "user", user, "err", err)
+		return false, ":warning: I couldn't check whether you are an admin (Slack said: " + render.Escape(slackapi.Explain(err).Error()) + "). Nothing was changed."
+	}
+	return ok, ""
+}
+
 // setting runs "<setting> on|off|status" for user in channel and
 // returns the reply and whether it should be private.
 func (b *Bot) setting(ctx context.Context, setting channelSetting, channel, user string, args []string) (reply string, private bool) {
@@ -274,12 +288,10 @@ func (b *Bot) setting(ctx context.Context, setting channelSetting, channel, user
 	default:
 		return fmt.Sprintf("Usage: `%[1]s on`, `%[1]s off` or `%[1]s status`.", setting.name), true
 	}
-	ok, err := b.admins.IsAdmin(ctx, user)
-	if err != nil {
-		b.log.Warn("admin check failed", "user", user, "err", err)
-		return ":warning: I couldn't check whether you are an admin (Slack said: " + render.Escape(slackapi.Explain(err).Error()) + "). Nothing was changed.", true
-	}
-	if !ok {
+	if ok, why := b.checkAdmin(ctx, user); !ok {
+		if why != "" {
+			return why, true
+		}
 		return fmt.Sprintf("Sorry, only workspace admins and the admins listed in sandpiper's configuration can change %s settings. %s is %s in this channel; nothing was changed.", setting.name, name, state(setting.get(cur))), true
 	}
 	if err := b.settings.Set(channel, setting.set(on), user, b.now()); err != nil {

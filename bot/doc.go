@@ -4,8 +4,12 @@
 // per executeCode run (the Python, then its output) and ends with the
 // model's answer converted to Slack's mrkdwn. Threads are remembered for a
 // TTL and rebuilt from Slack after a restart. Admins switch debug on per
-// channel, and the threads' Python state off (state on|off|status); the
-// settings are kept in the data directory (or Redis).
+// channel, and the threads' Python state off (state on|off|status), and
+// grant the team's data sources to a channel (sources allow NAME | deny
+// NAME | status, sources.go); the settings are kept in the data directory
+// (or Redis). A question's run may query only the sources granted to its
+// channel (in a DM, those SANDPIPER_SOURCES_DM names); each runSQL call
+// shows as a query card.
 //
 // Files attached in a thread are downloaded into the thread's workspace
 // (in the data directory) and placed in every run's /mnt/data; the files
@@ -106,7 +110,11 @@
 //
 //  1. 👀 on the question, and a status line while the bot works.
 //  2. A tool card per run: the Python, then (when it ends) its output and
-//     the files it wrote.
+//     the files it wrote. A query on a data source shows as a query card
+//     (render.QueryCard): the source, the SQL, then the row count, the
+//     duration, the first 20 rows as a data_table and the CSV in
+//     /mnt/data holding the whole result; or the database's error, which
+//     the model reads too.
 //  3. The files the run wrote, posted in the thread. A CSV (or TSV) is also
 //     shown beside its upload as a native Slack table (data_table), sortable
 //     in the client: numbers as numbers, the file's name as its caption, and
@@ -121,7 +129,8 @@
 //     a DataFrame saved with df.to_csv('name.csv', index=False) becomes a
 //     table.
 //  4. The answer. When it states numbers found nowhere in the conversation
-//     (not in this turn's runs (code, output, errors), the files' previews,
+//     (not in this turn's runs (code, output, errors) and queries (the
+//     SQL, the result the model read, the rows the card shows), the files' previews,
 //     the question or the thread's earlier turns), a line under it lists
 //     them: ":warning: not found in any run's output: 43.7". Rounding,
 //     thousands separators, percentages of fractions (0.5155 → "51.55%"),

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/agent/datasource"
 	"github.com/sandpiper-bot/sandpiper/bot"
 	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
@@ -157,9 +158,13 @@ func (h *harness) start() {
 	if cfg.Agent == nil {
 		limits := sandbox.Limits{Timeout: 30 * time.Second, StateSize: h.stateLimits.StateSize} // generous: data runs on a loaded CI machine
 		cfg.SandboxLimits = limits
+		tools := []agent.Tool{agent.NewExecuteCode(realSandbox(h.t), agent.ExecuteCodeOptions{Limits: limits, KeepState: h.state})}
+		if set, ok := cfg.Sources.(*datasource.Set); ok {
+			tools = append(tools, set.Tools()...) // as the command does
+		}
 		cfg.Agent = &agent.Agent{
 			Model:    h.wire.model(h.t, h.retry),
-			Tools:    []agent.Tool{agent.NewExecuteCode(realSandbox(h.t), agent.ExecuteCodeOptions{Limits: limits, KeepState: h.state})},
+			Tools:    tools,
 			MaxSteps: 4,
 		}
 	}

@@ -270,8 +270,8 @@ func (s *sharedIntake) changed(channel, threadTS string) {
 	go s.freshen(context.Background(), channel, threadTS)
 }
 
-// markLeftovers marks the tool cards an earlier attempt at m left
-// "running" as interrupted, and returns how many messages that attempt
+// markLeftovers marks the tool and query cards an earlier attempt at m
+// left "running" as interrupted, and returns how many messages that attempt
 // left for m.
 func (b *Bot) markLeftovers(ctx context.Context, m message) int {
 	ctx, cancel := slackapi.Context(ctx)
@@ -290,11 +290,24 @@ func (b *Bot) markLeftovers(ctx context.Context, m message) int {
 			continue
 		}
 		n++
-		if meta.EventType != render.MetaToolRun || render.MetaString(meta, "state") != "running" {
+		if render.MetaString(meta, "state") != "running" {
 			continue
 		}
-		run, _ := meta.EventPayload["run"].(float64)
-		c := render.Card{N: int(run), QuestionTS: m.TS, Code: render.MetaString(meta, "code"), Err: render.ErrInterrupted, Limits: b.cfg.SandboxLimits}
+		var c interface {
+			Blocks() ([]slack.Block, []render.Attachment)
+			Fallback() string
+			Metadata() slack.SlackMetadata
+		}
+		switch meta.EventType {
+		case render.MetaToolRun:
+			run, _ := meta.EventPayload["run"].(float64)
+			c = &render.Card{N: int(run), QuestionTS: m.TS, Code: render.MetaString(meta, "code"), Err: render.ErrInterrupted, Limits: b.cfg.SandboxLimits}
+		case render.MetaQuery:
+			n, _ := meta.EventPayload["query"].(float64)
+			c = &render.QueryCard{N: int(n), QuestionTS: m.TS, Source: render.MetaString(meta, "source"), SQL: render.MetaString(meta, "sql"), Err: render.ErrInterrupted}
+		default:
+			continue
+		}
 		blocks, _ := c.Blocks()
 		if _, _, _, err := b.api.UpdateMessageContext(ctx, m.Channel, msg.Timestamp,
 			slack.MsgOptionText(c.Fallback(), false), slack.MsgOptionBlocks(blocks...), slack.MsgOptionMetadata(c.Metadata()),

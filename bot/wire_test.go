@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/agent/datasource"
 	"github.com/sandpiper-bot/sandpiper/agent/openai"
 )
 
@@ -31,10 +33,15 @@ type wireModel struct {
 
 	mu     sync.Mutex
 	script func(question string) (code string, ok bool)
-	bodies []chatRequest
-	fault  fault
-	faults int    // requests left to fail with fault; < 0 means all
-	say    string // added to every answer, as a model led astray would
+	// queries maps a question to the runSQL call the model makes for it
+	// (source, sql and name), when it is given the tool; without it, it
+	// tells the user what its instructions say of the data it may not
+	// query.
+	queries func(question string) (args map[string]string, ok bool)
+	bodies  []chatRequest
+	fault   fault
+	faults  int    // requests left to fail with fault; < 0 means all
+	say     string // added to every answer, as a model led astray would
 }
 
 // fault is a way for the fake to fail a request.
@@ -148,6 +155,77 @@ func (m *wireModel) setScript(script func(string) (string, bool)) {
 	m.script = script
 }
 
+// setQueries sets the queries the model makes.
+func (m *wireModel) setQueries(queries func(string) (map[string]string, bool)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.queries = queries
+}
+
+// system returns the request's instructions.
+func (r chatRequest) system() string {
+	for _, m := range r.Messages {
+		if m.Role == "system" || m.Role == "developer" {
+			return contentText(m.Content)
+		}
+	}
+	return ""
+}
+
+// hasTool reports whether the request offers the tool.
+func (r chatRequest) hasTool(name string) bool {
+	for _, t := range r.Tools {
+		if t.Function.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// lastCall returns the name of the tool the model called last.
+func (r chatRequest) lastCall() string {
+	for i := len(r.Messages) - 1; i >= 0; i-- {
+		if c := r.Messages[i].ToolCalls; len(c) > 0 {
+			return c[len(c)-1].Function.Name
+		}
+	}
+	return ""
+}
+
+// reGrant finds the command its instructions tell the model to pass on.
+var reGrant = regexp.MustCompile("`@sandpiper sources allow [a-z0-9_]+`")
+
+// queryAnswer is the model's answer from a runSQL result: the rows it
+// read, or the database's error.
+func queryAnswer(content string) string {
+	var res struct {
+		Source  string      `json:"source"`
+		Error   string      `json:"error"`
+		Rows    int64       `json:"rows"`
+		Preview [][]*string `json:"preview"`
+		File    string      `json:"file"`
+	}
+	if err := json.Unmarshal([]byte(content), &res); err != nil {
+		return "The query did not run: " + content
+	}
+	if res.Error != "" {
+		return "The query failed: " + res.Error
+	}
+	var rows []string
+	for _, r := range res.Preview {
+		var cells []string
+		for _, c := range r {
+			if c == nil {
+				cells = append(cells, "NULL")
+				continue
+			}
+			cells = append(cells, *c)
+		}
+		rows = append(rows, strings.Join(cells, " "))
+	}
+	return fmt.Sprintf("From %s: **%s** (all rows are in `%s`).", res.Source, strings.Join(rows, "; "), res.File)
+}
+
 // fail makes the next n requests fail with f; n < 0 makes all of them
 // fail, until heal.
 func (m *wireModel) fail(n int, f fault) {
@@ -208,7 +286,7 @@ func (m *wireModel) serve(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	m.bodies = append(m.bodies, req)
 	n := len(m.bodies)
-	script, f, say := m.script, fault{}, m.say
+	script, queries, f, say := m.script, m.queries, fault{}, m.say
 	if m.faults != 0 {
 		f = m.fault
 		if m.faults > 0 {
@@ -250,11 +328,11 @@ func (m *wireModel) serve(w http.ResponseWriter, r *http.Request) {
 		send(map[string]any{"content": s[half:]}, nil)
 		send(map[string]any{}, "stop")
 	}
-	call := func(code string) {
-		args, _ := json.Marshal(map[string]string{"code": code})
+	callTool := func(name string, input map[string]string) {
+		args, _ := json.Marshal(input)
 		send(map[string]any{"role": "assistant", "content": nil}, nil)
 		send(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": fmt.Sprintf("call_w%d", n), "type": "function",
-			"function": map[string]any{"name": agent.ExecuteCodeName, "arguments": ""}}}}, nil)
+			"function": map[string]any{"name": name, "arguments": ""}}}}, nil)
 		if f.cut {
 			// Half the arguments, then the connection drops.
 			send(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": string(args[:len(args)/2])}}}}, nil)
@@ -269,6 +347,7 @@ func (m *wireModel) serve(w http.ResponseWriter, r *http.Request) {
 		send(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": string(args)}}}}, nil)
 		send(map[string]any{}, "tool_calls")
 	}
+	call := func(code string) { callTool(agent.ExecuteCodeName, map[string]string{"code": code}) }
 	if f.stall {
 		send(map[string]any{"role": "assistant", "content": ""}, nil)
 		select {
@@ -281,6 +360,19 @@ func (m *wireModel) serve(w http.ResponseWriter, r *http.Request) {
 	last := req.Messages[len(req.Messages)-1]
 	switch last.Role {
 	case "user":
+		if queries != nil {
+			if args, ok := queries(contentText(last.Content)); ok {
+				switch {
+				case req.hasTool(datasource.QueryToolName):
+					callTool(datasource.QueryToolName, args)
+				case reGrant.MatchString(req.system()):
+					answer("I can't read that data in this conversation. An admin can allow it: " + reGrant.FindString(req.system()) + ".")
+				default:
+					answer("I have no database to answer that from.")
+				}
+				break
+			}
+		}
 		code, ok := script(contentText(last.Content))
 		if !ok && !f.cut && !f.short {
 			answer("I can answer that without code: **hello**.")
@@ -288,6 +380,10 @@ func (m *wireModel) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		call(code)
 	case "tool":
+		if req.lastCall() == datasource.QueryToolName {
+			answer(queryAnswer(contentText(last.Content)))
+			break
+		}
 		if f.loop || f.cut || f.short {
 			call("print('again')")
 			break

@@ -2,7 +2,6 @@ package datasource_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/agent/datasource"
+	"github.com/sandpiper-bot/sandpiper/agent/datasource/dbtest"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -50,18 +50,7 @@ func file(t *testing.T, ws agent.Workspace, name string) string {
 
 func newSQLite(t *testing.T, stmts ...string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "shop.db")
-	db, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, s := range stmts {
-		if _, err := db.Exec(s); err != nil {
-			t.Fatalf("%s: %v", s, err)
-		}
-	}
-	return path
+	return dbtest.SQLite(t, "shop.db", stmts...)
 }
 
 func openSet(t *testing.T, lim datasource.Limits, cfgs ...datasource.Config) *datasource.Set {

@@ -105,7 +105,11 @@ func (a *Answerer) answer(ctx context.Context, m Question, isFollowUp bool) {
 	p := &cardPoster{a: a, m: m, debug: debug, log: log, status: status, files: files,
 		stop: Key{Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS}.StopValue(m.User)}
 	stream := a.stream.Start(stream.Target{Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS, User: m.User, IM: m.IM}, log, p) // the model's text, then p's cards
-	out, err := a.agent.Run(actx, msgs, agent.RunOptions{Workspace: files, Observer: stream})
+	opts := agent.RunOptions{Workspace: files, Observer: stream, User: m.User, Channel: m.Channel}
+	if a.sources != nil {
+		opts.Sources, opts.Instructions = a.sources(m, settings)
+	}
+	out, err := a.agent.Run(actx, msgs, opts)
 	by := stopped()
 	if out == nil {
 		out = &agent.Outcome{}
@@ -139,7 +143,7 @@ func (a *Answerer) answer(ctx context.Context, m Question, isFollowUp bool) {
 		info := Info{
 			Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS, Asker: m.User, Team: a.team,
 			Question: m.Text, Answer: text, Model: out.Model, Debug: debug,
-			Runs: p.shown, Files: filesDesc, Notes: inputs.notes, Earlier: history,
+			Runs: p.shown, Queries: p.queries, Files: filesDesc, Notes: inputs.notes, Earlier: history,
 		}
 		shown, cut := stream.Deliver(pctx, text, footer, func(ts string) []slack.Block {
 			info := info

@@ -46,7 +46,7 @@ type Deps struct {
 	Agent      Agent
 	Memory     *thread.Memory     // the threads' conversations
 	Workspaces *thread.Workspaces // the threads' files and Python state
-	Settings   Settings           // debug, state
+	Settings   Settings           // debug, state, data sources granted
 	Stream     *stream.Streamer   // what answers share to stream their text
 	Metrics    *Metrics
 	Logger     *slog.Logger
@@ -59,6 +59,10 @@ type Deps struct {
 	// thread's turns before it, once they are read (the bot names agent
 	// threads after their first question). It must not block.
 	Title func(q Question, earlier []thread.Turn)
+	// Sources, when set, says which data sources a question's run may
+	// query, given its channel's settings, and what the model should
+	// be told of the others (who can grant them); nil: none.
+	Sources func(q Question, settings store.ChannelSettings) (granted []string, note string)
 }
 
 // Limits bound an answer. Zero fields take the defaults in limits.go.
@@ -100,6 +104,7 @@ type Answerer struct {
 	log        *slog.Logger
 	lim        Limits
 	title      func(Question, []thread.Turn)
+	sources    func(Question, store.ChannelSettings) ([]string, string)
 
 	refused *cache.Cache // files attached earlier the thread was told of
 	footers footers      // blocks ending each answer ([Answerer.AddFooter])
@@ -123,7 +128,7 @@ func New(d Deps) (*Answerer, error) {
 		api: d.Slack, fileAPI: d.SlackFiles, team: d.Team, agent: d.Agent,
 		memory: d.Memory, workspaces: d.Workspaces, settings: d.Settings, stream: d.Stream,
 		metrics: d.Metrics, log: cmp.Or(d.Logger, slog.New(slog.DiscardHandler)), lim: lim,
-		title:   d.Title,
+		title: d.Title, sources: d.Sources,
 		refused: cache.New(lim.Refused, lim.Refused/4+time.Minute),
 	}
 	if d.NumberCheck {

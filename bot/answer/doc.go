@@ -1,6 +1,7 @@
 // Package answer answers one question in its Slack thread: it reads the
 // thread, places the thread's files, runs the agent, shows each run as a
-// tool card with the files it wrote, and posts (or streams) the answer
+// tool card with the files it wrote and each query as a query card, and
+// posts (or streams) the answer
 // with its footer. It also keeps the answers in flight, so that the
 // Stop button and Slack's own Stop can end them.
 //
@@ -23,7 +24,11 @@
 // observers chained: the answer's stream (package stream), which shows the
 // model's text, then a cardPoster (poster.go), which posts a tool card
 // per executeCode run and updates it when the run ends, posting the
-// files the run wrote and showing CSVs as tables (outputs.go). When the
+// files the run wrote and showing CSVs as tables (outputs.go), and a
+// query card per runSQL call (query.go). The run may query the data
+// sources [Deps].Sources grants for the question's channel, and its
+// instructions end with what the bot tells the model of the others (who
+// can grant them). When the
 // agent returns, cards still running are closed, the turn is recorded in
 // the thread's memory, and the answer is delivered: through its stream, or
 // posted whole when Slack would not stream it, ending with the blocks of
@@ -43,14 +48,14 @@
 //
 // # Adding to an answer
 //
-//   - A card for another tool (a query, say): a case in cardPoster's
-//     ToolCallStarted and ToolCallFinished beside executeCode's, with its
-//     rendering in package render.
+//   - A card for another tool: a case in cardPoster's ToolCallStarted and
+//     ToolCallFinished beside executeCode's and runSQL's (query.go), with
+//     its rendering in package render.
 //   - Something every answer ends with: a [Footer], added with
 //     [Answerer.AddFooter].
-//   - Something an answer needs from outside (per-channel grants, a
-//     catalogue of data sources): a field of [Deps], read where the
-//     agent's RunOptions are built in answer.go.
+//   - Something an answer needs from outside (as the sources a channel
+//     may query): a field of [Deps], read where the agent's RunOptions
+//     are built in answer.go.
 //   - Progress shown in the streamed message (task updates): package
 //     stream, which is the first observer of every run.
 //   - Another kind of file shown natively (a chart): deliver and postTable

@@ -36,8 +36,10 @@ type Info struct {
 	Model  string
 	Debug  bool // the channel has debug on
 
-	// Runs are this turn's executeCode runs, in order.
-	Runs []Run
+	// Runs are this turn's executeCode runs, in order; Queries its
+	// runSQL calls.
+	Runs    []Run
+	Queries []Query
 	// Files describes the files in the runs' working directory as the
 	// model was shown them (kinds, sizes, previews); Notes are the files
 	// left out, and why.
@@ -120,9 +122,10 @@ func (a *Answerer) numberCheckFooter(_ context.Context, ans Info) []slack.Block 
 
 // numberSources is what the conversation holds for the number check: the
 // question, this turn's runs (code and what they printed, or why they did
-// not run), the files as the model was shown them, and the earlier turns
-// the model was shown (questions, runs and answers: a follow-up may
-// repeat an earlier result).
+// not run) and queries (the SQL, the result the model read and the rows
+// the card shows), the files as the model was shown them, and the
+// earlier turns the model was shown (questions, runs, queries and
+// answers: a follow-up may repeat an earlier result).
 func numberSources(ans Info) numcheck.Sources {
 	src := numcheck.Sources{Question: ans.Question}
 	for _, r := range ans.Runs {
@@ -135,6 +138,9 @@ func numberSources(ans Info) numcheck.Sources {
 		}
 		src.Runs = append(src.Runs, numcheck.Run{Code: r.Code, Output: out})
 	}
+	for _, q := range ans.Queries {
+		src.Runs = append(src.Runs, numcheck.Run{Code: q.SQL, Output: queryText(q)})
+	}
 	if ans.Files != "" {
 		src.Files = append(src.Files, ans.Files)
 	}
@@ -145,7 +151,7 @@ func numberSources(ans Info) numcheck.Sources {
 		}
 		src.Earlier = append(src.Earlier, t.Question, t.Answer)
 		for _, r := range t.Runs {
-			src.Earlier = append(src.Earlier, r.Code, r.Output)
+			src.Earlier = append(src.Earlier, r.Code+r.SQL, r.Output)
 		}
 	}
 	return src

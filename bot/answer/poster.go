@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/agent/datasource"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/bot/thread"
@@ -19,7 +20,7 @@ import (
 // cardPoster shows an answer's run in its thread: it is the
 // [agent.Observer] of the answer's run, and posts a tool card when an
 // executeCode call starts, updates it when the call ends, and posts the
-// files the run wrote.
+// files the run wrote; a runSQL call gets a query card the same way.
 type cardPoster struct {
 	a      *Answerer
 	m      Question
@@ -40,8 +41,22 @@ type cardPoster struct {
 	n     int
 	cards map[string]*postedCard
 	order []string
-	runs  []thread.Run
-	shown []Run // the runs for the answer's footer
+	runs  []thread.Run // the runs and queries, for the thread's memory
+	shown []Run        // the runs for the answer's footer
+	// queryCards are the cards of runSQL calls, by call; queries the
+	// queries for the answer's footer.
+	queryCards map[string]*postedQuery
+	queryOrder []string
+	queries    []Query
+}
+
+// shownCard is a card the poster posts and updates: a tool card
+// ([render.Card]) or a query card ([render.QueryCard]).
+type shownCard interface {
+	Blocks() ([]slack.Block, []render.Attachment)
+	Plain(why string) ([]slack.Block, []render.Attachment)
+	Fallback() string
+	Metadata() slack.SlackMetadata
 }
 
 type postedCard struct {
@@ -55,8 +70,13 @@ func (p *cardPoster) StepStarted(context.Context, agent.StepEvent)  {}
 func (p *cardPoster) AnswerDelta(context.Context, agent.DeltaEvent) {}
 func (p *cardPoster) Finished(context.Context, agent.FinishEvent)   {}
 
-// ToolCallStarted posts a running card for an executeCode call.
+// ToolCallStarted posts a running card for an executeCode call, and a
+// running query card for a runSQL call.
 func (p *cardPoster) ToolCallStarted(ctx context.Context, e agent.ToolCallEvent) {
+	if e.Call.Name == datasource.QueryToolName {
+		p.queryStarted(ctx, e)
+		return
+	}
 	if e.Call.Name != agent.ExecuteCodeName {
 		return
 	}
@@ -86,8 +106,13 @@ func (p *cardPoster) ToolCallStarted(ctx context.Context, e agent.ToolCallEvent)
 }
 
 // ToolCallFinished shows how an executeCode call ended: it posts the
-// files the run wrote, updates the card, and counts the run.
+// files the run wrote, updates the card, and counts the run. A runSQL
+// call's query card shows how the query ended.
 func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEvent) {
+	if e.Call.Name == datasource.QueryToolName {
+		p.queryFinished(ctx, e)
+		return
+	}
 	if e.Call.Name != agent.ExecuteCodeName {
 		return
 	}
@@ -134,7 +159,7 @@ func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEve
 	}
 	ctx, cancel := slackapi.Context(ctx)
 	defer cancel()
-	p.post(ctx, c)
+	p.post(ctx, &c.Card, &c.ts)
 }
 
 // runStart is the start label of a run in sandpiper_sandbox_runs_total.
@@ -160,8 +185,9 @@ func (p *cardPoster) card(id string) *postedCard {
 	return c
 }
 
-// post posts or updates a card and attaches what did not fit.
-func (p *cardPoster) post(ctx context.Context, c *postedCard) {
+// post posts the card (when *ts is "") or updates it (the message at
+// *ts), and attaches what did not fit.
+func (p *cardPoster) post(ctx context.Context, c shownCard, ts *string) {
 	a := p.a
 	blocks, files := c.Blocks()
 	send := func(blocks []slack.Block) error {
@@ -171,10 +197,10 @@ func (p *cardPoster) post(ctx context.Context, c *postedCard) {
 			slack.MsgOptionMetadata(c.Metadata()),
 		}
 		var err error
-		if c.ts != "" {
-			_, _, _, err = a.api.UpdateMessageContext(ctx, p.m.Channel, c.ts, opts...)
+		if *ts != "" {
+			_, _, _, err = a.api.UpdateMessageContext(ctx, p.m.Channel, *ts, opts...)
 		} else {
-			_, c.ts, err = a.api.PostMessageContext(ctx, p.m.Channel, append(opts, slack.MsgOptionTS(p.m.ThreadTS))...)
+			_, *ts, err = a.api.PostMessageContext(ctx, p.m.Channel, append(opts, slack.MsgOptionTS(p.m.ThreadTS))...)
 		}
 		return err
 	}
@@ -199,17 +225,22 @@ func (p *cardPoster) post(ctx context.Context, c *postedCard) {
 // stopped, by the user by when it is not "", so no card is left spinning.
 func (p *cardPoster) finishOpen(ctx context.Context, by string) {
 	p.mu.Lock()
-	var open []*postedCard
+	var open []func()
 	for _, id := range p.order {
 		if c := p.cards[id]; c.Running {
-			c.Running, c.StoppedBy = false, by
-			c.Err = errors.New("stopped before the run finished")
-			open = append(open, c)
+			c.Running, c.StoppedBy, c.Err = false, by, errors.New("stopped before the run finished")
+			open = append(open, func() { p.post(ctx, &c.Card, &c.ts) })
+		}
+	}
+	for _, id := range p.queryOrder {
+		if c := p.queryCards[id]; c.Running {
+			c.Running, c.StoppedBy, c.Err = false, by, errors.New("stopped before the query finished")
+			open = append(open, func() { p.post(ctx, &c.QueryCard, &c.ts) })
 		}
 	}
 	p.mu.Unlock()
-	for _, c := range open {
-		p.post(ctx, c)
+	for _, post := range open {
+		post()
 	}
 }
 

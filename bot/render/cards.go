@@ -144,16 +144,7 @@ func (c *Card) Blocks() ([]slack.Block, []Attachment) {
 	blocks = append(blocks, slack.NewContextBlock("", mrkdwn(c.status())))
 
 	// Limits count the text Slack gets, after escaping: "<td>" is 10.
-	fullCode := safetext.Text(c.Code)
-	code, cut := headShown(fullCode, cardCodeChars)
-	if cut {
-		notes = append(notes, fmt.Sprintf(":scissors: Showing the first %s of %s characters of code; the full code is attached as `%s`.",
-			Thousands(int64(utf8.RuneCountInString(code))), Thousands(int64(utf8.RuneCountInString(fullCode))), c.codeFile()))
-		if !c.Running {
-			files = append(files, Attachment{Name: c.codeFile(), Title: fmt.Sprintf("Code of run %d", c.N), Content: fullCode})
-		}
-	}
-	section(codeBlock(code))
+	blocks = append(blocks, sourceSection(safetext.Text(c.Code), "code", "the full code", Attachment{Name: c.codeFile(), Title: fmt.Sprintf("Code of run %d", c.N)}, c.Running, &notes, &files))
 
 	if c.Err != nil && c.StoppedBy == "" {
 		section("*Why*\n" + codeBlock(Truncate(safetext.Text(c.Err.Error()), 500)))
@@ -210,12 +201,39 @@ func (c *Card) Blocks() ([]slack.Block, []Attachment) {
 	return blocks, files
 }
 
+// sourceSection is the section showing full (the code or SQL of a card,
+// neutralised) in a code block, within cardCodeChars: when it is cut, a
+// note saying so goes to notes and the file holding it all (f with full
+// in it; not while the card's call runs) to files. what names it in the
+// note ("code"), whole the file's content ("the full code").
+func sourceSection(full, what, whole string, f Attachment, running bool, notes *[]string, files *[]Attachment) slack.Block {
+	shown, cut := headShown(full, cardCodeChars)
+	if cut {
+		*notes = append(*notes, fmt.Sprintf(":scissors: Showing the first %s of %s characters of %s; %s is attached as `%s`.",
+			Thousands(int64(utf8.RuneCountInString(shown))), Thousands(int64(utf8.RuneCountInString(full))), what, whole, f.Name))
+		if !running {
+			f.Content = full
+			*files = append(*files, f)
+		}
+	}
+	return slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, codeBlock(shown), false, false), nil, nil)
+}
+
 // stopButton is the Stop button of a running card, or nil.
 func (c *Card) stopButton() slack.Block {
-	if !c.Running || c.Stop == "" {
+	if !c.Running {
 		return nil
 	}
-	btn := slack.NewButtonBlockElement(StopActionID, c.Stop, slack.NewTextBlockObject(slack.PlainTextType, "Stop", false, false))
+	return stopButton(c.Stop)
+}
+
+// stopButton is the Stop button of a running card whose button carries
+// value (the answer's key and asker), or nil when value is "".
+func stopButton(value string) slack.Block {
+	if value == "" {
+		return nil
+	}
+	btn := slack.NewButtonBlockElement(StopActionID, value, slack.NewTextBlockObject(slack.PlainTextType, "Stop", false, false))
 	btn.Style = slack.StyleDanger
 	return slack.NewActionBlock("sandpiper_stop", btn)
 }
@@ -404,17 +422,26 @@ func moreFiles(fs []ProducedFile) string {
 	return fmt.Sprintf("… and %d more: %s", len(fs), strings.Join(parts, "; "))
 }
 
+// metadata completes a card's metadata payload p: the question the card
+// answers, and whether its call runs or is done, with what the model
+// read of it (output, cut to MetadataTextChars) when it is done.
+func metadata(p map[string]any, questionTS string, running bool, output func() string) map[string]any {
+	if questionTS != "" {
+		p["question_ts"] = questionTS
+	}
+	if running {
+		p["state"] = "running"
+		return p
+	}
+	p["state"] = "done"
+	p["output"] = Truncate(output(), MetadataTextChars)
+	return p
+}
+
 // Metadata is what a restarted bot needs to remember the run.
 func (c *Card) Metadata() slack.SlackMetadata {
-	p := map[string]any{"run": c.N, "code": Truncate(c.Code, MetadataTextChars)}
-	if c.QuestionTS != "" {
-		p["question_ts"] = c.QuestionTS
-	}
-	if c.Running {
-		p["state"] = "running"
-	} else {
-		p["state"] = "done"
-		p["output"] = Truncate(RunOutput(c.Result, c.Err), MetadataTextChars)
+	p := metadata(map[string]any{"run": c.N, "code": Truncate(c.Code, MetadataTextChars)}, c.QuestionTS, c.Running, func() string { return RunOutput(c.Result, c.Err) })
+	if !c.Running {
 		if c.Result != nil {
 			p["exit_code"] = c.Result.ExitCode
 		}

@@ -120,22 +120,41 @@ func TestCardNeutralisesSandboxText(t *testing.T) {
 		{N: 3, Code: hostileCode, Err: errors.New("setup: \x1b]0;bad\x07 \u202efile")},
 		{N: 4, Code: hostileCode, Result: &sandbox.Result{ExitCode: 1, Stderr: []byte(strings.Repeat(hostileStderr, 200))}},
 	} {
-		blocks, files := c.Blocks()
-		plainBlocks, plainFiles := c.Plain("invalid_blocks \x1b[2J\u202e")
-		raw, _ := json.Marshal([]any{blocks, plainBlocks})
-		var v any
-		json.Unmarshal(raw, &v)
-		texts := append(slacktest.JSONStrings(v), c.Fallback())
-		for _, f := range append(files, plainFiles...) {
-			texts = append(texts, f.Name, f.Title, f.Content)
-		}
-		for _, s := range texts {
-			if bad, _ := slacktest.UnsafeRune(s); bad >= 0 {
-				t.Errorf("card %d shows %U in %q", c.N, bad, s)
-			}
-		}
-		checkLimits(t, blocks)
+		checkNeutral(t, c.N, &c)
 	}
+}
+
+// aCard is a tool card or a query card, as the tests read it.
+type aCard interface {
+	Blocks() ([]slack.Block, []Attachment)
+	Plain(why string) ([]slack.Block, []Attachment)
+	Fallback() string
+}
+
+// checkNeutral renders card n as posted and as plain after Slack refused
+// it, and fails the test when what Slack shows (the blocks, the
+// notification, the attached files' names, titles and text) holds a
+// control character (other than line feed and tab), a C1 control, a bidi
+// control or invalid UTF-8, or the blocks break Slack's limits. It
+// returns both renderings.
+func checkNeutral(t *testing.T, n int, c aCard) (blocks, plain []slack.Block) {
+	t.Helper()
+	blocks, files := c.Blocks()
+	plain, plainFiles := c.Plain("invalid_blocks \x1b[2J\u202e")
+	raw, _ := json.Marshal([]any{blocks, plain})
+	var v any
+	json.Unmarshal(raw, &v)
+	texts := append(slacktest.JSONStrings(v), c.Fallback())
+	for _, f := range append(files, plainFiles...) {
+		texts = append(texts, f.Name, f.Title, f.Content)
+	}
+	for _, s := range texts {
+		if bad, _ := slacktest.UnsafeRune(s); bad >= 0 {
+			t.Errorf("card %d shows %U in %.200q", n, bad, s)
+		}
+	}
+	checkLimits(t, blocks)
+	return blocks, plain
 }
 
 func manyFiles(n int) []ProducedFile {

@@ -60,4 +60,9 @@ const (
 	altTextChars = 1000
 	// cardFileNotes bounds the produced files a card lists one by one.
 	cardFileNotes = 8
+	// queryCardRows bounds the rows of a query card's table (the query
+	// keeps a few dozen for it); queryDebugColumns the columns its debug
+	// line names with their types.
+	queryCardRows     = 20
+	queryDebugColumns = 12
 )

@@ -77,7 +77,14 @@ func ReadTable(name string, data []byte) (t *Table, ok bool) {
 	if len(records) < 2 {
 		return nil, false
 	}
-	t = &Table{Name: name, TotalRows: total - 1}
+	return newTable(name, records[0], records[1:], total-1)
+}
+
+// newTable makes the table of a header and the first data rows of
+// totalRows: at most slackTableColumns columns, cells neutralised and
+// cut, and the rows that fit tableChars. ok is false when no row fits.
+func newTable(name string, header []string, records [][]string, totalRows int) (t *Table, ok bool) {
+	t = &Table{Name: name, TotalRows: totalRows, TotalCols: len(header)}
 	for _, rec := range records {
 		t.TotalCols = max(t.TotalCols, len(rec))
 	}
@@ -98,14 +105,14 @@ func ReadTable(name string, data []byte) (t *Table, ok bool) {
 		}
 		return out
 	}
-	t.Header = row(records[0])
+	t.Header = row(header)
 	for i, h := range t.Header {
 		if h == "" {
 			t.Header[i] = fmt.Sprintf("column %d", i+1)
 		}
 	}
 	chars := cellChars(t.Header)
-	for _, rec := range records[1:] {
+	for _, rec := range records[:min(len(records), slackTableRows)] {
 		r := row(rec)
 		if chars += cellChars(r); chars > tableChars {
 			break // Slack's limit on a table's text
@@ -166,8 +173,12 @@ func tableCell(s string) slack.DataTableCell {
 // Blocks returns the table's message: the data_table, then a line naming
 // the file and saying what was left out.
 func (t *Table) Blocks() []slack.Block {
-	name := Truncate(safetext.Line(t.Name), 200)
-	tb := slack.NewDataTableBlock(name).WithPageSize(min(tablePageSize, len(t.Rows)))
+	return []slack.Block{t.dataTable(t.Name), ContextBlock(t.caption())}
+}
+
+// dataTable is the table's data_table block, captioned caption.
+func (t *Table) dataTable(caption string) *slack.DataTableBlock {
+	tb := slack.NewDataTableBlock(Truncate(safetext.Line(caption), 200)).WithPageSize(min(tablePageSize, len(t.Rows)))
 	header := make([]slack.DataTableCell, len(t.Header))
 	for i, h := range t.Header {
 		header[i] = slack.NewDataTableRawTextCell(h)
@@ -180,7 +191,7 @@ func (t *Table) Blocks() []slack.Block {
 		}
 		tb.AddRow(cells...)
 	}
-	return []slack.Block{tb, ContextBlock(t.caption())}
+	return tb
 }
 
 // caption names the file and says how much of it the table shows:

@@ -55,8 +55,8 @@ func (s *RedisSettings) Get(channel string) ChannelSettings {
 }
 
 // Set changes a channel's settings for every replica (change is
-// [SetDebug]'s or [SetState]'s), in one step with reading them; on an
-// error nothing changed.
+// [SetDebug]'s, [SetState]'s or [SetGrant]'s), in one step with
+// reading them; on an error nothing changed.
 func (s *RedisSettings) Set(channel string, change func(*ChannelSettings), by string, now time.Time) error {
 	ctx, cancel := context.WithTimeout(context.Background(), settingsTimeout)
 	defer cancel()

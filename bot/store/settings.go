@@ -16,14 +16,17 @@ import (
 const SettingsFile = "channels.json"
 
 // ChannelSettings is what admins set for one channel. The zero value is
-// the default: debug off, state kept.
+// the default: debug off, state kept, no data source granted.
 type ChannelSettings struct {
 	Debug bool `json:"debug"`
 	// StateOff: the channel's threads keep no Python variables from one
 	// run to the next (state on|off).
-	StateOff  bool      `json:"state_off,omitempty"`
-	UpdatedBy string    `json:"updated_by,omitempty"`
-	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	StateOff bool `json:"state_off,omitempty"`
+	// Sources are the data sources granted to the channel, by name
+	// ([SetGrant]).
+	Sources   map[string]Grant `json:"sources,omitempty"`
+	UpdatedBy string           `json:"updated_by,omitempty"`
+	UpdatedAt time.Time        `json:"updated_at,omitzero"`
 }
 
 // SetDebug returns the settings with debug set.
@@ -82,9 +85,9 @@ func (s *FileSettings) Get(channel string) ChannelSettings {
 	return s.channels[channel]
 }
 
-// Set changes a channel's settings (change is [SetDebug]'s or
-// [SetState]'s) and saves the store. On a failed save the change is
-// undone.
+// Set changes a channel's settings (change is [SetDebug]'s,
+// [SetState]'s or [SetGrant]'s) and saves the store. On a failed save
+// the change is undone.
 func (s *FileSettings) Set(channel string, change func(*ChannelSettings), by string, now time.Time) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/agent/datasource"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
@@ -55,10 +56,26 @@ type Turn struct {
 	Ignored bool
 }
 
-// Run is one executeCode call as remembered for follow-ups.
+// Run is one executeCode or runSQL call as remembered for follow-ups.
 type Run struct {
-	Code   string
-	Output string // stdout, or for a failure stdout, stderr and exit code
+	Code string
+	// Source and SQL are a runSQL call's (Code is then empty): a
+	// follow-up knows what was queried, and that the result is saved in
+	// the workspace.
+	Source, SQL string
+	// Output is what the model read: for a run stdout, or for a failure
+	// stdout, stderr and exit code; for a query its result.
+	Output string
+}
+
+// call is the run as the model's tool call: its tool and input.
+func (r Run) call() (name string, input json.RawMessage) {
+	if r.SQL != "" {
+		input, _ = json.Marshal(datasource.QueryInput{Source: r.Source, SQL: r.SQL})
+		return datasource.QueryToolName, input
+	}
+	input, _ = json.Marshal(map[string]string{"code": r.Code})
+	return agent.ExecuteCodeName, input
 }
 
 func (t Turn) size() int {
@@ -67,7 +84,7 @@ func (t Turn) size() int {
 	}
 	n := len(t.Question) + len(t.Answer)
 	for _, r := range t.Runs {
-		n += len(r.Code) + len(r.Output)
+		n += len(r.Code) + len(r.SQL) + len(r.Output)
 	}
 	return n
 }
@@ -87,7 +104,7 @@ func trimHistory(turns []Turn, budget int) []Turn {
 		t := turns[0]
 		runs := make([]Run, len(t.Runs))
 		for i, r := range t.Runs {
-			runs[i] = Run{Code: render.Truncate(r.Code, budget/4), Output: render.Truncate(r.Output, budget/8)}
+			runs[i] = Run{Code: render.Truncate(r.Code, budget/4), Source: r.Source, SQL: render.Truncate(r.SQL, budget/4), Output: render.Truncate(r.Output, budget/8)}
 		}
 		t.Runs = runs
 		turns = []Turn{t}
@@ -234,8 +251,8 @@ func CleanQuestion(text, botUser string) string {
 var entityDecoder = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
 
 // rebuild reads the thread from Slack and reconstructs its turns from
-// the humans' messages and the bot's tool cards and answers (recognised
-// by their message metadata).
+// the humans' messages and the bot's tool cards, query cards and answers
+// (recognised by their message metadata).
 func (m *Memory) rebuild(ctx context.Context, channel, threadTS string) ([]Turn, bool, error) {
 	var msgs []slack.Message
 	cursor := ""
@@ -283,7 +300,7 @@ func (m *Memory) rebuild(ctx context.Context, channel, threadTS string) ([]Turn,
 			if !ok {
 				i = len(turns) - 1
 			}
-			if i < 0 || (meta.EventType != render.MetaToolRun && meta.EventType != render.MetaAnswer && meta.EventType != render.MetaNotice) {
+			if i < 0 || (meta.EventType != render.MetaToolRun && meta.EventType != render.MetaQuery && meta.EventType != render.MetaAnswer && meta.EventType != render.MetaNotice) {
 				continue
 			}
 			t := &turns[i]
@@ -303,6 +320,8 @@ func (m *Memory) rebuild(ctx context.Context, channel, threadTS string) ([]Turn,
 					r.ID, r.Name = id, name
 					t.Outputs = append(t.Outputs, r)
 				}
+			case render.MetaQuery:
+				t.Runs = append(t.Runs, Run{Source: render.MetaString(meta, "source"), SQL: render.MetaString(meta, "sql"), Output: render.MetaString(meta, "output")})
 			case render.MetaAnswer:
 				if a := render.MetaString(meta, "answer"); a != "" {
 					t.Answer = a
@@ -336,7 +355,8 @@ func Trim(turns []Turn) []Turn {
 
 // Messages turns the thread's turns and the new question into the
 // agent's conversation. Earlier runs become executeCode calls and results,
-// so the model knows what it computed before. The question ends with a
+// and earlier queries runSQL calls and results, so the model knows what it
+// computed and queried before (and where the results were saved). The question ends with a
 // description of the files its runs start with and notes on those left
 // out ([agent.DescribeFiles]), also returned as filesDesc; caps are those
 // that fired describing them.
@@ -351,9 +371,9 @@ func Messages(ctx context.Context, turns []Turn, question string, files []agent.
 			res := agent.Message{Role: agent.RoleTool}
 			for j, r := range t.Runs {
 				id := fmt.Sprintf("call_h%d_%d", i+1, j+1)
-				input, _ := json.Marshal(map[string]string{"code": r.Code})
-				call.ToolCalls = append(call.ToolCalls, agent.ToolCall{ID: id, Name: agent.ExecuteCodeName, Input: input})
-				res.ToolResults = append(res.ToolResults, agent.ToolResult{CallID: id, Name: agent.ExecuteCodeName, Content: r.Output})
+				name, input := r.call()
+				call.ToolCalls = append(call.ToolCalls, agent.ToolCall{ID: id, Name: name, Input: input})
+				res.ToolResults = append(res.ToolResults, agent.ToolResult{CallID: id, Name: name, Content: r.Output})
 			}
 			msgs = append(msgs, call, res)
 		}

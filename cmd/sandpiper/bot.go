@@ -55,6 +55,8 @@ func runBot(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer
 	}
 	if sources != nil {
 		cfg.Metrics = append(cfg.Metrics, sources.Collector()) // sandpiper_queries_total, sandpiper_query_seconds
+		// Admins grant them per channel; the operator to direct messages.
+		cfg.Sources, cfg.SourcesDM = sources, c.Sources.DM
 	}
 	b, err := bot.New(ctx, cfg)
 	if err != nil {

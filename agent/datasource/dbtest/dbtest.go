@@ -24,6 +24,7 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
+	_ "modernc.org/sqlite"
 )
 
 // RequireEnv is the variable that turns a missing server into a failure.
@@ -272,4 +273,22 @@ func (s *Server) ExecMySQL(t testing.TB, stmts ...string) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+}
+
+// SQLite creates a SQLite file (name, in a temporary directory), runs
+// stmts in it, and returns its path.
+func SQLite(t testing.TB, name string, stmts ...string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	return path
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -35,11 +36,16 @@ type Sources struct {
 	File string `env:"SANDPIPER_SOURCES_FILE"`
 	// Privileged lists, comma-separated, the sources whose role may be
 	// privileged (superuser, server files or programs).
-	Privileged string          `env:"SANDPIPER_SOURCES_PRIVILEGED"`
-	Timeout    time.Duration   `env:"SANDPIPER_QUERY_TIMEOUT"`
-	MaxRows    int             `env:"SANDPIPER_QUERY_MAX_ROWS"`
-	MaxSize    config.ByteSize `env:"SANDPIPER_QUERY_MAX_SIZE"`
-	SchemaTTL  time.Duration   `env:"SANDPIPER_SCHEMA_CACHE_TTL"`
+	Privileged string `env:"SANDPIPER_SOURCES_PRIVILEGED"`
+	// DMs lists, comma-separated, the sources questions in direct
+	// messages with the bot may query (in channels, admins grant them
+	// with `sources allow NAME`); DM holds them, checked.
+	DMs       string `env:"SANDPIPER_SOURCES_DM"`
+	DM        []string
+	Timeout   time.Duration   `env:"SANDPIPER_QUERY_TIMEOUT"`
+	MaxRows   int             `env:"SANDPIPER_QUERY_MAX_ROWS"`
+	MaxSize   config.ByteSize `env:"SANDPIPER_QUERY_MAX_SIZE"`
+	SchemaTTL time.Duration   `env:"SANDPIPER_SCHEMA_CACHE_TTL"`
 }
 
 // LoadSources reads the sources and their limits; its errors name the
@@ -110,21 +116,40 @@ func LoadSources(ctx context.Context, lookup envconfig.Lookuper) (Sources, error
 			}
 		}
 	}
-	var privileged []string
-	for _, n := range strings.Split(c.Privileged, ",") {
-		if n = strings.ToLower(strings.TrimSpace(n)); n == "" {
-			continue
-		}
-		if _, ok := urls[n]; !ok {
-			return c, fmt.Errorf("config: SANDPIPER_SOURCES_PRIVILEGED names %s, which is not a configured source", n)
-		}
-		privileged = append(privileged, n)
+	privileged, err := sourceList("SANDPIPER_SOURCES_PRIVILEGED", c.Privileged, urls)
+	if err != nil {
+		return c, err
+	}
+	if c.DM, err = sourceList("SANDPIPER_SOURCES_DM", c.DMs, urls); err != nil {
+		return c, err
 	}
 	for name, url := range urls {
 		c.List = append(c.List, datasource.Config{Name: name, URL: url, Privileged: slices.Contains(privileged, name)})
 	}
 	slices.SortFunc(c.List, func(a, b datasource.Config) int { return strings.Compare(a.Name, b.Name) })
 	return c, nil
+}
+
+// sourceList reads the comma-separated source names of the variable
+// name; each must be a configured source (a key of urls).
+func sourceList(name, value string, urls map[string]string) ([]string, error) {
+	var out []string
+	for _, n := range strings.Split(value, ",") {
+		if n = strings.ToLower(strings.TrimSpace(n)); n == "" {
+			continue
+		}
+		if _, ok := urls[n]; !ok {
+			known := slices.Sorted(maps.Keys(urls))
+			if len(known) == 0 {
+				return nil, fmt.Errorf("config: %s names %s, which is not a configured source: none is configured (set SANDPIPER_SOURCE_%s=URL)", name, n, strings.ToUpper(n))
+			}
+			return nil, fmt.Errorf("config: %s names %s, which is not a configured source; the sources are: %s", name, n, strings.Join(known, ", "))
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
 
 // Names are the configured sources' names.

@@ -68,6 +68,24 @@ func TestLoadSources(t *testing.T) {
 			wantErr: "config: SANDPIPER_SOURCE_DW_FILE: open "},
 		{name: "privileged unknown", env: names{"SANDPIPER_SOURCES_PRIVILEGED": "dw"},
 			wantErr: "SANDPIPER_SOURCES_PRIVILEGED names dw, which is not a configured source"},
+		{name: "privileged unknown among others", env: names{"SANDPIPER_SOURCE_SALES": "sqlite:a.db", "SANDPIPER_SOURCES_PRIVILEGED": "dw"},
+			wantErr: "SANDPIPER_SOURCES_PRIVILEGED names dw, which is not a configured source; the sources are: sales"},
+		{name: "direct messages", env: names{"SANDPIPER_SOURCE_SALES": "sqlite:a.db", "SANDPIPER_SOURCE_DW": "sqlite:b.db", "SANDPIPER_SOURCES_DM": " Sales, sales,"},
+			check: func(t *testing.T, c Sources) {
+				if strings.Join(c.DM, ",") != "sales" {
+					t.Errorf("direct messages may query %q, want sales", c.DM)
+				}
+			}},
+		{name: "direct messages by default", env: names{"SANDPIPER_SOURCE_SALES": "sqlite:a.db"},
+			check: func(t *testing.T, c Sources) {
+				if len(c.DM) != 0 {
+					t.Errorf("direct messages may query %q by default, want none", c.DM)
+				}
+			}},
+		{name: "direct messages unknown", env: names{"SANDPIPER_SOURCE_SALES": "sqlite:a.db", "SANDPIPER_SOURCE_DW": "sqlite:b.db", "SANDPIPER_SOURCES_DM": "sales,crm"},
+			wantErr: "config: SANDPIPER_SOURCES_DM names crm, which is not a configured source; the sources are: dw, sales"},
+		{name: "direct messages, no source", env: names{"SANDPIPER_SOURCES_DM": "sales"},
+			wantErr: "config: SANDPIPER_SOURCES_DM names sales, which is not a configured source: none is configured (set SANDPIPER_SOURCE_SALES=URL)"},
 		{name: "timeout", env: names{"SANDPIPER_QUERY_TIMEOUT": "0s"}, wantErr: "SANDPIPER_QUERY_TIMEOUT=0s is out of range"},
 		{name: "rows", env: names{"SANDPIPER_QUERY_MAX_ROWS": "0"}, wantErr: "SANDPIPER_QUERY_MAX_ROWS=0 is out of range"},
 	} {
