@@ -80,6 +80,8 @@ type Scheduler struct {
 	lim   Limits
 	log   *slog.Logger
 	kick  chan struct{}
+	stop  chan struct{}
+	once  sync.Once
 
 	mu       sync.Mutex
 	inflight map[string]bool
@@ -88,7 +90,7 @@ type Scheduler struct {
 
 // New returns a scheduler of st's schedules; start it with Run.
 func New(st Store, f Firer, lim Limits, log *slog.Logger) *Scheduler {
-	return &Scheduler{store: st, firer: f, lim: lim.WithDefaults(), log: log, kick: make(chan struct{}, 1), inflight: map[string]bool{}}
+	return &Scheduler{store: st, firer: f, lim: lim.WithDefaults(), log: log, kick: make(chan struct{}, 1), stop: make(chan struct{}), inflight: map[string]bool{}}
 }
 
 // Kick makes the scheduler read the schedules now (after a change this
@@ -100,8 +102,17 @@ func (s *Scheduler) Kick() {
 	}
 }
 
-// Run fires the schedules until ctx ends, then waits for the fires in
-// flight (which end with ctx).
+// Stop makes Run start no more fires and return once those in flight
+// end (they go on until their ctx, Run's, ends). A nil Scheduler's Stop
+// does nothing.
+func (s *Scheduler) Stop() {
+	if s != nil {
+		s.once.Do(func() { close(s.stop) })
+	}
+}
+
+// Run fires the schedules until ctx ends or Stop, then waits for the
+// fires in flight (which end with ctx).
 func (s *Scheduler) Run(ctx context.Context) {
 	defer s.wg.Wait()
 	for {
@@ -109,6 +120,9 @@ func (s *Scheduler) Run(ctx context.Context) {
 		t := time.NewTimer(time.Until(wake))
 		select {
 		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-s.stop:
 			t.Stop()
 			return
 		case <-t.C:
@@ -306,9 +320,9 @@ func Allow(list []Schedule, channel, owner string, lim Limits) error {
 	}
 	switch {
 	case inChannel >= lim.PerChannel:
-		return fmt.Errorf("this channel has %d schedules, the most it may hold; delete one first (`/sandpiper schedules`)", inChannel)
+		return fmt.Errorf("this channel holds %d scheduled reports, the most it may here; delete one first (`/sandpiper schedules`)", inChannel)
 	case ofOwner >= lim.PerUser:
-		return fmt.Errorf("you own %d schedules, the most one person may; delete one first (`/sandpiper schedules`)", ofOwner)
+		return fmt.Errorf("you already own %d scheduled reports, the most one person may here; delete one first (`/sandpiper schedules`)", ofOwner)
 	}
 	return nil
 }

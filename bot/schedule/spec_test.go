@@ -100,3 +100,33 @@ func TestDaylightSaving(t *testing.T) {
 		}
 	}
 }
+
+func TestParseWhen(t *testing.T) {
+	for _, tt := range []struct {
+		in, spec, desc string
+	}{
+		{"every monday 9:00", "0 9 * * 1", "every Monday at 9:00"},
+		{"every Monday at 9am", "0 9 * * 1", "every Monday at 9:00"},
+		{"fridays 17:30", "30 17 * * 5", "every Friday at 17:30"},
+		{"daily at 7", "0 7 * * *", "every day at 7:00"},
+		{"every day 8:05", "5 8 * * *", "every day at 8:05"},
+		{"weekdays 9 am", "0 9 * * 1-5", "on weekdays at 9:00"},
+		{"monthly on the 2nd at 8:00", "0 8 2 * *", "on the 2nd of each month at 8:00"},
+		{"cron 15 6 * * 1,3", "15 6 * * 1,3", "at `15 6 * * 1,3`"},
+	} {
+		e, err := ParseWhen(strings.Fields(tt.in))
+		if err != nil {
+			t.Errorf("%q: %v", tt.in, err)
+			continue
+		}
+		spec, err := e.Spec()
+		if err != nil || spec != tt.spec || Describe(spec) != tt.desc {
+			t.Errorf("%q: %q (%v), %q; want %q, %q", tt.in, spec, err, Describe(spec), tt.spec, tt.desc)
+		}
+	}
+	for _, in := range []string{"", "sometimes", "monthly xth 9:00"} {
+		if _, err := ParseWhen(strings.Fields(in)); err == nil {
+			t.Errorf("%q: no error", in)
+		}
+	}
+}

@@ -112,6 +112,11 @@ type User struct {
 	IsAdmin bool
 	IsOwner bool
 	IsBot   bool
+	// TZ is the user's time zone (IANA name); "" is America/Los_Angeles,
+	// Slack's default.
+	TZ string
+	// Deleted: the user left the workspace (deactivated).
+	Deleted bool
 }
 
 // Call is one Web API call the fake received.
@@ -175,6 +180,7 @@ type Server struct {
 	seq       int
 	messages  []*Message
 	users     map[string]User
+	archived  map[string]bool
 	calls     []Call
 	acks      []Ack
 	ackByID   map[string]Ack
@@ -250,6 +256,7 @@ func newServer(t testing.TB) *Server {
 		EchoBotMessages: true,
 		clock:           1_700_000_000_000_000,
 		users:           map[string]User{},
+		archived:        map[string]bool{},
 		sent:            map[string]time.Time{},
 		ackByID:         map[string]Ack{},
 		failures:        map[string][]Failure{},
@@ -346,6 +353,7 @@ func (s *Server) routes() *http.ServeMux {
 		"reactions.remove":             func(f url.Values) map[string]any { return s.reaction(f, false) },
 		"conversations.replies":        s.replies,
 		"users.info":                   s.userInfo,
+		"conversations.info":           s.conversationInfo,
 		"files.getUploadURLExternal":   s.getUploadURL,
 		"files.completeUploadExternal": s.completeUpload,
 		"files.info":                   s.fileInfo,
@@ -607,6 +615,10 @@ func (s *Server) postMessage(form url.Values, ephemeral bool) map[string]any {
 		return e
 	}
 	s.mu.Lock()
+	if s.archived[channel] {
+		s.mu.Unlock()
+		return slackErr("is_archived")
+	}
 	m := &Message{
 		Channel:     channel,
 		TS:          s.nextTS(),
@@ -866,9 +878,35 @@ func (s *Server) userInfo(form url.Values) map[string]any {
 	if !ok {
 		return slackErr("user_not_found")
 	}
+	tz := u.TZ
+	if tz == "" {
+		tz = "America/Los_Angeles"
+	}
 	return map[string]any{"user": map[string]any{
 		"id": u.ID, "name": u.Name, "team_id": TeamID,
 		"is_admin": u.IsAdmin, "is_owner": u.IsOwner, "is_bot": u.IsBot,
+		"deleted": u.Deleted, "tz": tz,
+	}}
+}
+
+// ArchiveChannel archives a channel: posting there fails with
+// is_archived, and conversations.info says so.
+func (s *Server) ArchiveChannel(channel string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.archived[channel] = true
+}
+
+func (s *Server) conversationInfo(form url.Values) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := form.Get("channel")
+	if id == "" {
+		return slackErr("channel_not_found")
+	}
+	return map[string]any{"channel": map[string]any{
+		"id": id, "is_channel": strings.HasPrefix(id, "C"), "is_im": strings.HasPrefix(id, "D"),
+		"is_archived": s.archived[id],
 	}}
 }
 
