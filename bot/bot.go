@@ -328,6 +328,7 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		b.http = &http.Server{Handler: b.httpHandler(), ReadHeaderTimeout: 5 * time.Second}
 	}
 	b.actions.handle(feedbackActionID, b.onFeedback)
+	b.actions.handle(repeatActionID, b.onRepeatClick)
 	if !cfg.SchedulesOff {
 		var st schedule.Store
 		if rs != nil {

@@ -190,6 +190,9 @@ func (b *Bot) runCommand(ctx context.Context, m message) {
 		args = words[1:]
 	}
 	reply, private := c.run(ctx, b, commandCall{channel: m.Channel, user: m.User, args: args, ts: m.TS, threadTS: m.ThreadTS})
+	if reply == "" {
+		return // the command replied itself
+	}
 	if private && !m.IM {
 		_, err := b.api.PostEphemeralContext(ctx, m.Channel, m.User, slack.MsgOptionTS(m.ThreadTS), slack.MsgOptionText(reply, false))
 		if err == nil {

@@ -1,6 +1,7 @@
 package bot_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -163,4 +164,97 @@ func waitReply(t *testing.T, h *harness, thread, ts, want string) {
 		}
 	}
 	t.Errorf("no reply after %s (want %q):\n%s", ts, want, dump(msgs))
+}
+
+// TestRepeatForm: "repeat" alone in an answer's thread offers the form;
+// its mistakes come back as field errors in the ack (the form stays
+// open), and a good submission closes it and says so in the thread.
+func TestRepeatForm(t *testing.T) {
+	h := newHarness(t)
+	h.slack.AddUser(slacktest.User{ID: "U0ALICE", Name: "alice", TZ: "Europe/Paris"})
+	d := h.post("C0MATH", "U0ALICE", mention+"compute 6*7", "")
+	h.waitReplies("C0MATH", d.TS, 1)
+	p := h.post("C0MATH", "U0ALICE", mention+"repeat", d.TS)
+	msgs, ok := h.slack.WaitThread("C0MATH", d.TS, 10*time.Second, func(ms []slacktest.Message) bool {
+		for _, m := range ms {
+			if m.Ephemeral && m.TS > p.TS && strings.Contains(string(m.Blocks), "sandpiper_repeat") {
+				return true
+			}
+		}
+		return false
+	})
+	var offer slacktest.Message
+	for _, m := range msgs {
+		if m.Ephemeral && m.TS > p.TS {
+			offer = m
+		}
+	}
+	if !ok || !strings.Contains(offer.Visible(), "I can answer _compute 6*7_ again at set times") {
+		t.Fatalf("no offer of the form:\n%s", dump(msgs))
+	}
+	if _, err := h.slack.ClickButton(slacktest.Click{Channel: "C0MATH", MessageTS: offer.TS, User: "U0ALICE", ActionID: "sandpiper_repeat"}); err != nil {
+		t.Fatal(err)
+	}
+	view, ok := h.slack.WaitView(1, 10*time.Second)
+	if !ok {
+		t.Fatalf("no form opened; calls: %v", h.slack.Calls("views.open"))
+	}
+	if !strings.Contains(string(view.JSON), `"initial_value":"Europe/Paris"`) || !strings.Contains(string(view.JSON), `"initial_conversation":"C0MATH"`) {
+		t.Errorf("the form does not start from alice's zone and this channel: %s", view.JSON)
+	}
+	good := map[string]string{"kind": "option:weekly", "weekday": "option:1", "clock": "time:09:00", "tz": "Europe/Paris", "channel": "conversation:C0MATH"}
+	with := func(k, v string, more ...string) map[string]string {
+		m := map[string]string{}
+		for a, b := range good {
+			m[a] = b
+		}
+		m[k] = v
+		for i := 0; i+1 < len(more); i += 2 {
+			m[more[i]] = more[i+1]
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name   string
+		values map[string]string
+		field  string
+		want   string
+	}{
+		{"never", with("kind", "option:cron", "cron", "0 0 30 2 *"), "cron", "0 0 30 2 * never fires"},
+		{"too often", with("kind", "option:cron", "cron", "*/5 * * * *"), "cron", "fires every 5 minutes; the shortest interval allowed here is 1 hour"},
+		{"no day", with("kind", "option:monthly"), "day", "Write the day of the month"},
+		{"day 31", with("kind", "option:monthly", "day", "31"), "day", "from 1 to 28"},
+		{"zone", with("tz", "Mars/Olympus"), "tz", "is not a time zone"},
+		{"good", good, "", ""},
+	} {
+		env, err := h.slack.SubmitView(view.ID, tc.values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ack, ok := h.slack.WaitAck(env, 5*time.Second)
+		if !ok {
+			t.Fatalf("%s: not acked", tc.name)
+		}
+		var resp struct {
+			Action string            `json:"response_action"`
+			Errors map[string]string `json:"errors"`
+		}
+		json.Unmarshal(ack.Payload, &resp)
+		if tc.field == "" {
+			if len(ack.Payload) != 0 {
+				t.Errorf("%s: acked with %s, want the form closed", tc.name, ack.Payload)
+			}
+			continue
+		}
+		if resp.Action != "errors" || !strings.Contains(resp.Errors[tc.field], tc.want) || len(resp.Errors) != 1 {
+			t.Errorf("%s: acked with %s, want an error under %q with %q", tc.name, ack.Payload, tc.field, tc.want)
+		}
+	}
+	msgs, ok = h.slack.WaitThread("C0MATH", d.TS, 10*time.Second, func(ms []slacktest.Message) bool {
+		return len(botMessages(ms, func(m slacktest.Message) bool { return strings.Contains(m.Text, "scheduled _compute 6*7_") })) == 1
+	})
+	if !ok {
+		t.Errorf("no word in the thread:\n%s", dump(msgs))
+	}
+	slash(t, h, "U0ALICE", "schedules", "_compute 6*7_ every Monday at 9:00 (Europe/Paris), set up by <@U0ALICE>")
 }

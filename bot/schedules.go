@@ -35,19 +35,22 @@ func (b *Bot) repeatCommand(ctx context.Context, c commandCall) (string, bool) {
 	if c.threadTS == "" || c.threadTS == c.ts {
 		return "Use `repeat` in the thread of an answer, e.g. `@sandpiper repeat every monday 9:00`: I answer that thread's question again at those times, as a new message in this channel, and say what changed.", true
 	}
-	turns, _, _, err := b.memory.History(ctx, c.channel, c.threadTS, c.ts, false)
+	question, err := b.lastQuestion(ctx, c.channel, c.threadTS, c.ts)
 	if err != nil {
 		return ":warning: I couldn't read this thread (" + render.Escape(slackapi.Explain(err).Error()) + "), so nothing was set up.", true
 	}
-	var question string
-	for i := len(turns) - 1; i >= 0; i-- {
-		if t := turns[i]; !t.Ignored && strings.TrimSpace(t.Question) != "" && t.Answer != "" {
-			question = t.Question
-			break
-		}
-	}
 	if question == "" {
 		return "I found no answered question in this thread to repeat. Ask it first, then `repeat every monday 9:00` here.", true
+	}
+	if len(c.args) == 0 {
+		// The form, through a button (a mention brings no trigger_id).
+		_, err := b.api.PostEphemeralContext(ctx, c.channel, c.user, slack.MsgOptionTS(c.threadTS),
+			slack.MsgOptionText("Repeat this report", false), slack.MsgOptionBlocks(repeatButton(question, c.threadTS)...))
+		if err == nil {
+			return "", true
+		}
+		b.log.Warn("schedules: posting the form's button failed", "err", slackapi.Explain(err))
+		return "Say when, e.g. `repeat every monday 9:00`, `repeat weekdays 8:30` or `repeat cron 0 9 * * 1`.", true
 	}
 	every, err := schedule.ParseWhen(c.args)
 	if err != nil {
@@ -60,6 +63,21 @@ func (b *Bot) repeatCommand(ctx context.Context, c commandCall) (string, bool) {
 	}
 	return fmt.Sprintf(":repeat: I'll answer _%s_ again %s (%s) as a new message in this channel, and say what changed since the time before. The first is %s. `/sandpiper schedules` lists this channel's.",
 		quote(sc.Question), schedule.Describe(sc.Spec), sc.TZ, when(sc.Next(b.now()), sc.TZ)), false
+}
+
+// lastQuestion returns the last question the bot answered in a thread,
+// before the message before ("" for all), or "" when there is none.
+func (b *Bot) lastQuestion(ctx context.Context, channel, threadTS, before string) (string, error) {
+	turns, _, _, err := b.memory.History(ctx, channel, threadTS, before, false)
+	if err != nil {
+		return "", err
+	}
+	for i := len(turns) - 1; i >= 0; i-- {
+		if t := turns[i]; !t.Ignored && strings.TrimSpace(t.Question) != "" && t.Answer != "" {
+			return t.Question, nil
+		}
+	}
+	return "", nil
 }
 
 // addSchedule checks and stores a new schedule. Its errors are for the

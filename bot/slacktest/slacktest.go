@@ -15,6 +15,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -181,6 +182,8 @@ type Server struct {
 	messages  []*Message
 	users     map[string]User
 	archived  map[string]bool
+	triggers  map[string]trigger
+	views     []View
 	calls     []Call
 	acks      []Ack
 	ackByID   map[string]Ack
@@ -257,6 +260,7 @@ func newServer(t testing.TB) *Server {
 		clock:           1_700_000_000_000_000,
 		users:           map[string]User{},
 		archived:        map[string]bool{},
+		triggers:        map[string]trigger{},
 		sent:            map[string]time.Time{},
 		ackByID:         map[string]Ack{},
 		failures:        map[string][]Failure{},
@@ -354,6 +358,7 @@ func (s *Server) routes() *http.ServeMux {
 		"conversations.replies":        s.replies,
 		"users.info":                   s.userInfo,
 		"conversations.info":           s.conversationInfo,
+		"views.open":                   s.viewsOpen,
 		"files.getUploadURLExternal":   s.getUploadURL,
 		"files.completeUploadExternal": s.completeUpload,
 		"files.info":                   s.fileInfo,
@@ -404,6 +409,21 @@ func (s *Server) webAPI(h func(http.ResponseWriter, url.Values) map[string]any) 
 			form = r.PostForm
 			if t := form.Get("token"); t != "" {
 				token = t
+			}
+		} else if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+			// A JSON body (views.open, for one), read as the form it
+			// stands for: strings as they are, the rest as JSON.
+			var body map[string]any
+			if err := json.NewDecoder(r.Body).Decode(&body); err != nil && !errors.Is(err, io.EOF) {
+				writeJSON(w, 200, slackErr("invalid_json"))
+				return
+			}
+			for k, v := range body {
+				if str, ok := v.(string); ok {
+					form.Set(k, str)
+				} else if b, err := json.Marshal(v); err == nil {
+					form.Set(k, string(b))
+				}
 			}
 		}
 		call, fail := s.record(method, form)
