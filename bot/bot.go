@@ -305,6 +305,9 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bot: %w", err)
 	}
+	if !cfg.SchedulesOff {
+		b.answers.AddFooter(repeatFooter)
+	}
 	b.answers.AddFooter(feedbackFooter) // last: the buttons end the answer
 	b.intake = localIntake{b}
 	if rs != nil {

@@ -173,7 +173,15 @@ func TestRepeatForm(t *testing.T) {
 	h := newHarness(t)
 	h.slack.AddUser(slacktest.User{ID: "U0ALICE", Name: "alice", TZ: "Europe/Paris"})
 	d := h.post("C0MATH", "U0ALICE", mention+"compute 6*7", "")
-	h.waitReplies("C0MATH", d.TS, 1)
+	answers := botMessages(h.waitReplies("C0MATH", d.TS, 1), isAnswer)
+	// The answer's own "Repeat…" button opens the form.
+	if _, err := h.slack.ClickButton(slacktest.Click{Channel: "C0MATH", MessageTS: answers[len(answers)-1].TS, User: "U0ALICE", ActionID: "sandpiper_repeat"}); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := h.slack.WaitView(1, 10*time.Second); !ok || !strings.Contains(string(v.JSON), "compute 6*7") {
+		t.Fatalf("the answer's button opened no form for its question: %+v", v)
+	}
+	// So does "repeat" alone, through the button it offers.
 	p := h.post("C0MATH", "U0ALICE", mention+"repeat", d.TS)
 	msgs, ok := h.slack.WaitThread("C0MATH", d.TS, 10*time.Second, func(ms []slacktest.Message) bool {
 		for _, m := range ms {
@@ -195,7 +203,7 @@ func TestRepeatForm(t *testing.T) {
 	if _, err := h.slack.ClickButton(slacktest.Click{Channel: "C0MATH", MessageTS: offer.TS, User: "U0ALICE", ActionID: "sandpiper_repeat"}); err != nil {
 		t.Fatal(err)
 	}
-	view, ok := h.slack.WaitView(1, 10*time.Second)
+	view, ok := h.slack.WaitView(2, 10*time.Second)
 	if !ok {
 		t.Fatalf("no form opened; calls: %v", h.slack.Calls("views.open"))
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/sandpiper-bot/sandpiper/bot/answer"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/bot/schedule"
@@ -47,6 +48,16 @@ func repeatButton(question, threadTS string) []slack.Block {
 		slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, text, false, false), nil, nil),
 		slack.NewActionBlock("sandpiper_repeat", btn),
 	}
+}
+
+// repeatFooter is the [answer.Footer] of an answer in a channel: the
+// "Repeat…" button that opens the form for its question.
+func repeatFooter(_ context.Context, ans answer.Info) []slack.Block {
+	if strings.HasPrefix(ans.Channel, "D") {
+		return nil // a DM: reports go to channels
+	}
+	btn := slack.NewButtonBlockElement(repeatActionID, ans.ThreadTS, slack.NewTextBlockObject(slack.PlainTextType, "Repeat…", false, false))
+	return []slack.Block{slack.NewActionBlock("sandpiper_repeat", btn)}
 }
 
 // onRepeatClick opens the form for the thread's last answered question.
