@@ -266,3 +266,18 @@ func TestRepeatForm(t *testing.T) {
 	}
 	slash(t, h, "U0ALICE", "schedules", "_compute 6*7_ every Monday at 9:00 (Europe/Paris), set up by <@U0ALICE>")
 }
+
+// TestSchedulesOff: with SANDPIPER_SCHEDULES=off answers have no Repeat
+// button and the commands say the feature is off.
+func TestSchedulesOff(t *testing.T) {
+	h := newHarness(t, withConfig(func(c *bot.Config) { c.SchedulesOff = true }))
+	d := h.post("C0MATH", "U0ALICE", mention+"compute 6*7", "")
+	msgs := h.waitReplies("C0MATH", d.TS, 1)
+	for _, m := range botMessages(msgs, isAnswer) {
+		if strings.Contains(string(m.Blocks), "sandpiper_repeat") {
+			t.Errorf("a Repeat button with schedules off: %s", m.Blocks)
+		}
+	}
+	p := h.post("C0MATH", "U0ALICE", mention+"repeat every monday 9:00", d.TS)
+	waitReply(t, h, d.TS, p.TS, "Scheduled reports are turned off here")
+}
