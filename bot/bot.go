@@ -22,6 +22,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/socket"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
+	"github.com/sandpiper-bot/sandpiper/bot/schedule"
 	"github.com/sandpiper-bot/sandpiper/bot/store"
 	"github.com/sandpiper-bot/sandpiper/bot/stream"
 	"github.com/sandpiper-bot/sandpiper/bot/thread"
@@ -93,6 +94,12 @@ type Config struct {
 	// StreamAppendsPerMinute is the chat.appendStream budget of all
 	// answers together (default [DefaultStreamAppendsPerMinute]).
 	StreamAppendsPerMinute int
+
+	// Schedules bound the scheduled reports (package schedule);
+	// SchedulesOff turns them off (SANDPIPER_SCHEDULES=off): the
+	// commands say so and nothing fires.
+	Schedules    schedule.Limits
+	SchedulesOff bool
 }
 
 func (c *Config) setDefaults() {
@@ -189,6 +196,11 @@ type Bot struct {
 
 	connected atomic.Bool
 	now       func() time.Time
+
+	// schedules fires the scheduled reports kept in scheduleStore; nil
+	// when they are turned off.
+	schedules     *schedule.Scheduler
+	scheduleStore schedule.Store
 }
 
 // New checks the configuration and both tokens (auth.test and
@@ -301,6 +313,9 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bot: %w", err)
 	}
+	if !cfg.SchedulesOff {
+		b.answers.AddFooter(repeatFooter)
+	}
 	b.answers.AddFooter(feedbackFooter) // last: the buttons end the answer
 	b.intake = localIntake{b}
 	if rs != nil {
@@ -324,6 +339,17 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 		b.http = &http.Server{Handler: b.httpHandler(), ReadHeaderTimeout: 5 * time.Second}
 	}
 	b.actions.handle(feedbackActionID, b.onFeedback)
+	b.actions.handle(repeatActionID, b.onRepeatClick)
+	if !cfg.SchedulesOff {
+		var st schedule.Store
+		if rs != nil {
+			st = store.NewRedisSchedules(rs)
+		} else if st, err = store.OpenSchedules(cfg.DataDir); err != nil {
+			return nil, &ConfigError{"SANDPIPER_DATA_DIR", err}
+		}
+		b.scheduleStore = st
+		b.schedules = schedule.New(st, scheduleFirer{b}, cfg.Schedules, log)
+	}
 	log.Info("slack credentials ok", "team", auth.Team, "team_id", auth.TeamID, "bot_user", auth.UserID)
 	if rs != nil {
 		log.Info("sharing questions, settings and stops with other replicas through redis", "replica", rs.Replica(), "claim_after", cfg.RedisClaimAfter)
@@ -365,6 +391,19 @@ func (b *Bot) Run(ctx context.Context) error {
 	}()
 	defer func() { stopSweep(); <-sweepDone }()
 
+	// The scheduler starts no fire once shutdown begins; a fire in
+	// flight is an answer like the others, finished or cut short with
+	// them (its time is not fired again).
+	schedCtx, stopSched := context.WithCancel(workCtx)
+	schedDone := make(chan struct{})
+	go func() {
+		defer close(schedDone)
+		if b.schedules != nil {
+			b.schedules.Run(schedCtx)
+		}
+	}()
+	defer func() { stopSched(); <-schedDone }()
+
 	sockCtx, cancelSock := context.WithCancel(ctx)
 	defer cancelSock()
 	sockErr := make(chan error, 1)
@@ -389,6 +428,7 @@ loop:
 	}
 
 	b.log.Info("shutting down: no new events; finishing answers in flight", "timeout", b.cfg.ShutdownTimeout)
+	b.schedules.Stop()
 	b.connected.Store(false)
 	cancelSock()
 	<-sockErr

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
+	"github.com/sandpiper-bot/sandpiper/bot/schedule"
 	"github.com/sandpiper-bot/sandpiper/bot/store"
 	"github.com/slack-go/slack"
 )
@@ -42,6 +43,9 @@ type commandCall struct {
 	channel, user string
 	args          []string // the words after the command's name, as typed
 	im            bool     // typed in a direct message with the bot
+	// ts and threadTS are the command's message and its thread, for a
+	// mention ("" for a slash command).
+	ts, threadTS string
 }
 
 // usage is the command with its arguments: "debug on|off|status".
@@ -60,6 +64,20 @@ func init() {
 		settingCommand(debugSetting, "show extra detail in this channel (exit codes, stderr, limits, model and token use). Only admins can change it."),
 		settingCommand(stateSetting, "whether a thread's runs keep the variables earlier runs defined (on unless switched off). Only admins can change it."),
 		sourcesCommand,
+		{name: "repeat", args: "every monday 9:00", help: "in an answer's thread: answer its question again at those times (daily, weekdays, a day of the week, monthly, or `cron 0 9 * * 1`), as a new message here that says what changed.",
+			takes: func(args []string) bool {
+				if len(args) == 0 {
+					return true
+				}
+				_, err := schedule.ParseWhen(args)
+				return err == nil || slices.Contains([]string{"every", "daily", "weekdays", "weekly", "monthly", "cron"}, args[0])
+			},
+			run: func(ctx context.Context, b *Bot, c commandCall) (string, bool) { return b.repeatCommand(ctx, c) }},
+		{name: "schedules", args: "[pause|resume|delete ID]", help: "this channel's scheduled reports with their next times; their owner or an admin can pause, resume or delete one.",
+			takes: func(args []string) bool {
+				return len(args) == 0 || len(args) == 2 && slices.Contains([]string{"pause", "resume", "delete"}, args[0])
+			},
+			run: func(ctx context.Context, b *Bot, c commandCall) (string, bool) { return b.schedulesCommand(ctx, c) }},
 		{name: "feedback", slashOnly: true, help: "how people rated my answers in this channel with the buttons under each answer (admins only).",
 			run: func(ctx context.Context, b *Bot, c commandCall) (string, bool) {
 				return b.feedbackCommand(ctx, c.channel, c.user), true
@@ -173,7 +191,10 @@ func (b *Bot) runCommand(ctx context.Context, m message) {
 	if len(words) > 1 {
 		args = words[1:]
 	}
-	reply, private := c.run(ctx, b, commandCall{channel: m.Channel, user: m.User, args: args, im: m.IM})
+	reply, private := c.run(ctx, b, commandCall{channel: m.Channel, user: m.User, args: args, im: m.IM, ts: m.TS, threadTS: m.ThreadTS})
+	if reply == "" {
+		return // the command replied itself
+	}
 	if private && !m.IM {
 		_, err := b.api.PostEphemeralContext(ctx, m.Channel, m.User, slack.MsgOptionTS(m.ThreadTS), slack.MsgOptionText(reply, false))
 		if err == nil {

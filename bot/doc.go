@@ -228,6 +228,24 @@
 // that are not streamed; and that a mention in an edited card notifies no
 // one.
 //
+// # Scheduled reports
+//
+// Under each answer in a channel a "Repeat…" button (and "repeat" alone in
+// its thread) opens a form: how often, the time, the time zone (the
+// user's own in Slack to begin with) and the channel; "repeat every monday
+// 9:00" in the thread sets one up in words. The form's submission is
+// answered in its ack (the socket holds a view submission's ack for the
+// bot's response): a cron line that never fires or fires more often than
+// SANDPIPER_SCHEDULE_MIN_INTERVAL comes back as an error under its field.
+// Every replica runs a scheduler (package schedule, schedules.go); each
+// time fires once across replicas, posting a new message in the channel
+// and answering the question in its thread through the answer path, with
+// a footer that compares the figures the runs and queries backed with
+// those of the last report. "schedules" lists a channel's; its owner or an
+// admin pauses, resumes or deletes one. A report whose channel was
+// archived or whose owner left pauses itself and tells the owner and the
+// admins by DM.
+//
 // # Benchmarks
 //
 // go test -run '^$' -bench . ./bot/ runs BenchmarkFirstTokenToSlack,

@@ -44,6 +44,10 @@ func (b *Bot) handleEvent(evt socket.Event) {
 			}
 			b.onSlashCommand(env.Payload)
 		case "interactive":
+			if evt.Respond != nil {
+				b.background.Go(func() { b.onViewSubmission(evt.Frame, evt.Respond) })
+				return
+			}
 			b.onInteractive(evt.Frame)
 		default:
 			b.log.Debug("socket request ignored", "type", evt.Type, "envelope", evt.EnvelopeID)

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -29,4 +30,11 @@ type AnswerInfo = answer.Info
 // own features do.
 func (b *Bot) AddFooter(f func(ctx context.Context, ans AnswerInfo) []slack.Block) {
 	b.answers.AddFooter(f)
+}
+
+// TickSchedules fires the schedules due at now, as the scheduler would
+// at that time, and waits for the fires.
+func (b *Bot) TickSchedules(ctx context.Context, now time.Time) {
+	b.schedules.Tick(ctx, now)
+	b.schedules.Wait()
 }

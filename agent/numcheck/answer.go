@@ -36,6 +36,8 @@ type item struct {
 	// 1296 of 671/1296): numbers the answer shows, unlike the other
 	// readings of an ambiguous number.
 	parts bool
+	// label is what names the number on its line (see [Figure]).
+	label string
 }
 
 // Small integers are counting words ("3 runs", "the 4 regions"): never
@@ -408,7 +410,7 @@ func (x *extractor) number(l string, i int, first, heading bool) int {
 	if math.IsInf(v, 0) || v == 0 && strings.Trim(digits, "0") != "" || exp > maxExponent || exp < -maxExponent {
 		return k // past what a float holds: not a figure to check
 	}
-	it := item{text: strings.TrimRight(l[start:end], " \u00a0")}
+	it := item{text: strings.TrimRight(l[start:end], " \u00a0"), label: labelBefore(l[:start])}
 	switch {
 	case den != "":
 		a, b := digitsValue(mant), digitsValue(den)
@@ -780,4 +782,41 @@ func listMarker(s string, end int) bool {
 		return end+1 == len(s) || s[end+1] == ' ' || s[end+1] == '\t' || s[end+1] == '*'
 	}
 	return false
+}
+
+// maxLabelWords bounds a figure's label: the words nearest the number.
+const maxLabelWords = 6
+
+// labelBefore returns the words that name a number from the text before
+// it on its line: the last table cell, list item or clause before it,
+// without Markdown emphasis, a trailing colon or equals sign, or a
+// currency sign. "| North | $1,234 |" names it "North"; "- **Revenue
+// (EU)**: €3.2m" "Revenue (EU)"; "Sign-ups grew to 1,234" "Sign-ups grew
+// to".
+func labelBefore(s string) string {
+	s = strings.NewReplacer("**", "", "__", "", "`", "", "*", "").Replace(s)
+	s = strings.TrimRight(s, " \t\u00a0$€£¥+-−~≈(")
+	if k := strings.LastIndexByte(s, '|'); k >= 0 {
+		if strings.TrimSpace(s[k+1:]) == "" {
+			// The number starts a cell: the cell before it names it.
+			s = strings.TrimRight(s[:k], " \t")
+			if j := strings.LastIndexByte(s, '|'); j >= 0 {
+				s = s[j+1:]
+			}
+		} else {
+			s = s[k+1:]
+		}
+	}
+	for _, stop := range []string{". ", "; ", ", "} {
+		if k := strings.LastIndex(s, stop); k >= 0 {
+			s = s[k+len(stop):]
+		}
+	}
+	s = strings.TrimSpace(s)
+	s = strings.TrimLeft(s, "-+>#0123456789. \t")
+	s = strings.TrimRight(s, " \t:=")
+	if w := strings.Fields(s); len(w) > maxLabelWords {
+		s = strings.Join(w[len(w)-maxLabelWords:], " ")
+	}
+	return s
 }

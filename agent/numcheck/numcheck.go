@@ -90,6 +90,38 @@ type Unverified struct {
 // Check returns the numbers in answer (Markdown) found in none of the
 // sources, in the order they first appear, each once.
 func Check(answer string, src Sources) []Unverified {
+	var out []Unverified
+	seen := make(map[string]bool)
+	for _, f := range Figures(answer, src) {
+		if f.Verified || seen[f.Text] {
+			continue
+		}
+		seen[f.Text] = true
+		out = append(out, Unverified{Text: f.Text, Value: f.Value})
+	}
+	return out
+}
+
+// A Figure is a number of an answer worth checking, with what names it
+// and whether the sources hold it.
+type Figure struct {
+	// Text and Value are as in [Unverified].
+	Text  string
+	Value float64
+	// Label is what names the number on its line: the table cell
+	// before it, or the words before it in its list item or clause,
+	// without Markdown ("North", "Revenue (EU)"); "" when nothing does.
+	Label string
+	// Verified: a source holds it, or it is one step from numbers that
+	// do (see the package doc).
+	Verified bool
+}
+
+// Figures returns the numbers in answer (Markdown) worth checking, in
+// the order they appear, each with its label and whether the sources
+// hold it: what [Check] reads, for those who compare one answer's
+// figures with another's.
+func Figures(answer string, src Sources) []Figure {
 	if len(answer) > MaxAnswerBytes {
 		answer = answer[:MaxAnswerBytes]
 	}
@@ -104,15 +136,10 @@ func Check(answer string, src Sources) []Unverified {
 	if m.unverifiedItems() > 0 {
 		m.derive(questionNumbers(src.Question))
 	}
-	var out []Unverified
-	seen := make(map[string]bool)
+	out := make([]Figure, len(items))
 	for i := range items {
 		it := &items[i]
-		if m.itemVerified(it) || seen[it.text] {
-			continue
-		}
-		seen[it.text] = true
-		out = append(out, Unverified{Text: it.text, Value: it.value})
+		out[i] = Figure{Text: it.text, Value: it.value, Label: it.label, Verified: m.itemVerified(it)}
 	}
 	return out
 }

@@ -69,6 +69,9 @@ func (a *Answerer) answer(ctx context.Context, m Question, isFollowUp bool) {
 	if strings.TrimSpace(m.Text) == "" {
 		if len(m.Files) == 0 {
 			a.Notice(ctx, m, "I didn't find a question in your message. Ask me something like _what is the 20th Fibonacci number?_")
+			if m.Done != nil {
+				m.Done(Info{}, errors.New("no question"))
+			}
 			return
 		}
 		m.Text = thread.FilesOnlyQuestion
@@ -144,6 +147,7 @@ func (a *Answerer) answer(ctx context.Context, m Question, isFollowUp bool) {
 			Channel: m.Channel, ThreadTS: m.ThreadTS, QuestionTS: m.TS, Asker: m.User, Team: a.team,
 			Question: m.Text, Answer: text, Model: out.Model, Debug: debug,
 			Runs: p.shown, Queries: p.queries, Files: filesDesc, Notes: inputs.notes, Earlier: history,
+			extra: m.Footer,
 		}
 		shown, cut := stream.Deliver(pctx, text, footer, func(ts string) []slack.Block {
 			info := info
@@ -157,9 +161,15 @@ func (a *Answerer) answer(ctx context.Context, m Question, isFollowUp bool) {
 			a.upload(pctx, m, render.Attachment{Name: "answer.md", Title: "Full answer", Content: text})
 		}
 		a.metrics.answerSeconds.Observe(time.Since(start).Seconds())
+		if m.Done != nil {
+			m.Done(info, nil)
+		}
 	case by != "":
 		stream.Abandon(pctx)
 		a.Notice(pctx, m, stopNotice(by))
+		if m.Done != nil {
+			m.Done(Info{}, fmt.Errorf("stopped by %s", cmp.Or(by, "a user")))
+		}
 	default:
 		stream.Abandon(pctx)
 		kind, text := failureText(ctx, err, timedOut, out, a.lim.Answer)
@@ -173,6 +183,22 @@ func (a *Answerer) answer(ctx context.Context, m Question, isFollowUp bool) {
 		}
 		a.Notice(pctx, m, text)
 	}
+	if !answered && by == "" && m.Done != nil {
+		m.Done(Info{}, fmt.Errorf("no answer (%s): %s", kind(ctx, err, timedOut, out, a.lim.Answer), cmp.Or(userErrorOrNil(err), "the model gave none")))
+	}
+}
+
+// kind is failureText's kind alone.
+func kind(ctx context.Context, err error, timedOut bool, out *agent.Outcome, limit time.Duration) string {
+	k, _ := failureText(ctx, err, timedOut, out, limit)
+	return k
+}
+
+func userErrorOrNil(err error) string {
+	if err == nil {
+		return ""
+	}
+	return userError(err)
 }
 
 // answerText is the answer to post for a run: the model's last text, with

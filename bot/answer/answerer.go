@@ -26,6 +26,14 @@ type Question struct {
 	Text     string // cleaned: no bot mention
 	IM       bool
 	Files    []thread.FileRef // attached to the message
+
+	// Footer, when set, adds blocks under this answer alone, before the
+	// footers every answer has (a scheduled report's changes since its
+	// last time). Not carried to other replicas.
+	Footer Footer `json:"-"`
+	// Done, when set, is called once the question is dealt with: with
+	// the answer's Info when it was answered, or an error saying why not.
+	Done func(Info, error) `json:"-"`
 }
 
 // Settings are the channels' settings, as an answer reads them.

@@ -48,7 +48,13 @@ type Info struct {
 	// Earlier are the thread's turns before this one (questions, runs
 	// and answers), oldest first.
 	Earlier []thread.Turn
+
+	extra Footer // the question's own (Question.Footer)
 }
+
+// Figures returns the numbers of the answer with their labels and
+// whether the conversation holds them, as the number check reads them.
+func (ans Info) Figures() []numcheck.Figure { return numcheck.Figures(ans.Answer, numberSources(ans)) }
 
 // Run is one executeCode run of an answer.
 type Run struct {
@@ -95,6 +101,9 @@ func (a *Answerer) answerFooter(ctx context.Context, ans Info) []slack.Block {
 	fs := a.footers.fs
 	a.footers.mu.RUnlock()
 	var blocks []slack.Block
+	if ans.extra != nil {
+		blocks = append(blocks, ans.extra(ctx, ans)...)
+	}
 	for _, f := range fs {
 		blocks = append(blocks, f(ctx, ans)...)
 	}

@@ -15,6 +15,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -112,6 +113,11 @@ type User struct {
 	IsAdmin bool
 	IsOwner bool
 	IsBot   bool
+	// TZ is the user's time zone (IANA name); "" is America/Los_Angeles,
+	// Slack's default.
+	TZ string
+	// Deleted: the user left the workspace (deactivated).
+	Deleted bool
 }
 
 // Call is one Web API call the fake received.
@@ -175,6 +181,9 @@ type Server struct {
 	seq       int
 	messages  []*Message
 	users     map[string]User
+	archived  map[string]bool
+	triggers  map[string]trigger
+	views     []View
 	calls     []Call
 	acks      []Ack
 	ackByID   map[string]Ack
@@ -250,6 +259,8 @@ func newServer(t testing.TB) *Server {
 		EchoBotMessages: true,
 		clock:           1_700_000_000_000_000,
 		users:           map[string]User{},
+		archived:        map[string]bool{},
+		triggers:        map[string]trigger{},
 		sent:            map[string]time.Time{},
 		ackByID:         map[string]Ack{},
 		failures:        map[string][]Failure{},
@@ -346,6 +357,8 @@ func (s *Server) routes() *http.ServeMux {
 		"reactions.remove":             func(f url.Values) map[string]any { return s.reaction(f, false) },
 		"conversations.replies":        s.replies,
 		"users.info":                   s.userInfo,
+		"conversations.info":           s.conversationInfo,
+		"views.open":                   s.viewsOpen,
 		"files.getUploadURLExternal":   s.getUploadURL,
 		"files.completeUploadExternal": s.completeUpload,
 		"files.info":                   s.fileInfo,
@@ -396,6 +409,21 @@ func (s *Server) webAPI(h func(http.ResponseWriter, url.Values) map[string]any) 
 			form = r.PostForm
 			if t := form.Get("token"); t != "" {
 				token = t
+			}
+		} else if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+			// A JSON body (views.open, for one), read as the form it
+			// stands for: strings as they are, the rest as JSON.
+			var body map[string]any
+			if err := json.NewDecoder(r.Body).Decode(&body); err != nil && !errors.Is(err, io.EOF) {
+				writeJSON(w, 200, slackErr("invalid_json"))
+				return
+			}
+			for k, v := range body {
+				if str, ok := v.(string); ok {
+					form.Set(k, str)
+				} else if b, err := json.Marshal(v); err == nil {
+					form.Set(k, string(b))
+				}
 			}
 		}
 		call, fail := s.record(method, form)
@@ -607,6 +635,10 @@ func (s *Server) postMessage(form url.Values, ephemeral bool) map[string]any {
 		return e
 	}
 	s.mu.Lock()
+	if s.archived[channel] {
+		s.mu.Unlock()
+		return slackErr("is_archived")
+	}
 	m := &Message{
 		Channel:     channel,
 		TS:          s.nextTS(),
@@ -866,9 +898,35 @@ func (s *Server) userInfo(form url.Values) map[string]any {
 	if !ok {
 		return slackErr("user_not_found")
 	}
+	tz := u.TZ
+	if tz == "" {
+		tz = "America/Los_Angeles"
+	}
 	return map[string]any{"user": map[string]any{
 		"id": u.ID, "name": u.Name, "team_id": TeamID,
 		"is_admin": u.IsAdmin, "is_owner": u.IsOwner, "is_bot": u.IsBot,
+		"deleted": u.Deleted, "tz": tz,
+	}}
+}
+
+// ArchiveChannel archives a channel: posting there fails with
+// is_archived, and conversations.info says so.
+func (s *Server) ArchiveChannel(channel string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.archived[channel] = true
+}
+
+func (s *Server) conversationInfo(form url.Values) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id := form.Get("channel")
+	if id == "" {
+		return slackErr("channel_not_found")
+	}
+	return map[string]any{"channel": map[string]any{
+		"id": id, "is_channel": strings.HasPrefix(id, "C"), "is_im": strings.HasPrefix(id, "D"),
+		"is_archived": s.archived[id],
 	}}
 }
 

@@ -398,6 +398,7 @@ func (s *Server) SlashCommand(channel, user, command, text string) (string, erro
 	env := s.nextID("env-")
 	rid := s.nextID("R")
 	s.responses[rid] = responseURL{channel: channel, user: user}
+	s.issueTriggerLocked("trig-"+rid, user)
 	s.mu.Unlock()
 	raw, err := json.Marshal(map[string]any{
 		"envelope_id": env,
@@ -730,6 +731,7 @@ func (s *Server) ClickButton(c Click) (string, error) {
 	env := s.nextID("env-")
 	rid := s.nextID("R")
 	s.responses[rid] = responseURL{channel: c.Channel, user: c.User}
+	s.issueTriggerLocked("trig-"+rid, c.User)
 	name := s.users[c.User].Name
 	msg := s.wireMessage(m, false)
 	actionTS := s.nextTS()

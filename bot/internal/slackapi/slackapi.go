@@ -86,5 +86,7 @@ const AgentViewScope = "assistant:write"
 // OptionalScopes are the bot token scopes sandpiper uses when granted,
 // with what is lost without them; manifest.yaml asks for them too.
 var OptionalScopes = map[string]string{
-	AgentViewScope: "the agent view's suggested prompts and thread titles are off",
+	AgentViewScope:  "the agent view's suggested prompts and thread titles are off",
+	"channels:read": "a scheduled report in an archived public channel is paused only when Slack refuses its post",
+	"groups:read":   "a scheduled report in an archived private channel is paused only when Slack refuses its post",
 }

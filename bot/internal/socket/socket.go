@@ -29,6 +29,7 @@
 package socket
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,8 +90,15 @@ type Event struct {
 	// Type is the frame's type: "hello", "events_api", "slash_commands",
 	// "interactive" … (disconnect frames are handled here, not delivered).
 	Type string
-	// EnvelopeID is the frame's envelope id, already acknowledged.
+	// EnvelopeID is the frame's envelope id, already acknowledged but
+	// for a view submission (see Respond).
 	EnvelopeID string
+	// Respond, set for a view submission (an "interactive" frame whose
+	// payload is a view_submission), acknowledges it with payload (nil:
+	// none, and the modal closes), as Slack wants a modal's field errors
+	// or next view. Only the first call counts. Not called within
+	// [ViewAckTimeout], the frame is acked with none.
+	Respond func(payload any) error
 	// Frame is the whole frame, as Slack sent it.
 	Frame []byte
 
@@ -312,6 +320,7 @@ func refused(err error) (string, bool) {
 // conn is one websocket and what its reader reports.
 type conn struct {
 	ws         *websocket.Conn
+	wmu        sync.Mutex  // data writes: the reader's acks, Respond's
 	ended      chan error  // the reader stopped: the socket is unusable
 	disconnect chan string // Slack sent a disconnect frame with this reason
 	once       sync.Once
@@ -334,8 +343,16 @@ type header struct {
 	Reason     string `json:"reason"`
 }
 
-// read is the connection's only reader and only data writer: it reads a
-// frame, acks it at once, and hands it on.
+// ViewAckTimeout is how long a view submission's ack waits for the bot's
+// response: within Slack's 3 seconds.
+const ViewAckTimeout = 2500 * time.Millisecond
+
+// viewSubmission tells a view_submission payload at a glance, without
+// parsing it (Slack writes compact JSON).
+var viewSubmission = []byte(`"type":"view_submission"`)
+
+// read is the connection's only reader: it reads a frame, acks it at
+// once (a view submission when the bot responds), and hands it on.
 func (c *Client) read(ctx context.Context, cn *conn) {
 	ws := cn.ws
 	alive := func() { ws.SetReadDeadline(time.Now().Add(c.cfg.PingTimeout)) }
@@ -368,8 +385,15 @@ func (c *Client) read(ctx context.Context, cn *conn) {
 			continue
 		}
 		bad = 0
+		if h.Type == "interactive" && h.EnvelopeID != "" && bytes.Contains(data, viewSubmission) {
+			respond := cn.deferAck(h.EnvelopeID, at, c.cfg.OnAck, c.log)
+			if !c.hand(ctx, Event{Kind: Request, Type: h.Type, EnvelopeID: h.EnvelopeID, Frame: data, Respond: respond}) {
+				return
+			}
+			continue
+		}
 		if h.EnvelopeID != "" {
-			if err := ack(ws, h.EnvelopeID); err != nil {
+			if err := cn.ack(h.EnvelopeID, nil); err != nil {
 				cn.ended <- fmt.Errorf("ack: %w", err)
 				return
 			}
@@ -411,16 +435,42 @@ func (c *Client) hand(ctx context.Context, evt Event) bool {
 	return false
 }
 
-// ack tells Slack the envelope arrived. Only the reader calls it.
-func ack(ws *websocket.Conn, envelopeID string) error {
+// ack tells Slack the envelope arrived, with payload when it is not nil.
+func (cn *conn) ack(envelopeID string, payload any) error {
 	msg, err := json.Marshal(struct {
 		EnvelopeID string `json:"envelope_id"`
-	}{envelopeID})
+		Payload    any    `json:"payload,omitempty"`
+	}{envelopeID, payload})
 	if err != nil {
 		return err
 	}
-	ws.SetWriteDeadline(time.Now().Add(writeTimeout))
-	return ws.WriteMessage(websocket.TextMessage, msg)
+	cn.wmu.Lock()
+	defer cn.wmu.Unlock()
+	cn.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
+	return cn.ws.WriteMessage(websocket.TextMessage, msg)
+}
+
+// deferAck returns the Respond of a view submission read at at: the
+// first call acks with its payload; ViewAckTimeout after at, an ack with
+// none goes if no call came.
+func (cn *conn) deferAck(envelopeID string, at time.Time, onAck func(time.Duration), log *slog.Logger) func(any) error {
+	var once sync.Once
+	send := func(payload any) error {
+		err := errors.New("socket: already responded")
+		once.Do(func() {
+			err = cn.ack(envelopeID, payload)
+			if err == nil && onAck != nil {
+				onAck(time.Since(at))
+			}
+		})
+		return err
+	}
+	time.AfterFunc(time.Until(at.Add(ViewAckTimeout)), func() {
+		if send(nil) == nil {
+			log.Warn("a view submission was acked without a response: the bot took too long", "envelope_id", envelopeID)
+		}
+	})
+	return send
 }
 
 // ping pings the server at a third of the ping timeout; the pong, like

@@ -477,3 +477,59 @@ func TestQuickDropsBackOff(t *testing.T) {
 		}
 	})
 }
+
+// TestViewSubmissionAck: a view submission is acked with the bot's
+// response (once), or with none when the bot takes longer than
+// ViewAckTimeout; other interactive frames are acked at once.
+func TestViewSubmissionAck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fake := slacktest.NewInMemory(t)
+		c, _ := start(t, fake, socket.Config{})
+		next(t, c, request("hello"))
+		frame := func(env string) []byte {
+			return []byte(`{"envelope_id":"` + env + `","type":"interactive","payload":{"type":"view_submission","view":{"id":"V1"}},"accepts_response_payload":true}`)
+		}
+		fake.SendEnvelope("env-answered", frame("env-answered"))
+		evt := next(t, c, request("interactive"))
+		if evt.Respond == nil {
+			t.Fatal("a view submission without Respond")
+		}
+		time.Sleep(time.Second)
+		synctest.Wait()
+		for _, a := range fake.Acks() {
+			if a.EnvelopeID == "env-answered" {
+				t.Fatalf("acked before the bot responded: %+v", a)
+			}
+		}
+		if err := evt.Respond(map[string]any{"response_action": "errors", "errors": map[string]string{"tz": "bad"}}); err != nil {
+			t.Fatal(err)
+		}
+		if evt.Respond(nil) == nil {
+			t.Error("a second response went too")
+		}
+		ack, ok := fake.WaitAck("env-answered", time.Second)
+		if !ok || string(ack.Payload) != `{"errors":{"tz":"bad"},"response_action":"errors"}` {
+			t.Errorf("ack %s (%v)", ack.Payload, ok)
+		}
+
+		fake.SendEnvelope("env-late", frame("env-late"))
+		evt = next(t, c, request("interactive"))
+		start := time.Now()
+		ack, ok = fake.WaitAck("env-late", 10*time.Second)
+		if !ok || len(ack.Payload) != 0 || time.Since(start) != socket.ViewAckTimeout {
+			t.Errorf("unanswered: ack %s after %s (%v), want none after %s", ack.Payload, time.Since(start), ok, socket.ViewAckTimeout)
+		}
+		if evt.Respond(nil) == nil {
+			t.Error("a response after the timeout's ack went too")
+		}
+
+		click := []byte(`{"envelope_id":"env-click","type":"interactive","payload":{"type":"block_actions"}}`)
+		fake.SendEnvelope("env-click", click)
+		if evt := next(t, c, request("interactive")); evt.Respond != nil {
+			t.Error("a click has Respond")
+		}
+		if _, ok := fake.WaitAck("env-click", time.Second); !ok {
+			t.Error("a click not acked at once")
+		}
+	})
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/sethvargo/go-envconfig"
 
 	"github.com/sandpiper-bot/sandpiper/bot"
+	"github.com/sandpiper-bot/sandpiper/bot/schedule"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 )
 
@@ -48,6 +49,13 @@ type Bot struct {
 	// false posts each answer whole when it is done.
 	Stream           bool `env:"SANDPIPER_STREAM"`
 	StreamAppendsMin int  `env:"SANDPIPER_STREAM_APPENDS_PER_MINUTE"`
+
+	// Schedules turns scheduled reports ("repeat every monday 9:00") on
+	// or off; the limits bound them.
+	Schedules           config.OnOff  `env:"SANDPIPER_SCHEDULES"`
+	SchedulesPerChannel int           `env:"SANDPIPER_SCHEDULES_PER_CHANNEL"`
+	SchedulesPerUser    int           `env:"SANDPIPER_SCHEDULES_PER_USER"`
+	ScheduleMinInterval time.Duration `env:"SANDPIPER_SCHEDULE_MIN_INTERVAL"`
 }
 
 // reReplica is what a replica name may hold (Redis consumer names).
@@ -62,6 +70,8 @@ func Load(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
 		Workers: bot.DefaultWorkers, LogLevel: "info", HTTPAddr: bot.DefaultHTTPAddr,
 		RedisClaimAfter: bot.DefaultRedisClaimAfter,
 		Stream:          true, StreamAppendsMin: bot.DefaultStreamAppendsPerMinute,
+		Schedules: true, SchedulesPerChannel: schedule.DefaultPerChannel, SchedulesPerUser: schedule.DefaultPerUser,
+		ScheduleMinInterval: schedule.DefaultMinInterval,
 	}
 	if err := config.Process(ctx, lookup, &e); err != nil {
 		return e, err
@@ -77,6 +87,9 @@ func Load(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
 		config.CheckRange("SANDPIPER_REDIS_CLAIM_AFTER", e.RedisClaimAfter, "at least 1s", e.RedisClaimAfter < time.Second),
 		config.CheckRange("SANDPIPER_REPLICA", e.Replica, "1 to 100 letters, digits and . _ : -", e.Replica != "" && !reReplica.MatchString(e.Replica)),
 		config.CheckRange("SANDPIPER_STREAM_APPENDS_PER_MINUTE", e.StreamAppendsMin, "between 1 and 6000", e.StreamAppendsMin < 1 || e.StreamAppendsMin > 6000),
+		config.CheckRange("SANDPIPER_SCHEDULES_PER_CHANNEL", e.SchedulesPerChannel, "at least 1 (SANDPIPER_SCHEDULES=off turns them off)", e.SchedulesPerChannel < 1),
+		config.CheckRange("SANDPIPER_SCHEDULES_PER_USER", e.SchedulesPerUser, "at least 1 (SANDPIPER_SCHEDULES=off turns them off)", e.SchedulesPerUser < 1),
+		config.CheckRange("SANDPIPER_SCHEDULE_MIN_INTERVAL", e.ScheduleMinInterval, "at least 1m (the finest a cron line goes)", e.ScheduleMinInterval < time.Minute),
 	)
 }
 
@@ -99,5 +112,7 @@ func (e Bot) Config(log *slog.Logger) bot.Config {
 		HTTPAddr: e.HTTPAddr, Workers: e.Workers, Logger: log,
 		RedisURL: strings.TrimSpace(e.RedisURL), RedisClaimAfter: e.RedisClaimAfter, Replica: e.Replica,
 		NoStream: !e.Stream, StreamAppendsPerMinute: e.StreamAppendsMin,
+		SchedulesOff: !bool(e.Schedules),
+		Schedules:    schedule.Limits{PerChannel: e.SchedulesPerChannel, PerUser: e.SchedulesPerUser, MinInterval: e.ScheduleMinInterval},
 	}
 }
