@@ -9,7 +9,9 @@ import (
 
 func TestTakeCharts(t *testing.T) {
 	png := sandbox.File{Name: "sales.png", Data: []byte("\x89PNG")}
-	spec := func(s string) sandbox.File { return sandbox.File{Name: sandbox.ChartSpecDir + "/sales.json", Data: []byte(s)} }
+	spec := func(s string) sandbox.File {
+		return sandbox.File{Name: sandbox.ChartSpecDir + "/sales.json", Data: []byte(s)}
+	}
 	good := `{"version":1,"type":"bar","title":"Sales\u001b[31m","x_label":"","y_label":"EUR","categories":["N","S"],"series":[{"name":"2025","values":[1,2.5]}],"image":"sales.png"}`
 	for _, tc := range []struct {
 		name, spec string
