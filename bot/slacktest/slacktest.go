@@ -185,8 +185,8 @@ type Server struct {
 	tickets   map[string]bool
 	conns     []*conn
 	files     map[string]*File
-	downloads map[string]int    // file id → authorised downloads
-	statuses  map[string]string // channel/thread → assistant status
+	downloads map[string]int      // file id → authorised downloads
+	statuses  map[string]string   // channel/thread → assistant status
 	loading   map[string][]string // channel/thread → the status's loading messages
 	sessions  map[string][]string // channel/thread → agent session statuses set
 	closed    bool

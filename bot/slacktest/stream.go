@@ -27,13 +27,6 @@ const (
 // chunkTypes are the chunk types chat.*Stream accept.
 var chunkTypes = map[string]bool{"markdown_text": true, "task_update": true, "plan_update": true, "blocks": true}
 
-// streamText returns the text a stream call adds: its markdown_text and
-// its markdown_text chunks, or Slack's error.
-func streamText(form url.Values) (string, map[string]any) {
-	text, _, e := streamChunks(form)
-	return text, e
-}
-
 // streamChunks returns the text and the tasks a stream call adds, or
 // Slack's error: a chunk that does not match its documented shape is
 // refused.
