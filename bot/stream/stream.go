@@ -165,7 +165,7 @@ func (s *Answer) StepStarted(ctx context.Context, e agent.StepEvent) {
 	if e.Retry > 0 {
 		s.discard(ctx)
 	} else {
-		s.endStep(ctx)
+		s.endStep(ctx) // and the last run's task
 	}
 	s.next.StepStarted(ctx, e)
 }

@@ -21,9 +21,11 @@ import (
 // Tasks: each run (and each database query) shows as a task in the
 // streamed answer, a task_update chunk updated in place ("Running
 // Python", in progress, then complete or error with a one-line result).
-// The task opens a message of its own right after the run's card; the
-// text the model writes next (commentary, or the answer) streams into
-// that message below the task, so a task needs no message more.
+// The task is a streamed message of its own, started right after the
+// run's card and before the files the run wrote, updated when the run
+// ends and stopped when the next step starts: the thread reads card,
+// task, files, then the model's next words. (Text streamed into the
+// task's message would stand above the run's files and charts.)
 
 // taskChars bounds a task's title, details and output (Slack documents
 // 256 characters for details and output).
