@@ -2,6 +2,7 @@ package answer
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -52,5 +53,26 @@ func TestRunningAnswersStop(t *testing.T) {
 	}
 	if _, _, ok := r.find(k); ok {
 		t.Error("a finished answer is still running")
+	}
+}
+
+// TestLoadingMessagesHaveNoCommas: slack-go joins loading messages with
+// commas, so one holding a comma would show as two.
+func TestLoadingMessagesHaveNoCommas(t *testing.T) {
+	for status := range loadingFor {
+		msgs := loadingMessages(status)
+		if len(msgs) == 0 {
+			t.Errorf("%q has no loading messages", status)
+		}
+		for _, m := range msgs {
+			if strings.Contains(m, ",") || m == "" {
+				t.Errorf("%q: loading message %q", status, m)
+			}
+		}
+	}
+	loadingFor["test, with a comma"] = []string{"one, two", ","}
+	defer delete(loadingFor, "test, with a comma")
+	if got := loadingMessages("test, with a comma"); len(got) != 1 || got[0] != "one  two" {
+		t.Errorf("loadingMessages = %q, want the comma taken out and the empty one dropped", got)
 	}
 }
