@@ -2,9 +2,12 @@ package answer
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
 )
 
 func TestStopValueRoundTrips(t *testing.T) {
@@ -75,4 +78,14 @@ func TestLoadingMessagesHaveNoCommas(t *testing.T) {
 	if got := loadingMessages("test, with a comma"); len(got) != 1 || got[0] != "one  two" {
 		t.Errorf("loadingMessages = %q, want the comma taken out and the empty one dropped", got)
 	}
+}
+
+// TestLoadingMessagesGolden: the status lines and the loading messages
+// Slack cycles through under each, as the answerer sends them.
+func TestLoadingMessagesGolden(t *testing.T) {
+	got := map[string][]string{}
+	for status := range loadingFor {
+		got[status] = loadingMessages(status)
+	}
+	slacktest.GoldenJSON(t, filepath.Join("testdata", "loading_messages.json"), got)
 }
