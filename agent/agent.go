@@ -304,6 +304,7 @@ func (a *Agent) call(ctx context.Context, log *slog.Logger, obs Observer, ws Wor
 		res.IsError = output.IsError
 		done.Sandbox = output.Sandbox
 		done.Query = output.Query
+		done.Charts = output.Charts
 	}
 	done.Result = res
 	obs.ToolCallFinished(ctx, done)

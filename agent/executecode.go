@@ -157,6 +157,9 @@ func (t *ExecuteCode) Call(ctx context.Context, ws Workspace, input json.RawMess
 		"stdout", string(res.Stdout), "stderr", string(res.Stderr),
 		"stdout_truncated", res.StdoutTruncated, "stderr_truncated", res.StderrTruncated,
 		"files", len(res.Files))
+	// The chart specs are the host's to read, never files to keep.
+	var charts []Chart
+	charts, res.Files = TakeCharts(res.Files)
 	var notKept []string
 	if ws != nil && len(res.Files) > 0 {
 		dropped, err := ws.Put(ctx, res.Files)
@@ -170,7 +173,7 @@ func (t *ExecuteCode) Call(ctx context.Context, ws Workspace, input json.RawMess
 	if req.KeepState {
 		st = t.keepState(ctx, ws, res, st)
 	}
-	return &ToolOutput{Content: t.encodeResult(res, notKept, st), Sandbox: res}, nil
+	return &ToolOutput{Content: t.encodeResult(res, notKept, st), Sandbox: res, Charts: charts}, nil
 }
 
 func filesSize(files []sandbox.File) int64 {

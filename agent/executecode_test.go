@@ -45,6 +45,13 @@ func TestExecuteCodeDescription(t *testing.T) {
 	if !strings.Contains(plots, "plt.savefig('name.png'") || !strings.Contains(plots, "Never call plt.show()") {
 		t.Errorf("description with matplotlib does not say how to save a chart:\n%s", plots)
 	}
+	// The chart helper is there in every sandbox, and its limits for a
+	// native chart are told.
+	for _, d := range []string{bare, plots} {
+		if !strings.Contains(d, "import chart; chart.line(") || !strings.Contains(d, "at most 20 categories, 6 series") {
+			t.Errorf("description does not say how to draw a native chart:\n%s", d)
+		}
+	}
 }
 
 // TestExecuteCodeResult checks the JSON the model reads for each kind of

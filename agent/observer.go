@@ -66,6 +66,10 @@ type ToolResultEvent struct {
 	// datasource), whether it succeeded or the database refused it; nil
 	// for other tools and when no query reached a database.
 	Query *Query
+	// Charts are the charts an executeCode run drew with the sandbox's
+	// chart helper, as data ([Chart]); their PNGs are among
+	// Sandbox.Files.
+	Charts []Chart
 	// Duration is how long the call took, sandbox start-up included.
 	Duration time.Duration
 	// Err is why the tool failed (unknown tool, invalid input, a sandbox

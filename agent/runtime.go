@@ -191,8 +191,11 @@ func describeExecuteCode(rt Runtime, l sandbox.Limits, keepState bool) string {
 
 	fmt.Fprintf(&b, "Files: input files (attached by the user, or written by earlier runs) are in %s, listed in the user's message with a preview. ", sandbox.WorkDir)
 	fmt.Fprintf(&b, "Files the program writes in %s are delivered to the user (images are shown in the conversation, other files attached) within limits on their size and number, and are there for later runs; names starting with '.' are not delivered. ", sandbox.WorkDir)
+	b.WriteString("For a line, bar, area or pie chart, use the `chart` module (always importable): ")
+	b.WriteString("`import chart; chart.line(x, {'sign-ups': y}, title='Weekly sign-ups', x_label='week', y_label='people')` (also `chart.bar` and `chart.area`, with one entry per series in the dict, and `chart.pie(labels, values, title=...)`). ")
+	b.WriteString("It saves the chart as a PNG (its name is returned) and as data, so the conversation can show an interactive chart; keep to at most 20 categories, 6 series and labels of 20 characters for that, and give every chart a short title (at most 50 characters). ")
 	if rt.Has("matplotlib") {
-		b.WriteString("For a chart, use matplotlib (it draws without a display) and save it with `plt.savefig('name.png', dpi=150, bbox_inches='tight', metadata={'Title': 'one sentence describing the chart'})`; the title becomes the image's alt text. Never call plt.show(). ")
+		b.WriteString("For any other chart, use matplotlib (it draws without a display) and save it with `plt.savefig('name.png', dpi=150, bbox_inches='tight', metadata={'Title': 'one sentence describing the chart'})`; the title becomes the image's alt text. Never call plt.show(). ")
 	}
 	b.WriteString("Write tables people may want as CSV (or XLSX). ")
 	fmt.Fprintf(&b, "A CSV written in %s is also shown in the conversation as a table (the first rows and columns of a big one), so to show a pandas DataFrame, save it as CSV there (`df.to_csv('name.csv', index=False)`) rather than printing it whole. ", sandbox.WorkDir)

@@ -29,6 +29,10 @@ type ToolOutput struct {
 	// Query is the database query behind the output, if there was one;
 	// observers receive it in [ToolResultEvent].
 	Query *Query
+	// Charts are the charts the run drew with the chart helper, read
+	// from their specs ([TakeCharts]); observers receive them in
+	// [ToolResultEvent].
+	Charts []Chart
 }
 
 // RunTool is a [Tool] whose offer depends on the run: the tools that read

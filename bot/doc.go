@@ -182,7 +182,15 @@
 // after the answer finished (a client still showing the running card)
 // changes nothing and says "This answer has already finished". In the
 // agent view, Slack's own Stop on a streaming answer (the
-// agent_session_stopped event) does the same as the button.
+// agent_session_stopped event) does the same as the button. So that
+// Slack shows it while an answer runs (not only on a streaming message),
+// each answer sets the thread's agent session to processing
+// (agents.sessions.setStatus, chat:write; Slack creates the session) and
+// back to active when it ends; an app Slack does not take as an agent
+// has it refused once, logged, and goes on with the button alone. The
+// status line under the thread cycles through loading messages
+// (assistant.threads.setStatus's loading_messages, which slack-go joins
+// with commas: none holds one).
 //
 // # The agent view (DMs)
 //

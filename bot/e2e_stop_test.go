@@ -2,6 +2,7 @@ package bot_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -225,11 +226,24 @@ func TestSlackStopEvent(t *testing.T) {
 	h := newHarness(t, withScript(longScript))
 	d := h.post("D0ALICE", "U0ALICE", "please sleep a minute", "")
 	h.waitRunningCard("D0ALICE", d.TS)
+	// The session is processing: Slack shows its own stop control, and
+	// the status line cycles through loading messages.
+	if got := h.slack.SessionStatuses("D0ALICE", d.TS); !slices.Equal(got, []string{"processing"}) {
+		t.Errorf("agent session statuses while running = %v, want processing", got)
+	}
+	if !eventually(5*time.Second, func() bool { return len(h.slack.LoadingMessages("D0ALICE", d.TS)) > 0 }) {
+		t.Errorf("no loading messages under the status %q", h.slack.Status("D0ALICE", d.TS))
+	}
 	calls := len(h.wire.requests())
 	if err := h.slack.StopAgentSession("D0ALICE", d.TS, "U0ALICE"); err != nil {
 		t.Fatal(err)
 	}
 	msgs := h.waitStopped("D0ALICE", d.TS)
+	if !eventually(5*time.Second, func() bool {
+		return slices.Equal(h.slack.SessionStatuses("D0ALICE", d.TS), []string{"processing", "active"})
+	}) {
+		t.Errorf("agent session statuses after the stop = %v, want processing then active", h.slack.SessionStatuses("D0ALICE", d.TS))
+	}
 	if got := botMessages(msgs, isCard)[0].Visible(); !strings.Contains(got, "by <@U0ALICE>") {
 		t.Errorf("card does not say who stopped it:\n%s", got)
 	}

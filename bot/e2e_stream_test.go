@@ -144,7 +144,7 @@ func TestStreamedAnswerReadsInOrder(t *testing.T) {
 			}
 			d := h.post(tc.channel, "U0ALICE", text, "")
 			msgs := h.waitReplies(tc.channel, d.TS, 1)
-			want := []string{"Let me compute that.", "Ran Python", "The answer is **42**, computed in Python."}
+			want := []string{"Let me compute that.", "Ran Python", "[task complete] Ran Python · ", "The answer is **42**, computed in Python."}
 			got := seen(msgs)
 			if len(got) != len(want) {
 				t.Fatalf("thread reads:\n%s", dump(msgs))
@@ -160,8 +160,15 @@ func TestStreamedAnswerReadsInOrder(t *testing.T) {
 					bot = append(bot, m)
 				}
 			}
-			if !bot[0].Streamed || !isCommentary(bot[0]) || bot[0].Streaming || !isCard(bot[1]) || !bot[2].Streamed || !isAnswer(bot[2]) || bot[2].Streaming {
-				t.Errorf("want a closed streamed commentary, a card, a closed streamed answer:\n%+v", bot)
+			if !bot[0].Streamed || !isCommentary(bot[0]) || bot[0].Streaming || !isCard(bot[1]) ||
+				!bot[2].Streamed || bot[2].Streaming || len(bot[2].Tasks) != 1 || bot[2].Tasks[0].Output != "42" || bot[2].Text != "" ||
+				!bot[3].Streamed || !isAnswer(bot[3]) || bot[3].Streaming {
+				t.Errorf("want a closed streamed commentary, a card, the run's task, a closed streamed answer:\n%+v", bot)
+			}
+			// The task showed in progress first, in a timeline.
+			if starts := h.slack.Calls("chat.startStream"); len(starts) < 2 || !strings.Contains(starts[1].Form.Get("chunks"), `"status":"in_progress"`) ||
+				starts[1].Form.Get("task_display_mode") != "timeline" {
+				t.Errorf("the task's stream did not start in progress: %v", starts)
 			}
 			// The commentary was closed before the card was posted.
 			var order []string

@@ -13,6 +13,18 @@ import (
 //go:embed state.py
 var stateSource string
 
+// chartSource is the chart helper a program imports as `chart`
+// (chart.py): it writes a chart as a spec in [ChartSpecDir] and as a PNG.
+//
+//go:embed chart.py
+var chartSource string
+
+// ChartSpecDir is the folder, in the working directory, where the chart
+// helper writes one JSON spec per chart, named as its PNG is (name.png,
+// ChartSpecDir/name.json). The name starts with a dot: it is never
+// delivered as a file.
+const ChartSpecDir = ".sandpiper-charts"
+
 // StateRunner returns the Python program a backend runs for a stateful
 // run, as `python3 -c RUNNER CODE`: it runs CODE as `python3 -c CODE`
 // would (see [RunCodeTail]), with the state in dir restored before and
@@ -27,6 +39,10 @@ func StateRunner(dir string) string {
 // Python made) and imported sys, and may have built the state module
 // ahead as _st (see [StateModuleSource]). [StateRunner] is one such
 // program, the local backend's warm interpreter another.
+//
+// Every run can import the chart helper (chart.py) as `chart`: the
+// program appends a finder to sys.meta_path that serves it when nothing
+// on the path has that name (a chart.py of the program's own wins).
 //
 // As python3 -c would:
 //
@@ -61,7 +77,7 @@ func StateRunner(dir string) string {
 // inspect.stack and warnings with stacklevel past the code's module show
 // one more "<string>" frame.
 func RunCodeTail(dir string) string {
-	return strings.NewReplacer("STATEDIR", pyString(dir), "STATESOURCE", pyString(stateSource)).Replace(runCodeTail)
+	return strings.NewReplacer("STATEDIR", pyString(dir), "STATESOURCE", pyString(stateSource), "CHARTSOURCE", pyString(chartSource)).Replace(runCodeTail)
 }
 
 // StateModuleSource returns Python that builds the state module, unused,
@@ -75,7 +91,23 @@ const stateModule = `_st = type(sys)("_sandpiper_state")
 exec(compile(STATESOURCE, "<sandpiper-state>", "exec", dont_inherit=True), _st.__dict__)
 `
 
-const runCodeTail = `_m = type(sys)("__main__")
+const runCodeTail = `class _CF:
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name == "chart" and path is None:
+            return type(sys.__spec__)(name, cls, origin="<sandpiper-chart>")
+
+    @staticmethod
+    def create_module(spec):
+        return None
+
+    @staticmethod
+    def exec_module(m):
+        exec(compile(CHARTSOURCE, "<sandpiper-chart>", "exec", dont_inherit=True), m.__dict__)
+
+
+sys.meta_path.append(_CF)
+_m = type(sys)("__main__")
 _m.__dict__.update({k: dict(v) if type(v) is dict else v for k, v in _p.items()})
 sys.modules["__main__"] = _m
 if hasattr(sys, "orig_argv"):

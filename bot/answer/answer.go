@@ -85,6 +85,7 @@ func (a *Answerer) answer(ctx context.Context, m Question, isFollowUp bool) {
 	ref := slack.NewRefToMessage(m.Channel, m.TS)
 	a.react(ctx, ref, true, log)
 	status := a.keepStatus(ctx, m)
+	a.session(ctx, m, slack.AgentSessionStatusProcessing) // Slack's own stop control
 
 	actx, cancel := context.WithTimeout(ctx, a.lim.Answer)
 	actx, stopped := a.running.start(actx, m) // the Stop button's
@@ -125,6 +126,7 @@ func (a *Answerer) answer(ctx context.Context, m Question, isFollowUp bool) {
 	pctx, pcancel := context.WithTimeout(context.WithoutCancel(ctx), slackapi.CallTimeout)
 	defer pcancel()
 	p.finishOpen(pctx, by)
+	a.session(pctx, m, slack.AgentSessionStatusActive)
 
 	a.react(pctx, ref, false, log)
 	turn := thread.Turn{User: m.User, TS: m.TS, Question: m.Text, Runs: p.runs, Files: m.Files, Outputs: p.outputs}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/patrickmn/go-cache"
@@ -117,6 +118,8 @@ type Answerer struct {
 	refused *cache.Cache // files attached earlier the thread was told of
 	footers footers      // blocks ending each answer ([Answerer.AddFooter])
 	running runningAnswers
+	// sessionsOff: Slack refused agents.sessions.setStatus.
+	sessionsOff atomic.Bool
 }
 
 // New returns an Answerer working with d.

@@ -2,6 +2,7 @@ package answer
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"path"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/bot/internal/slackapi"
 	"github.com/sandpiper-bot/sandpiper/bot/render"
 	"github.com/sandpiper-bot/sandpiper/bot/thread"
@@ -30,10 +32,11 @@ type outgoing struct {
 // the bot posted it before is not posted again. (The executeCode tool
 // kept the files in the workspace.) It returns what the card should say
 // about each file.
-func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) []render.ProducedFile {
+func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result, charts []agent.Chart) ([]render.ProducedFile, []string) {
 	lim := p.a.lim.Files
+	plan := p.planCharts(run, charts)
 	var out []render.ProducedFile
-	var ups []outgoing
+	var ups, held []outgoing // held: the PNGs of the charts shown natively
 	for _, f := range res.Files {
 		if sandbox.HiddenPath(f.Name) {
 			continue
@@ -46,6 +49,9 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 			pf.Note = "empty, not posted"
 		case p.files.Posted(f) != "":
 			pf.Note = "unchanged, posted before"
+		case plan.native[f.Name] && pf.Image:
+			pf.Note = "shown as a chart below"
+			held = append(held, outgoing{name: f.Name, data: f.Data, alt: render.AltText(f.Name, f.Data, run, p.m.Text), i: len(out)})
 		case p.uploads >= lim.Uploads:
 			pf.Note = fmt.Sprintf("not posted: an answer posts at most %d files", lim.Uploads)
 		default:
@@ -76,8 +82,25 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 			}
 		}
 	}()
+	if len(plan.blocks) == 0 {
+	} else if ts := p.postCharts(ctx, run, plan); ts != "" {
+		// Their PNGs stay in the thread's workspace as shown: a later run
+		// that leaves them unchanged does not post them.
+		for _, h := range held {
+			if err := p.files.SetPosted(sandbox.File{Name: h.name, Data: h.data}, "chart:"+ts); err != nil {
+				p.log.Error("recording a chart in the thread's workspace failed", "file", h.name, "err", err)
+			}
+		}
+	} else {
+		// Slack refused the charts: their PNGs go with the other files.
+		for _, h := range held {
+			out[h.i].Note = ""
+		}
+		ups = append(ups, held...)
+		plan.notes = append(plan.notes, "Slack refused the native charts; their images are posted")
+	}
 	if len(ups) == 0 {
-		return out
+		return out, plan.notes
 	}
 	ids, err := p.a.uploadFiles(ctx, p.m, fmt.Sprintf("From run %d:", run), ups)
 	if err != nil {
@@ -86,7 +109,7 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 		for _, u := range ups {
 			out[u.i].Note = "not posted: Slack refused the upload (" + render.Truncate(userError(err), 120) + ")"
 		}
-		return out
+		return out, plan.notes
 	}
 	for k, u := range ups {
 		out[u.i].Posted, out[u.i].ID = true, ids[k]
@@ -100,7 +123,60 @@ func (p *cardPoster) deliver(ctx context.Context, run int, res *sandbox.Result) 
 			p.postTable(ctx, run, u.name, u.data)
 		}
 	}
-	return out
+	return out, plan.notes
+}
+
+// chartPlan is what becomes of a run's charts: the data_visualization
+// blocks of those Slack can draw (at most render.ChartsPerMessage), the
+// PNGs they stand for, and why the others are their PNGs.
+type chartPlan struct {
+	blocks []slack.Block
+	titles []string
+	native map[string]bool // PNG name → shown natively
+	notes  []string
+}
+
+func (p *cardPoster) planCharts(run int, charts []agent.Chart) chartPlan {
+	plan := chartPlan{native: map[string]bool{}}
+	for _, c := range charts {
+		b, why := render.ChartBlock(c)
+		if b != nil && len(plan.blocks) == render.ChartsPerMessage {
+			b, why = nil, fmt.Sprintf("a message holds at most %d native charts", render.ChartsPerMessage)
+		}
+		if b == nil {
+			name := cmp.Or(c.Image, c.Title, "a chart")
+			plan.notes = append(plan.notes, fmt.Sprintf("%s is posted as an image: %s", name, why))
+			p.log.Debug("a chart is posted as its image", "run", run, "chart", name, "why", why)
+			continue
+		}
+		plan.blocks = append(plan.blocks, b)
+		plan.titles = append(plan.titles, cmp.Or(c.Title, string(c.Kind)+" chart"))
+		if c.Image != "" {
+			plan.native[c.Image] = true
+		}
+	}
+	return plan
+}
+
+// postCharts shows the charts of a run that Slack can draw in a message
+// of their own; it returns the message's ts, "" when Slack refused it.
+func (p *cardPoster) postCharts(ctx context.Context, run int, plan chartPlan) string {
+	ctx, cancel := slackapi.Context(ctx)
+	defer cancel()
+	_, ts, err := p.a.api.PostMessageContext(ctx, p.m.Channel,
+		slack.MsgOptionTS(p.m.ThreadTS),
+		slack.MsgOptionText(render.ChartsFallback(plan.titles), false),
+		slack.MsgOptionBlocks(plan.blocks...),
+		slack.MsgOptionMetadata(slack.SlackMetadata{EventType: render.MetaChart, EventPayload: map[string]any{
+			"question_ts": p.m.TS, "run": run,
+		}}),
+	)
+	if err != nil {
+		p.log.Warn("posting native charts failed; their images are posted", "run", run, "err", slackapi.Explain(err))
+		p.a.metrics.errors.WithLabelValues("slack").Inc()
+		return ""
+	}
+	return ts
 }
 
 // postTable shows a CSV a run wrote, just posted as a file, as a table

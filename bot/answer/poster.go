@@ -133,13 +133,14 @@ func (p *cardPoster) ToolCallFinished(ctx context.Context, e agent.ToolResultEve
 	p.mu.Unlock()
 
 	var files []render.ProducedFile
-	if res != nil && len(res.Files)+len(res.FilesOmitted) > 0 {
+	var chartNotes []string
+	if res != nil && len(res.Files)+len(res.FilesOmitted)+len(e.Charts) > 0 {
 		p.status.set("is posting files…")
-		files = p.deliver(ctx, c.N, res) // with its own timeout for the transfers
+		files, chartNotes = p.deliver(ctx, c.N, res, e.Charts) // with its own timeout for the transfers
 	}
 	p.status.set("is thinking…")
 	p.mu.Lock()
-	c.Running, c.Result, c.Err, c.Duration, c.Files, c.StoppedBy = false, res, runErr, d, files, by
+	c.Running, c.Result, c.Err, c.Duration, c.Files, c.StoppedBy, c.ChartNotes = false, res, runErr, d, files, by, chartNotes
 	p.mu.Unlock()
 
 	m := p.a.metrics

@@ -2,8 +2,12 @@ package answer
 
 import (
 	"context"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
 )
 
 func TestStopValueRoundTrips(t *testing.T) {
@@ -53,4 +57,35 @@ func TestRunningAnswersStop(t *testing.T) {
 	if _, _, ok := r.find(k); ok {
 		t.Error("a finished answer is still running")
 	}
+}
+
+// TestLoadingMessagesHaveNoCommas: slack-go joins loading messages with
+// commas, so one holding a comma would show as two.
+func TestLoadingMessagesHaveNoCommas(t *testing.T) {
+	for status := range loadingFor {
+		msgs := loadingMessages(status)
+		if len(msgs) == 0 {
+			t.Errorf("%q has no loading messages", status)
+		}
+		for _, m := range msgs {
+			if strings.Contains(m, ",") || m == "" {
+				t.Errorf("%q: loading message %q", status, m)
+			}
+		}
+	}
+	loadingFor["test, with a comma"] = []string{"one, two", ","}
+	defer delete(loadingFor, "test, with a comma")
+	if got := loadingMessages("test, with a comma"); len(got) != 1 || got[0] != "one  two" {
+		t.Errorf("loadingMessages = %q, want the comma taken out and the empty one dropped", got)
+	}
+}
+
+// TestLoadingMessagesGolden: the status lines and the loading messages
+// Slack cycles through under each, as the answerer sends them.
+func TestLoadingMessagesGolden(t *testing.T) {
+	got := map[string][]string{}
+	for status := range loadingFor {
+		got[status] = loadingMessages(status)
+	}
+	slacktest.GoldenJSON(t, filepath.Join("testdata", "loading_messages.json"), got)
 }

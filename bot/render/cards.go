@@ -31,6 +31,9 @@ type Card struct {
 	Stop string
 	// StoppedBy is the user who stopped the answer during this run.
 	StoppedBy string
+	// ChartNotes say why a chart the run drew was posted as its image,
+	// not as Slack's own chart; a card in debug shows them.
+	ChartNotes []string
 }
 
 // Attachment is a file posted in the thread after a card or an answer.
@@ -185,6 +188,9 @@ func (c *Card) Blocks() ([]slack.Block, []Attachment) {
 		}
 		notes = append(notes, c.stateLines()...)
 		if c.Debug {
+			for _, n := range c.ChartNotes {
+				notes = append(notes, ":bar_chart: "+Escape(Truncate(safetext.Line(n), 300)))
+			}
 			notes = append(notes, c.debugLine())
 		}
 	}

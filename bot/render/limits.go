@@ -66,3 +66,21 @@ const (
 	queryCardRows     = 20
 	queryDebugColumns = 12
 )
+
+// Charts: a chart a run draws with the chart helper is shown as a
+// data_visualization block when it fits Slack's documented limits
+// (docs.slack.dev, data visualization block); otherwise its PNG is posted.
+const (
+	// ChartsPerMessage is the most data_visualization blocks a message
+	// may hold.
+	ChartsPerMessage = 2
+	// chartTitleChars bounds a chart's title, and an axis label.
+	chartTitleChars = 50
+	// chartLabelChars bounds a category, a series' name and a pie
+	// segment's label.
+	chartLabelChars = 20
+	// chartPoints is the most points of a series (and so categories).
+	chartPoints = 20
+	// chartSeries is the most series of a chart, and segments of a pie.
+	chartSeries = 6
+)

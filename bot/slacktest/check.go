@@ -1,8 +1,13 @@
 package slacktest
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/url"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/slack-go/slack"
 )
 
 // UnsafeRune returns the first rune of s that Slack must not be given
@@ -41,4 +46,33 @@ func JSONStrings(v any) []string {
 		return out
 	}
 	return nil
+}
+
+// CheckBlocks applies the fake's checks of Block Kit (Slack's documented
+// shapes and limits) to blocks, and returns Slack's refusal as an error,
+// or nil: what a chat.postMessage of them would get.
+func CheckBlocks(blocks []slack.Block) error {
+	raw, err := json.Marshal(blocks)
+	if err != nil {
+		return err
+	}
+	return refusal(checkBlocks(string(raw)))
+}
+
+// CheckChunks applies the fake's checks of stream chunks to chunks, as
+// a chat.appendStream of them would get them.
+func CheckChunks(chunks ...slack.StreamChunk) error {
+	raw, err := json.Marshal(chunks)
+	if err != nil {
+		return err
+	}
+	_, _, e := streamChunks(url.Values{"chunks": {string(raw)}})
+	return refusal(e)
+}
+
+func refusal(e map[string]any) error {
+	if e == nil {
+		return nil
+	}
+	return fmt.Errorf("%v: %v", e["error"], e["response_metadata"])
 }

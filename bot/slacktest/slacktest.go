@@ -71,6 +71,8 @@ type Message struct {
 	Appends             int    // chat.appendStream calls that added to it
 	Recipient           string // recipient_user_id of the stream
 	RecipientTeam       string // recipient_team_id of the stream
+	// Tasks are the tasks the stream showed (task_update chunks).
+	Tasks []Task
 }
 
 // File is a file in the workspace: uploaded by the bot (files upload v2)
@@ -192,8 +194,10 @@ type Server struct {
 	tickets   map[string]bool
 	conns     []*conn
 	files     map[string]*File
-	downloads map[string]int    // file id → authorised downloads
-	statuses  map[string]string // channel/thread → assistant status
+	downloads map[string]int      // file id → authorised downloads
+	statuses  map[string]string   // channel/thread → assistant status
+	loading   map[string][]string // channel/thread → the status's loading messages
+	sessions  map[string][]string // channel/thread → agent session statuses set
 	closed    bool
 	responses map[string]responseURL
 
@@ -264,6 +268,8 @@ func newServer(t testing.TB) *Server {
 		sent:            map[string]time.Time{},
 		ackByID:         map[string]Ack{},
 		failures:        map[string][]Failure{},
+		loading:         map[string][]string{},
+		sessions:        map[string][]string{},
 		tickets:         map[string]bool{},
 		files:           map[string]*File{},
 		downloads:       map[string]int{},
@@ -362,6 +368,7 @@ func (s *Server) routes() *http.ServeMux {
 		"files.getUploadURLExternal":   s.getUploadURL,
 		"files.completeUploadExternal": s.completeUpload,
 		"files.info":                   s.fileInfo,
+		"agents.sessions.setStatus":    s.setSessionStatus,
 	} {
 		s.method(mux, name, func(_ http.ResponseWriter, f url.Values) map[string]any { return h(f) })
 	}
@@ -371,7 +378,12 @@ func (s *Server) routes() *http.ServeMux {
 		if e := s.needScopeLocked("chat:write", "assistant:write"); e != nil {
 			return e
 		}
+		msgs, e := checkLoadingMessages(f)
+		if e != nil {
+			return e
+		}
 		s.statuses[f.Get("channel_id")+"/"+f.Get("thread_ts")] = f.Get("status")
+		s.loading[f.Get("channel_id")+"/"+f.Get("thread_ts")] = msgs
 		return map[string]any{}
 	})
 	s.method(mux, "assistant.threads.setSuggestedPrompts", func(_ http.ResponseWriter, f url.Values) map[string]any { return s.setSuggestedPrompts(f) })
@@ -517,7 +529,7 @@ func checkBlocks(raw string) map[string]any {
 	if len(blocks) > 50 {
 		return slackErr("invalid_blocks", "must provide an array with no more than 50 items [json-pointer:/blocks]")
 	}
-	total, tableChars := 0, 0
+	total, tableChars, charts := 0, 0, 0
 	for i, b := range blocks {
 		switch b["type"] {
 		case "section", "header":
@@ -560,6 +572,13 @@ func checkBlocks(raw string) map[string]any {
 			}
 			if tableChars += n; tableChars > tableMaxChars {
 				return blockError("the tables of a message must hold no more than %d characters [json-pointer:/blocks/%d]", tableMaxChars, i)
+			}
+		case "data_visualization":
+			if charts++; charts > chartsPerMessage {
+				return blockError("a message holds at most %d data_visualization blocks [json-pointer:/blocks/%d]", chartsPerMessage, i)
+			}
+			if e := checkDataVisualization(i, b); e != nil {
+				return e
 			}
 		case "context_actions":
 			if e := checkContextActions(i, b); e != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -556,13 +557,18 @@ func (s *Server) Status(channel, threadTS string) string {
 // text without blocks), with Slack's entity escapes decoded, and its
 // files' names. A streamed message shows its Markdown, then the blocks
 // chat.stopStream put under it; its text is shown as written (Markdown
-// has no &lt; entities to decode).
+// has no &lt; entities to decode), after its tasks ("[task complete]
+// Running Python · output"). A native chart shows as "[line chart] title".
 func (m Message) Visible() string {
 	var b strings.Builder
 	var blocks []map[string]any
 	_ = json.Unmarshal(m.Blocks, &blocks)
 	if m.Streamed {
-		text := strings.ReplaceAll(m.Text, "\u200b", "") + "\n"
+		var tasks string
+		for _, t := range m.Tasks {
+			tasks += "[task " + t.Status + "] " + strings.Join(slices.DeleteFunc([]string{t.Title, t.Details, t.Output}, func(s string) bool { return s == "" }), " · ") + "\n"
+		}
+		text := tasks + strings.ReplaceAll(m.Text, "\u200b", "") + "\n"
 		m.Streamed, m.Text = false, ""
 		return text + m.Visible()
 	}
@@ -590,6 +596,9 @@ func (m Message) Visible() string {
 			b.WriteString("\n")
 		case "data_table":
 			b.WriteString(tableText(bl))
+		case "data_visualization":
+			chart, _ := bl["chart"].(map[string]any)
+			fmt.Fprintf(&b, "[%v chart] %v\n", chart["type"], bl["title"])
 		}
 	}
 	for _, f := range m.Files {

@@ -27,33 +27,42 @@ const (
 // chunkTypes are the chunk types chat.*Stream accept.
 var chunkTypes = map[string]bool{"markdown_text": true, "task_update": true, "plan_update": true, "blocks": true}
 
-// streamText returns the text a stream call adds: its markdown_text and
-// its markdown_text chunks, or Slack's error.
-func streamText(form url.Values) (string, map[string]any) {
+// streamChunks returns the text and the tasks a stream call adds, or
+// Slack's error: a chunk that does not match its documented shape is
+// refused.
+func streamChunks(form url.Values) (string, []Task, map[string]any) {
+	var tasks []Task
 	text := form.Get("markdown_text")
 	if raw := form.Get("chunks"); raw != "" {
 		var chunks []map[string]any
 		if err := json.Unmarshal([]byte(raw), &chunks); err != nil {
-			return "", slackErr("invalid_chunks", "chunks must be a JSON array of objects")
+			return "", nil, slackErr("invalid_chunks", "chunks must be a JSON array of objects")
 		}
 		for i, c := range chunks {
 			typ, _ := c["type"].(string)
 			if !chunkTypes[typ] {
-				return "", slackErr("invalid_chunks", fmt.Sprintf("unknown chunk type %q [json-pointer:/chunks/%d/type]", typ, i))
+				return "", nil, slackErr("invalid_chunks", fmt.Sprintf("unknown chunk type %q [json-pointer:/chunks/%d/type]", typ, i))
+			}
+			if typ == "task_update" {
+				t, e := checkTaskUpdate(i, c)
+				if e != nil {
+					return "", nil, e
+				}
+				tasks = append(tasks, t)
 			}
 			if typ == "markdown_text" {
 				t, ok := c["text"].(string)
 				if !ok {
-					return "", slackErr("invalid_chunks", fmt.Sprintf("text is required [json-pointer:/chunks/%d/text]", i))
+					return "", nil, slackErr("invalid_chunks", fmt.Sprintf("text is required [json-pointer:/chunks/%d/text]", i))
 				}
 				text += t
 			}
 		}
 	}
 	if n := utf8.RuneCountInString(text); n > StreamCallChars {
-		return "", slackErr("msg_too_long", fmt.Sprintf("markdown_text must be at most %d characters, got %d", StreamCallChars, n))
+		return "", nil, slackErr("msg_too_long", fmt.Sprintf("markdown_text must be at most %d characters, got %d", StreamCallChars, n))
 	}
-	return text, nil
+	return text, tasks, nil
 }
 
 // startStream is chat.startStream: a new message in a thread, in the
@@ -71,7 +80,7 @@ func (s *Server) startStream(form url.Values) map[string]any {
 	if s.streamRefusal != "" {
 		return slackErr(s.streamRefusal)
 	}
-	text, e := streamText(form)
+	text, tasks, e := streamChunks(form)
 	if e != nil {
 		return e
 	}
@@ -88,6 +97,7 @@ func (s *Server) startStream(form url.Values) map[string]any {
 		Text: text, Streamed: true, Streaming: true,
 		Recipient: form.Get("recipient_user_id"), RecipientTeam: form.Get("recipient_team_id"),
 	}
+	addTasks(m, tasks)
 	s.messages = append(s.messages, m)
 	s.cond.Broadcast()
 	echo := s.EchoBotMessages
@@ -133,7 +143,7 @@ func grow(m *Message, text string) map[string]any {
 
 // appendStream is chat.appendStream: more text for a streaming message.
 func (s *Server) appendStream(form url.Values) map[string]any {
-	text, e := streamText(form)
+	text, tasks, e := streamChunks(form)
 	if e != nil {
 		return e
 	}
@@ -149,6 +159,7 @@ func (s *Server) appendStream(form url.Values) map[string]any {
 	if e := grow(m, text); e != nil {
 		return e
 	}
+	addTasks(m, tasks)
 	m.Appends++
 	s.cond.Broadcast()
 	return map[string]any{"channel": m.Channel, "ts": m.TS}
@@ -157,7 +168,7 @@ func (s *Server) appendStream(form url.Values) map[string]any {
 // stopStream is chat.stopStream: the last text, blocks shown under it
 // and metadata; the message leaves the streaming state.
 func (s *Server) stopStream(form url.Values) map[string]any {
-	text, e := streamText(form)
+	text, tasks, e := streamChunks(form)
 	if e != nil {
 		return e
 	}
@@ -174,6 +185,7 @@ func (s *Server) stopStream(form url.Values) map[string]any {
 		s.mu.Unlock()
 		return e
 	}
+	addTasks(m, tasks)
 	m.Streaming = false
 	if b := form.Get("blocks"); b != "" {
 		m.Blocks = json.RawMessage(b)

@@ -17,7 +17,8 @@
 //  2. If the model says something before it runs code ("Let me compute the
 //     probability."), that text appears as it is written, in a message of
 //     its own, which is closed before…
-//  3. …the tool card: the Python, then its output.
+//  3. …the tool card: the Python, then its output; below it the run's task
+//     (see Tasks), then the files and charts the run wrote.
 //  4. The answer, word by word as the model writes it (at most one update
 //     every half second per answer, so a few words at a time), ending with
 //     its footer (debug line, feedback buttons, the number check) when the
@@ -71,8 +72,46 @@
 //     wait for the Tier 2 budget of chat.startStream/stopStream (30 answers
 //     in 12 s: up to 2.6 s).
 //
+// # Tasks
+//
+// Each run (executeCode) and each database query (runSQL) shows as a
+// task: a task_update chunk in a streamed message of its own, started
+// right after the run's card ("Running Python", in progress; timeline
+// display), updated in place when the run ends ("Ran Python" complete or
+// "Python failed" error, with a one-line result: the first line printed,
+// the exception, or the rows a query read), and stopped when the model's
+// next step starts. It stands between the card and the files the run
+// wrote; the model's next words go in a new message below them (text
+// streamed into the task's message would stand above the run's files and
+// charts, as Slack orders a thread by when a message started). Titles
+// and results pass through the guard the streamed Markdown has, on one
+// line, within Slack's 256 characters. Where streaming is refused nothing
+// changes (no task shows); where Slack refuses a task update
+// (invalid_chunks, invalid_arguments), tasks are off for the workspace
+// from then on and the messages stream without them.
+//
+// Who sees it. In a DM the stream has no recipient and the asker, its
+// only reader, sees the task move live. In a channel Slack requires one
+// recipient (the asker), and only the recipient sees a stream live;
+// other members see its first chunk, then nothing until it is stopped
+// (reported by agentconnect, issue 1494, after testing; Slack's reference
+// says no more than that the recipient is required). A stopped stream is
+// an ordinary message everyone sees. Choice: tasks in DMs and channels
+// alike. The task's stream is stopped as soon as the run's step is over,
+// so in a channel the others see "Running Python" while it runs and its
+// result right after, the same as the asker within a second; the Block
+// Kit card (code, output, files) stays the full record everyone sees as
+// it happens.
+//
+// Measured (TestChartIsNative, fake Slack on loopback, the real sandbox,
+// 2 vCPUs shared, load 3–7): a task shows done 54–195 ms after the
+// program ends
+// (the sandbox's teardown and the result's trip through the agent
+// included): it is appended before the card is updated and the files are
+// posted.
+//
 // Not confirmed without the real service: the error codes Slack uses for a
-// missing recipient and an over-long stream; that a stream's total is held
+// missing recipient, an over-long stream and a task update it refuses; that a stream's total is held
 // to 12,000 characters; how Slack's Markdown treats <!here>, bare @here and
 // HTML entities (the guard breaks them all either way); that chat.delete
 // works on a stopped stream.

@@ -53,19 +53,23 @@ type message struct {
 
 	mu      sync.Mutex
 	pending string
+	tasks   []slack.TaskUpdateChunk // task updates to send
 	closing bool
 
 	// The sender's, until done is closed.
-	ts      string // the open part; "" before it starts
-	shown   int    // characters in the open part, held ones included
-	text    strings.Builder
-	held    string   // the open part's text that goes with the call that stops it
-	parts   []string // every part's ts, the open one last
-	cut     bool     // past render.AnswerMaxParts: the rest is not shown
-	appends int      // appends made
-	limited bool     // Slack answered an append 429: no more appends
-	err     error
-	stopped bool // the user stopped the stream
+	ts    string // the open part; "" before it starts
+	shown int    // characters in the open part, held ones included
+	text  strings.Builder
+	held  string // the open part's text that goes with the call that stops it
+	// heldTasks are task updates that go with the call that stops the
+	// open part.
+	heldTasks []slack.TaskUpdateChunk
+	parts     []string // every part's ts, the open one last
+	cut       bool     // past render.AnswerMaxParts: the rest is not shown
+	appends   int      // appends made
+	limited   bool     // Slack answered an append 429: no more appends
+	err       error
+	stopped   bool // the user stopped the stream
 }
 
 func (s *Answer) openMsg(ctx context.Context) *message {
@@ -124,9 +128,12 @@ func (g *message) close(ctx context.Context, opts []slack.MsgOption) streamResul
 	}
 	rest := g.held // the sender is done: the rest of the text is held
 	g.held = ""
+	plain := opts
 	if rest != "" {
-		opts = append(slices.Clip(opts), slack.MsgOptionMarkdownText(rest))
+		plain = append(slices.Clip(opts), slack.MsgOptionMarkdownText(rest))
 	}
+	withTasks := len(g.heldTasks) > 0 && !g.st.tasksOff.Load()
+	opts = g.stopOpts(opts, rest) // with the task updates held
 	var footer []slack.Block
 	if g.cut {
 		footer = append(footer, render.ContextBlock(":scissors: The answer is too long for Slack; the whole answer is attached as `answer.md`."))
@@ -144,6 +151,11 @@ func (g *message) close(ctx context.Context, opts []slack.MsgOption) streamResul
 		// Slack refused the footer's blocks: close without them.
 		g.st.log.Warn("slack refused the blocks under a streamed answer; closing without them", "err", slackapi.Explain(err))
 		err = g.stopPart(opts)
+	}
+	if withTasks && tasksRefused(err) {
+		// Slack refused the task updates: close with the text alone.
+		g.st.refuseTasks(err)
+		err = g.stopPart(plain)
 	}
 	if err != nil {
 		if isStoppedByUser(err) {
@@ -165,18 +177,22 @@ func (g *message) run() {
 	var last time.Time
 	for {
 		g.mu.Lock()
-		pending, closing := g.pending, g.closing
+		pending, closing, tasks := g.pending, g.closing, len(g.tasks) > 0
 		g.mu.Unlock()
 		if closing {
 			// The step is over: the rest needs no append. It goes with
 			// the calls that start and stop the parts, the last part's
 			// with close's.
+			if err := g.putTasks(g.takeTasks(), true); err != nil {
+				g.err, g.stopped = err, isStoppedByUser(err)
+				return
+			}
 			if err := g.send(g.take(), true); err != nil {
 				g.err, g.stopped = err, isStoppedByUser(err)
 			}
 			return
 		}
-		if pending == "" || g.limited {
+		if pending == "" && !tasks || g.limited {
 			// Nothing to send, or no more appends: wait for text, or
 			// for the end.
 			select {
@@ -201,6 +217,10 @@ func (g *message) run() {
 					return
 				}
 			}
+		}
+		if err := g.putTasks(g.takeTasks(), false); err != nil {
+			g.err, g.stopped = err, isStoppedByUser(err)
+			return
 		}
 		if err := g.send(g.take(), false); err != nil {
 			g.err, g.stopped = err, isStoppedByUser(err)
@@ -252,11 +272,7 @@ func (g *message) send(text string, final bool) error {
 			}
 			return nil
 		}
-		var opts []slack.MsgOption
-		if last := g.held + closer; last != "" {
-			opts = append(opts, slack.MsgOptionMarkdownText(last))
-		}
-		if err := g.stopPart(opts); err != nil {
+		if err := g.stopPart(g.stopOpts(nil, g.held+closer)); err != nil {
 			return err
 		}
 		g.ts, g.shown, g.held = "", 0, ""
@@ -274,11 +290,7 @@ func (g *message) put(text string, final bool) error {
 	chunk := slack.MsgOptionChunks(slack.NewMarkdownTextChunk(text))
 	switch {
 	case g.ts == "":
-		opts := []slack.MsgOption{slack.MsgOptionTS(g.thread), chunk}
-		if !g.im {
-			// Slack requires the recipient when streaming in a channel.
-			opts = append(opts, slack.MsgOptionRecipientUserID(g.user), slack.MsgOptionRecipientTeamID(g.st.teamID))
-		}
+		opts := append(g.startOpts(), chunk)
 		var ts string
 		err := g.st.call(g.ctx, g.st.budgets.start, func() (err error) {
 			_, ts, err = g.st.api.StartStreamContext(g.ctx, g.channel, opts...)
@@ -292,7 +304,7 @@ func (g *message) put(text string, final bool) error {
 		}
 		g.ts = ts
 		g.parts = append(g.parts, ts)
-	case final || g.limited || g.held != "":
+	case final || g.limited || g.held != "" || len(g.heldTasks) > 0:
 		g.held += text
 	default:
 		held, err := g.append(chunk)
@@ -306,6 +318,16 @@ func (g *message) put(text string, final bool) error {
 	g.shown += utf8.RuneCountInString(text)
 	g.text.WriteString(text)
 	return nil
+}
+
+// startOpts are the options of the call that starts a part.
+func (g *message) startOpts() []slack.MsgOption {
+	opts := []slack.MsgOption{slack.MsgOptionTS(g.thread)}
+	if !g.im {
+		// Slack requires the recipient when streaming in a channel.
+		opts = append(opts, slack.MsgOptionRecipientUserID(g.user), slack.MsgOptionRecipientTeamID(g.st.teamID))
+	}
+	return opts
 }
 
 // append sends chunk to the open part, within the append budget, ahead

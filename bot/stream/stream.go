@@ -30,6 +30,7 @@ type Streamer struct {
 	teamID  string
 
 	off      atomic.Bool // never stream: configured, or refused for the workspace
+	tasksOff atomic.Bool // stream without tasks: Slack refused them
 	offIn    sync.Map    // channel → true: refused there (channel_type_not_supported)
 	warnOnce sync.Once
 }
@@ -146,7 +147,8 @@ type Answer struct {
 	raw      strings.Builder // the current step's text, as the model wrote it
 	guard    *render.Guard
 	lead     string   // guarded blank text waiting for the first visible text
-	msg      *message // the current step's message; nil until text shows
+	msg      *message // the current step's message; nil until text or a task shows
+	texted   bool     // visible text of the step is in msg
 }
 
 var _ agent.Observer = (*Answer)(nil)
@@ -163,7 +165,7 @@ func (s *Answer) StepStarted(ctx context.Context, e agent.StepEvent) {
 	if e.Retry > 0 {
 		s.discard(ctx)
 	} else {
-		s.endStep(ctx)
+		s.endStep(ctx) // and the last run's task
 	}
 	s.next.StepStarted(ctx, e)
 }
@@ -182,10 +184,12 @@ func (s *Answer) AnswerDelta(ctx context.Context, e agent.DeltaEvent) {
 func (s *Answer) ToolCallStarted(ctx context.Context, e agent.ToolCallEvent) {
 	s.endStep(ctx)
 	s.next.ToolCallStarted(ctx, e)
+	s.openTask(ctx, e) // below the card
 }
 
 // ToolCallFinished passes the event on.
 func (s *Answer) ToolCallFinished(ctx context.Context, e agent.ToolResultEvent) {
+	s.finishTask(e) // first: the task shows done while the card is updated
 	s.next.ToolCallFinished(ctx, e)
 }
 
@@ -197,13 +201,15 @@ func (s *Answer) Finished(ctx context.Context, e agent.FinishEvent) {
 // push sends guarded text to the step's message, opening it at the first
 // visible text.
 func (s *Answer) push(ctx context.Context, text string) {
-	if s.msg == nil {
+	if !s.texted {
 		if strings.TrimSpace(s.lead+text) == "" {
 			s.lead += text
 			return
 		}
-		text, s.lead = strings.TrimLeft(s.lead+text, " \t\n"), ""
-		s.msg = s.openMsg(ctx)
+		text, s.lead, s.texted = strings.TrimLeft(s.lead+text, " \t\n"), "", true
+		if s.msg == nil { // a task may have opened it
+			s.msg = s.openMsg(ctx)
+		}
 	}
 	s.msg.add(text)
 }
@@ -211,7 +217,7 @@ func (s *Answer) push(ctx context.Context, text string) {
 // resetStep forgets the step's text.
 func (s *Answer) resetStep() {
 	s.raw.Reset()
-	s.guard, s.lead, s.msg = render.NewGuard(), "", nil
+	s.guard, s.lead, s.msg, s.texted = render.NewGuard(), "", nil, false
 }
 
 // endStep closes the step's text as commentary (text before a tool call).

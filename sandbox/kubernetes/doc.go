@@ -21,8 +21,10 @@
 // policy is the backstop: a bot that crashes mid-run leaves a claim that
 // agent-sandbox's controller deletes then.
 //
-// The program runs as `python3 -c CODE` in /mnt/data ([sandbox.WorkDir],
-// sandboxd's root), started by a small launcher that sets the run's
+// The program runs as `python3 -c CODE` would (through
+// [sandbox.StateRunner], which serves the chart helper; no state is kept)
+// in /mnt/data ([sandbox.WorkDir], sandboxd's root), started by a small
+// launcher that sets the run's
 // limits as rlimits (memory as RLIMIT_DATA, CPU time, open files, file
 // size) and reports a program killed by a signal as 128+signal. The
 // backend ends the program at the run's timeout (SendSignal SIGKILL to

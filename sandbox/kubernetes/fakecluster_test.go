@@ -527,7 +527,7 @@ func (f *fakeProcess) Execute(ctx context.Context, req *processv1.ExecuteRequest
 // parseLauncher reads the program and its limits from the launcher's
 // command; ok is false for any other command.
 func parseLauncher(cmd []string) (lim sandbox.Limits, code string, ok bool) {
-	if len(cmd) != 10 || cmd[0] != python || cmd[4] != launcher {
+	if len(cmd) != 11 || cmd[0] != python || cmd[4] != launcher || cmd[10] != runner {
 		return lim, "", false
 	}
 	var n [4]int64

@@ -184,7 +184,8 @@
 // the disk limit is the program's alone), writes "max" and the state
 // ("in") there and frees its own copy, before the program starts (cold)
 // or before it hands the code over (warm). The program's process runs the
-// code through [sandbox.StateRunner] (cold: python3 -c RUNNER CODE, the
+// code through [sandbox.StateRunner] (cold, as every cold run does, for
+// the chart helper it serves: python3 -c RUNNER CODE, the
 // runner sent once in the setup, M_RUNNER) or the warm bootstrap's same
 // tail, which restore the names into the fresh __main__ just before
 // compiling the code and save them after it, in the program's own

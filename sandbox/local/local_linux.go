@@ -79,7 +79,8 @@ type Sandbox struct {
 	missing   []string        // the others
 	stdlib    map[string]bool // the standard library's modules, for take
 	bootstrap string
-	runner    string // runs a stateful run's code (sandbox.StateRunner); empty for OneShot
+	runner    string // runs every cold run's code (sandbox.StateRunner)
+	keeps     bool   // runs may keep state (not OneShot)
 	warmMsg   []byte
 	maxWarm   int
 	warmIdle  time.Duration // no run for this long before a warm-up
@@ -176,9 +177,7 @@ func New(ctx context.Context, cfg Config) (_ *Sandbox, err error) {
 	if err := s.plan(); err != nil {
 		return nil, err
 	}
-	if !cfg.OneShot {
-		s.runner = sandbox.StateRunner(stateDir)
-	}
+	s.runner, s.keeps = sandbox.StateRunner(stateDir), !cfg.OneShot
 	// Root with CAP_SYS_ADMIN makes its own groups; anyone else needs a
 	// delegated cgroup v2 group.
 	if s.cgroups, err = detectCgroups(realCgroupHost(), s.canCloneTrees); err != nil {
@@ -335,7 +334,7 @@ func (s *Sandbox) Enforcement() string {
 // host lets it enforce: without a cgroup with the cpu controller, not the
 // CPU quota; a sandbox for one run (OneShot) keeps no state.
 func (s *Sandbox) Info() sandbox.Info {
-	info := sandbox.Info{Backend: sandbox.BackendLocal, Limits: s.cfg.Limits, KeepsState: s.runner != ""}
+	info := sandbox.Info{Backend: sandbox.BackendLocal, Limits: s.cfg.Limits, KeepsState: s.keeps}
 	switch {
 	case s.cgroups == nil:
 		info.Unenforced = append(info.Unenforced, sandbox.Unenforced{Field: "CPUs", Why: "no cgroup on this host: no CPU quota"})
@@ -505,7 +504,7 @@ func (s *Sandbox) Run(ctx context.Context, req sandbox.Request) (*sandbox.Result
 	if err := req.Check(req.Limits.Or(s.cfg.Limits)); err != nil {
 		return nil, err
 	}
-	if req.KeepState && s.runner == "" {
+	if req.KeepState && !s.keeps {
 		return nil, errors.New("sandbox: this sandbox runs once (sandpiper exec) and keeps no state")
 	}
 	select {

@@ -223,8 +223,9 @@ void child(int errfd, int warm, const struct limits *l) {
 		child_fail(errfd, "pass the seccomp listener");
 	close(listener);
 	char *argv[] = {"python3", "-c", run.code, NULL, NULL};
-	if (run.keep_state && warm < 0) {
-		// The runner runs the code as -c would, with the state.
+	if (setup.runner && warm < 0) {
+		// The runner runs the code as -c would, with the state when the
+		// run keeps one, and serves the chart helper.
 		argv[2] = setup.runner;
 		argv[3] = run.code;
 	}

@@ -10,9 +10,9 @@ import (
 // it makes and enters the working directory, links sandbox.WorkDir to it
 // where it can (so absolute /mnt/data paths work as with the local
 // backend), sets the limits the VM itself does not give, then replaces
-// itself with `python3 -c CODE`, or, for a run that keeps state, with the
-// runner (sandbox.StateRunner), which runs CODE as -c would and restores
-// and saves the state in stateDir.
+// itself with the runner (sandbox.StateRunner), which runs CODE as -c
+// would, serves the chart helper, and, for a run that keeps state,
+// restores and saves the state in stateDir.
 //
 // argv: work-dir alias memory cpu-seconds open-files file-size code [runner state-file-size]
 //
@@ -67,8 +67,11 @@ func launcherArgs(work, alias string, lim sandbox.Limits, code string, keepState
 		strconv.Itoa(lim.OpenFiles),
 		strconv.FormatInt(lim.DiskSize, 10),
 		code}
+	// Every run goes through the runner: it serves the chart helper, and
+	// keeps state when the run has a state directory.
+	fhard := lim.DiskSize
 	if keepState {
-		args = append(args, stateRunner, strconv.FormatInt(max(lim.DiskSize, lim.StateSize+stateSlack), 10))
+		fhard = max(lim.DiskSize, lim.StateSize+stateSlack)
 	}
-	return args
+	return append(args, stateRunner, strconv.FormatInt(fhard, 10))
 }

@@ -118,7 +118,8 @@ func TestRunFull(t *testing.T) {
 	var cmd commandRequest
 	json.Unmarshal(f.requests("cmd")[0].Body, &cmd)
 	if cmd.Command != "python3" || cmd.Args[0] != "-c" || cmd.Cwd != vmHome || !cmd.Wait || cmd.Sudo ||
-		cmd.Args[len(cmd.Args)-1] != "import sys, os\nprint(6 * 7)\nprint(os.getcwd().endswith('/vercel/sandbox/data'))\nprint('warn', file=sys.stderr)" ||
+		len(cmd.Args) != 11 || cmd.Args[9] != stateRunner || // every run goes through the runner
+		cmd.Args[8] != "import sys, os\nprint(6 * 7)\nprint(os.getcwd().endswith('/vercel/sandbox/data'))\nprint('warn', file=sys.stderr)" ||
 		cmd.Env["PYTHONUNBUFFERED"] != "1" {
 		t.Errorf("cmd body %+v", cmd)
 	}
