@@ -6,10 +6,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/sandpiper-bot/sandpiper/bot/answer"
+	"github.com/sandpiper-bot/sandpiper/bot/internal/metric"
 )
 
 // metrics are the bot's counters and latencies, and the answer path's
@@ -34,42 +34,29 @@ var errorKinds = []string{"busy", "feedback"}
 func newMetrics() *metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	f := promauto.With(reg)
-	counter := func(name, help string) prometheus.Counter {
-		return f.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
-	}
-	counters := func(name, help, label string, values ...string) *prometheus.CounterVec {
-		c := f.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{label})
-		for _, v := range values {
-			c.WithLabelValues(v) // from 0
-		}
-		return c
-	}
-	histogram := func(name, help string, buckets ...float64) prometheus.Histogram {
-		return f.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets})
-	}
-	errors := counters("sandpiper_errors_total", "Failures by kind.", "kind", errorKinds...)
+	f := metric.With(reg)
+	errors := f.Counters("sandpiper_errors_total", "Failures by kind.", "kind", errorKinds...)
 	return &metrics{
 		reg:        reg,
 		answer:     answer.NewMetrics(reg, errors),
-		duplicates: counter("sandpiper_duplicate_events_total", "Events dropped as redeliveries or duplicates."),
-		connects:   counter("sandpiper_slack_connections_total", "Socket Mode connections made."),
+		duplicates: f.Counter("sandpiper_duplicate_events_total", "Events dropped as redeliveries or duplicates."),
+		connects:   f.Counter("sandpiper_slack_connections_total", "Socket Mode connections made."),
 		errors:     errors,
-		ackSeconds: histogram("sandpiper_ack_seconds", "Time from reading an envelope to writing its ack.", 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1),
-		feedback:   counters("sandpiper_feedback_total", "Clicks on answers' feedback buttons, by rating.", "rating", feedbackRatings...),
+		ackSeconds: f.Histogram("sandpiper_ack_seconds", "Time from reading an envelope to writing its ack.", 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1),
+		feedback:   f.Counters("sandpiper_feedback_total", "Clicks on answers' feedback buttons, by rating.", "rating", feedbackRatings...),
 	}
 }
 
 // gauges registers the gauges read when /metrics is asked for.
 func (m *metrics) gauges(connected func() bool, busy func() int) {
-	f := promauto.With(m.reg)
-	f.NewGaugeFunc(prometheus.GaugeOpts{Name: "sandpiper_slack_connected", Help: "Whether the Socket Mode connection is up."}, func() float64 {
+	f := metric.With(m.reg)
+	f.GaugeFunc("sandpiper_slack_connected", "Whether the Socket Mode connection is up.", func() float64 {
 		if connected() {
 			return 1
 		}
 		return 0
 	})
-	f.NewGaugeFunc(prometheus.GaugeOpts{Name: "sandpiper_jobs_in_flight", Help: "Questions and commands waiting or being answered."}, func() float64 {
+	f.GaugeFunc("sandpiper_jobs_in_flight", "Questions and commands waiting or being answered.", func() float64 {
 		return float64(busy())
 	})
 }

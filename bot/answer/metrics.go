@@ -2,8 +2,8 @@ package answer
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promauto"
 
+	"github.com/sandpiper-bot/sandpiper/bot/internal/metric"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
 )
 
@@ -40,20 +40,7 @@ var (
 // counted in errors (sandpiper_errors_total, by kind), which the bot
 // shares with its own: the kinds an answer counts start at 0 there.
 func NewMetrics(reg prometheus.Registerer, errors *prometheus.CounterVec) *Metrics {
-	f := promauto.With(reg)
-	counter := func(name, help string) prometheus.Counter {
-		return f.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
-	}
-	counters := func(name, help, label string, values ...string) *prometheus.CounterVec {
-		c := f.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{label})
-		for _, v := range values {
-			c.WithLabelValues(v) // from 0
-		}
-		return c
-	}
-	histogram := func(name, help string, buckets ...float64) prometheus.Histogram {
-		return f.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets})
-	}
+	f := metric.With(reg)
 	caps := make([]string, len(capNames))
 	for i, c := range capNames {
 		caps[i] = string(c)
@@ -63,13 +50,13 @@ func NewMetrics(reg prometheus.Registerer, errors *prometheus.CounterVec) *Metri
 	}
 	return &Metrics{
 		errors:        errors,
-		questions:     counter("sandpiper_questions_total", "Questions taken up, follow-ups included."),
-		toolRuns:      counters("sandpiper_tool_runs_total", "executeCode runs by result.", "result", runResults...),
-		sandboxRuns:   counters("sandpiper_sandbox_runs_total", "Sandbox runs by how their interpreter started: warm (the preloaded modules already imported) or cold.", "start", runStarts...),
-		files:         counters("sandpiper_files_total", "Files downloaded from Slack, refused, posted to Slack, or not posted.", "event", fileEvents...),
-		caps:          counters("sandpiper_caps_total", "Caps and limits that fired, by name: once per run each (output, result_list, memory, cpu_quota, socket_family, tool_result, timeout, cpu, processes, disk), and preview once per question put together.", "cap", caps...),
-		answerSeconds: histogram("sandpiper_answer_seconds", "Time from taking a question to posting its answer.", 1, 2, 5, 10, 20, 30, 60, 120, 300),
-		runSeconds:    histogram("sandpiper_tool_run_seconds", "Duration of executeCode runs.", 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60),
-		unverified:    counter("sandpiper_numbers_unverified_total", "Numbers of answers found in no source of the conversation (runs' code and output, files, the question, earlier turns), listed under the answer by the number check."),
+		questions:     f.Counter("sandpiper_questions_total", "Questions taken up, follow-ups included."),
+		toolRuns:      f.Counters("sandpiper_tool_runs_total", "executeCode runs by result.", "result", runResults...),
+		sandboxRuns:   f.Counters("sandpiper_sandbox_runs_total", "Sandbox runs by how their interpreter started: warm (the preloaded modules already imported) or cold.", "start", runStarts...),
+		files:         f.Counters("sandpiper_files_total", "Files downloaded from Slack, refused, posted to Slack, or not posted.", "event", fileEvents...),
+		caps:          f.Counters("sandpiper_caps_total", "Caps and limits that fired, by name: once per run each (output, result_list, memory, cpu_quota, socket_family, tool_result, timeout, cpu, processes, disk), and preview once per question put together.", "cap", caps...),
+		answerSeconds: f.Histogram("sandpiper_answer_seconds", "Time from taking a question to posting its answer.", 1, 2, 5, 10, 20, 30, 60, 120, 300),
+		runSeconds:    f.Histogram("sandpiper_tool_run_seconds", "Duration of executeCode runs.", 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60),
+		unverified:    f.Counter("sandpiper_numbers_unverified_total", "Numbers of answers found in no source of the conversation (runs' code and output, files, the question, earlier turns), listed under the answer by the number check."),
 	}
 }
