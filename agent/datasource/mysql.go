@@ -107,7 +107,7 @@ func (m *mysqlDB) query(ctx context.Context, q string, lim Limits, s *sink) erro
 	killed := make(chan struct{})
 	stopKill := context.AfterFunc(qctx, func() {
 		defer close(killed)
-		kctx, kcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		kctx, kcancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer kcancel()
 		m.db.ExecContext(kctx, fmt.Sprintf("KILL QUERY %d", id))
 	})
@@ -116,20 +116,14 @@ func (m *mysqlDB) query(ctx context.Context, q string, lim Limits, s *sink) erro
 		<-killed
 	}
 	cancel()
-	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer rcancel()
 	if _, err := conn.ExecContext(rctx, "ROLLBACK"); err == nil {
 		if _, err := conn.ExecContext(rctx, "DO RELEASE_ALL_LOCKS()"); err == nil {
 			ok = true
 		}
 	}
-	if errors.Is(qerr, errLimit) {
-		return nil
-	}
-	if qerr != nil && ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return qerr
+	return queryEnded(ctx, qerr)
 }
 
 func (m *mysqlDB) read(ctx context.Context, cancel func(), conn *sql.Conn, q string, s *sink) error {

@@ -96,20 +96,14 @@ func (p *postgres) query(ctx context.Context, sql string, lim Limits, s *sink) e
 	cancel()
 	// Always rolled back, then the session reset: nothing a statement
 	// did outlives it (settings, advisory locks, prepared statements).
-	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer rcancel()
 	if _, err := pc.Exec(rctx, "ROLLBACK").ReadAll(); err == nil {
 		if _, err := pc.Exec(rctx, "DISCARD ALL").ReadAll(); err == nil && pc.TxStatus() == 'I' {
 			ok = true
 		}
 	}
-	if errors.Is(qerr, errLimit) {
-		return nil
-	}
-	if qerr != nil && ctx.Err() != nil {
-		return ctx.Err()
-	}
-	return qerr
+	return queryEnded(ctx, qerr)
 }
 
 // read runs sql with the extended protocol, which takes one statement

@@ -110,6 +110,23 @@ type engine interface {
 	close()
 }
 
+// cleanupTimeout bounds what an engine does after a statement, whatever
+// became of it: the rollback, the session's reset, a KILL QUERY.
+const cleanupTimeout = 5 * time.Second
+
+// queryEnded is what an engine's query returns for its statement's
+// error qerr: nil when a limit cut the result (the sink keeps what came),
+// ctx's error when the caller stopped it, qerr otherwise.
+func queryEnded(ctx context.Context, qerr error) error {
+	switch {
+	case errors.Is(qerr, errLimit):
+		return nil
+	case qerr != nil && ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return qerr
+}
+
 // simple runs a query of ours (not the model's: the schema, a health
 // check) on e as the model's queries run, read-only, and returns its rows
 // as text, within the default limits.

@@ -84,15 +84,10 @@ func (d *sqliteDB) query(ctx context.Context, q string, lim Limits, s *sink) err
 	if _, err := conn.ExecContext(context.WithoutCancel(ctx), "ROLLBACK"); err == nil {
 		ok = true
 	}
-	switch {
-	case errors.Is(qerr, errLimit):
-		return nil
-	case qerr != nil && parent.Err() != nil:
-		return parent.Err()
-	case qerr != nil && context.Cause(ctx) == errSQLiteTimeout:
+	if qerr != nil && !errors.Is(qerr, errLimit) && parent.Err() == nil && context.Cause(ctx) == errSQLiteTimeout {
 		return &dbError{msg: fmt.Sprintf("interrupted: the statement ran longer than the limit of %s", lim.Timeout), timeout: true}
 	}
-	return qerr
+	return queryEnded(parent, qerr)
 }
 
 var errSQLiteTimeout = errors.New("the statement's time limit")
