@@ -97,7 +97,7 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		return err
 	}
-	lookup, c, err := cli.Load(ctx, agentconfig.Load)
+	lookup, c, err := cli.Load(ctx, loadAsk)
 	if err != nil {
 		return err
 	}
@@ -119,11 +119,7 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	term, _ := lookup.Lookup("TERM")
 	ui := chat.New(stdout, stderr, chat.Options{NoColor: noColor != "", Term: term, OutDir: flags.outDir})
 	defer ui.StopSpinner()
-	level := slog.LevelWarn
-	if flags.debug || c.Model.Debug {
-		level = slog.LevelDebug
-	}
-	log := terminalLog(ui.LogWriter(), level)
+	log := terminalLog(ui.LogWriter(), askLevel(flags, c, lookup))
 	a, rt, sb, sources, err := startShown(ctx, ui, c, flags.question == "", log)
 	if err != nil {
 		return err
@@ -157,6 +153,25 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return cli.Exit(1) // the UI said so
 	}
 	return nil
+}
+
+// loadAsk reads what ask reads: the agent's settings and, for the log,
+// SANDPIPER_LOG_LEVEL; errors name every setting to fix.
+func loadAsk(ctx context.Context, lookup envconfig.Lookuper) (agentconfig.Agent, error) {
+	c, err := agentconfig.Load(ctx, lookup)
+	_, level := config.LogLevel(lookup, slog.LevelWarn)
+	return c, config.Join(level, err)
+}
+
+// askLevel is the level of ask's log: debug with --debug or
+// SANDPIPER_DEBUG, else SANDPIPER_LOG_LEVEL's, warn by default (the
+// terminal shows warnings and errors only).
+func askLevel(flags askFlags, c agentconfig.Agent, lookup envconfig.Lookuper) slog.Level {
+	if flags.debug || bool(c.Model.Debug) {
+		return slog.LevelDebug
+	}
+	level, _ := config.LogLevel(lookup, slog.LevelWarn) // checked by loadAsk
+	return level
 }
 
 // terminalLog is the log of a terminal session, at level, to w: no

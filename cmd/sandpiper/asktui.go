@@ -51,9 +51,10 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c ag
 	// The log goes to stderr until the UI shows, and above its live area
 	// while it does.
 	var level slog.LevelVar
-	level.Set(slog.LevelWarn)
-	if flags.debug || c.Model.Debug {
-		level.Set(slog.LevelDebug)
+	level.Set(askLevel(flags, c, lookup))
+	quiet := level.Level() // after /debug off
+	if quiet <= slog.LevelDebug {
+		quiet = slog.LevelWarn
 	}
 	logw := &switchWriter{}
 	logw.set(stderr)
@@ -78,7 +79,7 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c ag
 			if on {
 				level.Set(slog.LevelDebug)
 			} else {
-				level.Set(slog.LevelWarn)
+				level.Set(quiet)
 			}
 		},
 		Debug: level.Level() == slog.LevelDebug,

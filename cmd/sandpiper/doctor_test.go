@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/sandpiper-bot/sandpiper/bot/slacktest"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
+	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 )
 
 func TestDoctorReportsSlackProblems(t *testing.T) {
@@ -96,5 +98,37 @@ func TestDoctorKubernetesNoCluster(t *testing.T) {
 	}
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
+	}
+}
+
+func TestDescribePython(t *testing.T) {
+	python := hostPython(t)
+	real, err := filepath.EvalSymlinks(python)
+	if err != nil {
+		t.Skip(err)
+	}
+	dir := t.TempDir()
+	link, shim := filepath.Join(dir, "python3"), filepath.Join(dir, "shim")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(shim, []byte("#!/bin/sh\nexec "+real+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir)
+	py := local.Python{Executable: real, Version: "3.0.0"}
+	chosen := &local.Choice{Python: "python3", Why: "SANDPIPER_PYTHON unset: python3 on PATH, which has numpy"}
+	for _, test := range []struct {
+		ls   config.Local
+		want string
+	}{
+		{config.Local{Python: real}, real + " (Python 3.0.0)"},
+		{config.Local{Python: link}, real + " (Python 3.0.0), the file " + link + " links to"},
+		{config.Local{Python: shim}, real + " (Python 3.0.0), which the shim " + shim + " runs; set SANDPIPER_PYTHON=" + real + " to skip the shim"},
+		{config.Local{Choice: chosen}, real + " (Python 3.0.0), the file " + link + " links to (SANDPIPER_PYTHON unset: python3 on PATH, which has numpy)"},
+	} {
+		if got := describePython(&test.ls, py); got != test.want {
+			t.Errorf("describePython(%+v):\n got %s\nwant %s", test.ls, got, test.want)
+		}
 	}
 }
