@@ -412,9 +412,10 @@ func TestAskUsageErrors(t *testing.T) {
 	}{
 		{[]string{"ask", "--frobnicate"}, nil, 2, "sandpiper: ask: unknown flag --frobnicate"},
 		{[]string{"ask", "--help"}, nil, 0, ""},
-		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_MODEL_API": "gemini"}, 2, `config: SANDPIPER_MODEL_API="gemini": want "openai"`},
+		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_MODEL_API": "gemini"}, 2, `config: SANDPIPER_MODEL_API=gemini is not a model API: want openai`},
+		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_LOG_LEVEL": "loud"}, 2, "config: SANDPIPER_LOG_LEVEL=loud is not a log level: want debug, info, warn or error"},
 		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_MAX_STEPS": "0"}, 2, "config: SANDPIPER_MAX_STEPS=0 is out of range: want at least 1"},
-		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_MAX_STEPS": "ten"}, 2, "config: SANDPIPER_MAX_STEPS"},
+		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_MAX_STEPS": "ten"}, 2, "config: SANDPIPER_MAX_STEPS=ten is not a whole number: want e.g. SANDPIPER_MAX_STEPS=10"},
 		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_MODEL_API_KEY": ""}, 2,
 			"sandpiper: config: no model API key: set SANDPIPER_MODEL_API_KEY, AI_GATEWAY_API_KEY, VERCEL_OIDC_TOKEN or OPENAI_API_KEY"},
 	} {
@@ -425,6 +426,7 @@ func TestAskUsageErrors(t *testing.T) {
 			t.Setenv("SANDPIPER_MODEL_API_KEY", "k")
 			t.Setenv("SANDPIPER_MODEL_API", "openai")
 			t.Setenv("SANDPIPER_MAX_STEPS", "10")
+			t.Setenv("SANDPIPER_LOG_LEVEL", "")
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
@@ -493,6 +495,7 @@ func TestAskFileErrors(t *testing.T) {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			t.Setenv("SANDPIPER_MODEL_API_KEY", "k")
 			t.Setenv("SANDPIPER_MODEL_API", "openai")
+			t.Setenv("SANDPIPER_LOG_LEVEL", "")
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
@@ -586,5 +589,23 @@ func TestAskChatKeepsVariables(t *testing.T) {
 				t.Errorf("the model's tool result does not list the variables:\n%s", result)
 			}
 		})
+	}
+}
+
+// TestHelp: -h prints each command's help on stdout and exits 0, as help
+// asked for is no error; an unknown flag is one.
+func TestHelp(t *testing.T) {
+	for _, cmd := range []string{"run", "ask", "exec", "doctor", "healthcheck"} {
+		for _, flag := range []string{"-h", "--help"} {
+			var stdout, stderr bytes.Buffer
+			code := run(t.Context(), []string{cmd, flag}, strings.NewReader(""), &stdout, &stderr)
+			if code != 0 || !strings.Contains(stdout.String(), "sandpiper "+cmd) && !(cmd == "run" && strings.Contains(stdout.String(), "sandpiper [run]")) || stderr.Len() > 0 {
+				t.Errorf("%s %s: exit %d, stdout %q, stderr %q; want 0, the help, nothing", cmd, flag, code, &stdout, &stderr)
+			}
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(t.Context(), []string{"doctor", "--frobnicate"}, strings.NewReader(""), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "doctor takes no arguments") {
+		t.Errorf("doctor --frobnicate: exit %d, stderr %q; want 2, the usage", code, &stderr)
 	}
 }

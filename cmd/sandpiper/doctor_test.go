@@ -3,8 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,5 +134,60 @@ func TestDescribePython(t *testing.T) {
 		if got := describePython(&test.ls, py); got != test.want {
 			t.Errorf("describePython(%+v):\n got %s\nwant %s", test.ls, got, test.want)
 		}
+	}
+}
+
+// TestDoctorAim: with Slack unreachable, doctor blames the network, not
+// the tokens; a model that answers with nothing fails; a server on
+// loopback, which needs no key, is said to get none, and to be asked for
+// the default model's id when SANDPIPER_MODEL is not set.
+func TestDoctorAim(t *testing.T) {
+	t.Chdir(t.TempDir())
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close() // nothing listens: as offline
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Stream bool }
+		json.NewDecoder(r.Body).Decode(&body)
+		if body.Stream {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":""},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":""},"finish_reason":"stop"}]}`)
+	}))
+	defer model.Close()
+	t.Setenv("SLACK_API_URL", gone.URL+"/api/")
+	t.Setenv("SLACK_BOT_TOKEN", "xoxb-1")
+	t.Setenv("SLACK_APP_TOKEN", "xapp-1")
+	t.Setenv("SANDPIPER_DATA_DIR", t.TempDir())
+	t.Setenv("SANDPIPER_MODEL_BASE_URL", model.URL+"/v1")
+	t.Setenv("SANDPIPER_MODEL", "")
+	t.Setenv("SANDPIPER_MODEL_API", "")
+	for _, k := range []string{"SANDPIPER_MODEL_API_KEY", "AI_GATEWAY_API_KEY", "VERCEL_OIDC_TOKEN", "OPENAI_API_KEY"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("SANDPIPER_SANDBOX", "none") // keep the sandbox out of this test
+	var out, errb bytes.Buffer
+	code := run(t.Context(), []string{"doctor"}, strings.NewReader(""), &out, &errb)
+	got := out.String()
+	for _, want := range []string{
+		"FAIL Slack: cannot reach Slack at " + gone.URL + "/api/: ",
+		": check the network, a proxy, or SLACK_API_URL\n",
+		"FAIL model anthropic/claude-opus-4.8: openai at " + model.URL + "/v1 answered with nothing",
+		"(no key sent: a server on this machine needs none)",
+		"warn model id: SANDPIPER_MODEL is not set, so the default anthropic/claude-opus-4.8 is asked for, which a server on this machine may not have",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("doctor output lacks %q:\n%s", want, got)
+		}
+	}
+	for _, bad := range []string{"check SLACK_BOT_TOKEN", "check SLACK_APP_TOKEN", "key from no variable", `answered ""`} {
+		if strings.Contains(got, bad) {
+			t.Errorf("doctor output says %q:\n%s", bad, got)
+		}
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
 	}
 }

@@ -26,11 +26,7 @@ the reason, while the bot is not connected to Slack or cannot reach Redis.
 // runHealthcheck is `sandpiper healthcheck`.
 func runHealthcheck(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 1 || len(args) == 1 && strings.HasPrefix(args[0], "-") {
-		fmt.Fprint(stderr, healthcheckUsage)
-		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
-			return nil
-		}
-		return cli.Exit(cli.ExitUsage)
+		return cli.UsageError(fmt.Errorf("healthcheck: unexpected %q", args[0]), healthcheckUsage)
 	}
 	url := ""
 	if len(args) == 1 {
