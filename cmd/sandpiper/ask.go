@@ -17,6 +17,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 )
 
 const askUsage = `usage: sandpiper ask [--debug] [--plain] [--file PATH]... [--out DIR] [QUESTION]
@@ -126,6 +127,7 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	defer sb.Close()
 	defer sources.Close()
+	warnDataStack(stderr, rt, sb)
 	ui.SetSources(sources.Names(), terminalUser(lookup)) // the terminal may query every source
 	// The runs share a workspace: the --file files, and what each run
 	// writes, for the runs after it (in a chat, also the next questions').
@@ -200,6 +202,21 @@ func startShown(ctx context.Context, ui *chat.UI, c agentconfig.Agent, chatting 
 		return nil, rt, nil, nil, cli.Exit(cli.ExitInterrupted)
 	}
 	return a, rt, sb, sources, err
+}
+
+// warnDataStack says, once, in words, when the sandbox's Python lacks
+// modules that data questions need (when the modules could be listed).
+func warnDataStack(w io.Writer, rt agent.Runtime, sb config.Runner) {
+	missing := rt.Missing(config.DataModules...)
+	if rt.Python == "" || len(missing) == 0 {
+		return
+	}
+	python := "the sandbox's Python"
+	if py, ok := sb.(interface{ Python() local.Python }); ok {
+		python += " (" + py.Python().Executable + ")"
+	}
+	fmt.Fprintf(w, "sandpiper: %s lacks %s, so questions about data, files and charts may fail. Install them for it, or set SANDPIPER_PYTHON to a Python that has them: sandpiper doctor looks for one.\n",
+		python, strings.Join(missing, ", "))
 }
 
 // terminalUser names who asks in the terminal, for the queries' audit

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 )
 
@@ -607,5 +609,25 @@ func TestHelp(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := run(t.Context(), []string{"doctor", "--frobnicate"}, strings.NewReader(""), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "doctor takes no arguments") {
 		t.Errorf("doctor --frobnicate: exit %d, stderr %q; want 2, the usage", code, &stderr)
+	}
+}
+
+// TestWarnDataStack: ask says once, in words, which data modules the
+// sandbox's Python lacks, and nothing when it has them all.
+func TestWarnDataStack(t *testing.T) {
+	var b bytes.Buffer
+	warnDataStack(&b, agent.Runtime{Python: "3.12.1", Modules: []agent.Module{{Name: "numpy"}, {Name: "pandas"}}}, nil)
+	want := "sandpiper: the sandbox's Python lacks matplotlib, scipy, sympy, openpyxl, so questions about data, files and charts may fail. Install them for it, or set SANDPIPER_PYTHON to a Python that has them: sandpiper doctor looks for one.\n"
+	if b.String() != want {
+		t.Errorf("warning:\n got %q\nwant %q", &b, want)
+	}
+	b.Reset()
+	var all []agent.Module
+	for _, m := range config.DataModules {
+		all = append(all, agent.Module{Name: m})
+	}
+	warnDataStack(&b, agent.Runtime{Python: "3.12.1", Modules: all}, nil)
+	if b.Len() > 0 {
+		t.Errorf("warned with every module there: %q", &b)
 	}
 }

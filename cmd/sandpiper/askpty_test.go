@@ -312,6 +312,23 @@ func TestChatOnTerminal(t *testing.T) {
 	}
 }
 
+// TestChatFirstEnter: a question typed, with Enter, while the sandbox
+// starts is sent, not left in the editor with a new line.
+func TestChatFirstEnter(t *testing.T) {
+	model := newChatModel(t)
+	r := startPTY(t, model, nil, "ask")
+	r.waitFor("the start", func() bool { return strings.Contains(r.shown(), "Starting the sandbox") || strings.Contains(r.shown(), idleHint) })
+	r.typ("add these\r")
+	r.waitAfter("the answer", 0, "The program printed", "2 steps", idleHint)
+	if got := model.asked(); len(got) != 1 || got[0][len(got[0])-1] != "add these" {
+		t.Errorf("the model was asked %q, want the question typed", got)
+	}
+	r.typ("\x04")
+	if err := r.wait(); err != nil {
+		t.Errorf("sandpiper ask: %v, want exit status 0", err)
+	}
+}
+
 // TestAskOnTerminal asks one question on a pseudo-terminal: rendered like
 // the chat, then the command ends; plain text with --plain or TERM=dumb;
 // attributes but no colours with NO_COLOR.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/muesli/termenv"
 	"github.com/sethvargo/go-envconfig"
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
@@ -43,6 +44,9 @@ func isTerminal(v any) bool {
 // askTUI is ask on a terminal: the chat, or one question shown the same
 // way, in the terminal UI.
 func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c agentconfig.Agent, inputs []agent.InputFile, stdin io.Reader, stdout, stderr io.Writer) error {
+	// The first Enter sends, even typed while the sandbox starts: see
+	// keepCR.
+	defer keepCR(stdin)()
 	getenv := func(k string) string { v, _ := lookup.Lookup(k); return v }
 	// Before the UI reads the terminal: Detect may ask it for its
 	// background colour.
@@ -66,6 +70,7 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c ag
 	}
 	defer sb.Close()
 	defer sources.Close()
+	warnDataStack(stderr, rt, sb) // above the UI, in the scrollback
 
 	// The runs share a workspace: the --file files, and what each run
 	// writes, for the runs after it; /new starts again from the files.
@@ -214,3 +219,26 @@ type switchWriter struct{ w atomic.Pointer[io.Writer] }
 func (s *switchWriter) set(w io.Writer) { s.w.Store(&w) }
 
 func (s *switchWriter) Write(p []byte) (int, error) { return (*s.w.Load()).Write(p) }
+
+// keepCR has the terminal in keep carriage returns as typed, from now
+// until the returned function restores it. Typed before the UI takes the
+// terminal (while the sandbox starts), Enter would otherwise reach the UI
+// as a line feed (the terminal's ICRNL), which the editor reads as
+// Ctrl+J, a new line, and the question would not be sent.
+func keepCR(stdin io.Reader) (restore func()) {
+	f, ok := stdin.(*os.File)
+	if !ok {
+		return func() {}
+	}
+	fd := int(f.Fd())
+	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil || old.Iflag&unix.ICRNL == 0 {
+		return func() {}
+	}
+	t := *old
+	t.Iflag &^= unix.ICRNL
+	if unix.IoctlSetTermios(fd, unix.TCSETS, &t) != nil { // TCSETS: what was typed stays
+		return func() {}
+	}
+	return func() { unix.IoctlSetTermios(fd, unix.TCSETS, old) }
+}
