@@ -317,7 +317,9 @@ func TestChatOnTerminal(t *testing.T) {
 func TestChatFirstEnter(t *testing.T) {
 	model := newChatModel(t)
 	r := startPTY(t, model, nil, "ask")
-	r.waitFor("the start", func() bool { return strings.Contains(r.shown(), "Starting the sandbox") || strings.Contains(r.shown(), idleHint) })
+	r.waitFor("the start", func() bool {
+		return strings.Contains(r.shown(), "Starting the sandbox") || strings.Contains(r.shown(), idleHint)
+	})
 	r.typ("add these\r")
 	r.waitAfter("the answer", 0, "The program printed", "2 steps", idleHint)
 	if got := model.asked(); len(got) != 1 || got[0][len(got[0])-1] != "add these" {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/muesli/termenv"
 	"github.com/sethvargo/go-envconfig"
@@ -62,7 +63,8 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c ag
 	}
 	logw := &switchWriter{}
 	logw.set(stderr)
-	log := terminalLog(logw, &level)
+	status := statusHandler{terminalLog(logw, &level).Handler(), new(atomic.Pointer[func(string)])}
+	log := slog.New(status)
 	spin := chat.New(stdout, stderr, chat.Options{NoColor: profile == termenv.Ascii, Term: getenv("TERM")})
 	a, rt, sb, sources, err := startShown(ctx, spin, c, flags.question == "", log)
 	if err != nil {
@@ -110,7 +112,10 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c ag
 	}
 	m := tui.New(ctx, opts)
 	logw.set(m.LogWriter())
+	show := m.Status
+	status.show.Store(&show)
 	err = m.Run(stdin, stdout)
+	status.show.Store(nil)
 	logw.set(stderr)
 	switch {
 	case ctx.Err() != nil:
@@ -241,4 +246,61 @@ func keepCR(stdin io.Reader) (restore func()) {
 		return func() {}
 	}
 	return func() { unix.IoctlSetTermios(fd, unix.TCSETS, old) }
+}
+
+// retryMsg is the message the model's providers log before a retry.
+const retryMsg = "model: retrying"
+
+// statusHandler is the chat's log: while the UI shows (show is set), a
+// retry of the model's API goes to its status line ([tui.Model.Status]),
+// in words, rather than into the conversation as a log line; everything
+// else, and everything before the UI shows, goes to Handler.
+type statusHandler struct {
+	slog.Handler
+	show *atomic.Pointer[func(string)]
+}
+
+func (h statusHandler) Handle(ctx context.Context, r slog.Record) error {
+	if show := h.show.Load(); show != nil && r.Message == retryMsg {
+		(*show)(retryStatus(r))
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h statusHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return statusHandler{h.Handler.WithAttrs(attrs), h.show}
+}
+
+func (h statusHandler) WithGroup(name string) slog.Handler {
+	return statusHandler{h.Handler.WithGroup(name), h.show}
+}
+
+// retryStatus says what a retry's record does, in words: "the model's
+// API answered 429 (rate limited); retry 1 in 2s".
+func retryStatus(r slog.Record) string {
+	var status, try int64
+	var why string
+	var delay time.Duration
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "status":
+			status = a.Value.Int64()
+		case "retry":
+			try = a.Value.Int64()
+		case "err":
+			why = a.Value.String()
+		case "delay":
+			delay = a.Value.Duration()
+		}
+		return true
+	})
+	s := "the model's API did not answer"
+	if status != 0 {
+		s = fmt.Sprintf("the model's API answered %d", status)
+	}
+	if why != "" {
+		s += " (" + why + ")"
+	}
+	return fmt.Sprintf("%s; retry %d in %s", s, try, delay.Round(100*time.Millisecond))
 }
