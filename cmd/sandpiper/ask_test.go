@@ -220,14 +220,18 @@ func TestAskEndToEnd(t *testing.T) {
 			out := stdout.String()
 			t.Logf("stdout:\n%s\nstderr:\n%s", out, &stderr)
 			for _, want := range []string{
-				"Let me compute that.\n╭─ Python ─",
-				"│ print(5 + 5 - 84**3)\n├─ ✓ exit 0 · ",
-				"│ -592694\n╰───",
+				"Let me compute that.\nPython\n",
+				"  print(5 + 5 - 84**3)\n✓ exit 0 · ",
+				"  -592694\n\n",
 				"\n5 + 5 − 84³ = -592694\n",
 			} {
 				if !strings.Contains(out, want) {
 					t.Errorf("stdout lacks %q", want)
 				}
+			}
+			// Plain output is plain lines: no frames.
+			if strings.ContainsAny(out, "╭│├╰─") {
+				t.Errorf("plain output draws frames:\n%s", out)
 			}
 			if !strings.Contains(stderr.String(), "2 steps · 200 tokens in, 20 out") {
 				t.Errorf("stderr lacks the usage line:\n%s", &stderr)
@@ -255,7 +259,7 @@ func TestAskFailingProgram(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, &stdout, &stderr)
 	}
 	out := stdout.String()
-	for _, want := range []string{"├─ ✗ exit 1 · ", "│ NameError: name 'undefined_name' is not defined\n"} {
+	for _, want := range []string{"✗ exit 1 · ", "  NameError: name 'undefined_name' is not defined\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
@@ -334,7 +338,7 @@ func TestAskCancel(t *testing.T) {
 	done := make(chan int)
 	go func() { done <- run(ctx, []string{"ask", "loop"}, strings.NewReader(""), &stdout, &stderr) }()
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(stdout.String(), "│ import time") {
+	for !strings.Contains(stdout.String(), "  import time") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the program never started:\n%s\n%s", stdout.String(), stderr.String())
 		}
@@ -354,7 +358,7 @@ func TestAskCancel(t *testing.T) {
 	if d := time.Since(t0); d > 2*time.Second {
 		t.Errorf("ask took %v to stop", d)
 	}
-	if out := stdout.String(); strings.Contains(out, "exit") || !strings.Contains(out, "├─ ✗ stopped · ") {
+	if out := stdout.String(); strings.Contains(out, "exit") || !strings.Contains(out, "✗ stopped · ") {
 		t.Errorf("the cancelled run's card:\n%s", out)
 	}
 	if got := stderr.String(); !strings.HasSuffix(got, "sandpiper: interrupted\n") {
@@ -460,7 +464,7 @@ func TestAskWithFiles(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, &stdout, &stderr)
 	}
 	out := stdout.String()
-	for _, want := range []string{"│ 42 ['data-2.csv', 'data.csv', 'out']\n", "│ saved results/out/total.txt (2 bytes)\n"} {
+	for _, want := range []string{"  42 ['data-2.csv', 'data.csv', 'out']\n", "  saved results/out/total.txt (2 bytes)\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
@@ -523,7 +527,7 @@ func TestAskChatWithFiles(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, &stdout, &stderr)
 	}
 	// The second run saw the file the first wrote, and added to it.
-	if out := stdout.String(); !strings.Contains(out, "│ ['count.txt', 'in.txt'] x\n") || !strings.Contains(out, "│ ['count.txt', 'in.txt'] xx\n") {
+	if out := stdout.String(); !strings.Contains(out, "  ['count.txt', 'in.txt'] x\n") || !strings.Contains(out, "  ['count.txt', 'in.txt'] xx\n") {
 		t.Errorf("stdout:\n%s", out)
 	}
 	reqs := f.requests()
@@ -584,7 +588,7 @@ func TestAskChatKeepsVariables(t *testing.T) {
 				}
 				return
 			}
-			if !strings.Contains(out, "│ 42 (3, 2)\n") {
+			if !strings.Contains(out, "  42 (3, 2)\n") {
 				t.Errorf("the second run did not print 42 (3, 2):\n%s", out)
 			}
 			if !strings.Contains(result, `"restored":["pd","df","x"]`) || !strings.Contains(result, `"kept":["pd","df","x"]`) {

@@ -149,11 +149,11 @@ print(len(pd.read_csv("/mnt/data/sales_by_region.csv")))`}},
 		t.Fatalf("exit %d", code)
 	}
 	for _, want := range []string{
-		"╭─ SQL · shop ",
-		"│ SELECT region, sum(amount) AS total FROM orders GROUP BY region ORDER BY total DESC\n├─ ✓ 3 rows · SQLite · ",
-		"│ region  total\n│ ──────  ──────\n│ north   1234.5\n│ south   7.25\n│ east    NULL\n",
-		"│ result in /mnt/data/sales_by_region.csv (",
-		"│ north 1234.5\n",
+		"SQL · shop\n",
+		"  SELECT region, sum(amount) AS total FROM orders GROUP BY region ORDER BY total DESC\n✓ 3 rows · SQLite · ",
+		"  region  total\n  ──────  ──────\n  north   1234.5\n  south   7.25\n  east    NULL\n",
+		"  result in /mnt/data/sales_by_region.csv (",
+		"  north 1234.5\n",
 		"The top region is north 1234.5.",
 		"There are 3 regions.",
 	} {

@@ -759,6 +759,7 @@ func (m *Model) help() string {
 		k("Ctrl+C, Esc", "stop the answer; Ctrl+C also clears the line"),
 		k("Ctrl+D, Ctrl+C", "leave, at an empty prompt"),
 		k("Ctrl+W, Ctrl+U", "delete a word, the line before the cursor"),
+		k("Ctrl+K", "delete the line after the cursor"),
 		k("Alt+←/→, Ctrl+←/→", "jump a word; Home, End: the line's ends"),
 		"",
 		m.t.bold.Render("Commands"),
