@@ -127,7 +127,7 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	defer sb.Close()
 	defer sources.Close()
-	warnDataStack(stderr, rt, sb)
+	warnStart(stderr, c, rt, sb)
 	ui.SetSources(sources.Names(), terminalUser(lookup)) // the terminal may query every source
 	// The runs share a workspace: the --file files, and what each run
 	// writes, for the runs after it (in a chat, also the next questions').
@@ -202,6 +202,16 @@ func startShown(ctx context.Context, ui *chat.UI, c agentconfig.Agent, chatting 
 		return nil, rt, nil, nil, cli.Exit(cli.ExitInterrupted)
 	}
 	return a, rt, sb, sources, err
+}
+
+// warnStart says, once, in words, what may make the answers fail: a
+// default model id sent to a server on this machine, which may not have
+// it, and data modules the sandbox's Python lacks.
+func warnStart(w io.Writer, c agentconfig.Agent, rt agent.Runtime, sb config.Runner) {
+	if note := c.Model.ModelNote(); note != "" {
+		fmt.Fprintf(w, "sandpiper: %s.\n", note)
+	}
+	warnDataStack(w, rt, sb)
 }
 
 // warnDataStack says, once, in words, when the sandbox's Python lacks

@@ -16,8 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sethvargo/go-envconfig"
+
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
 	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 )
 
@@ -195,6 +198,7 @@ func askEnv(t *testing.T, f *fakeModel, api string) {
 	for k, v := range map[string]string{
 		"SANDPIPER_MODEL_API":      api,
 		"SANDPIPER_MODEL_BASE_URL": base,
+		"SANDPIPER_MODEL":          "test-model", // the fake's: on loopback, the default would be warned about
 		"SANDPIPER_PYTHON":         testPython,
 		"SANDPIPER_DEBUG":          "",
 		"NO_COLOR":                 "1",
@@ -633,5 +637,34 @@ func TestWarnDataStack(t *testing.T) {
 	warnDataStack(&b, agent.Runtime{Python: "3.12.1", Modules: all}, nil)
 	if b.Len() > 0 {
 		t.Errorf("warned with every module there: %q", &b)
+	}
+}
+
+// TestWarnDefaultModelOnLoopback: ask says, in words, that a server on
+// this machine is sent the default model's id when SANDPIPER_MODEL is not
+// set; not when it is, nor for a remote API.
+func TestWarnDefaultModelOnLoopback(t *testing.T) {
+	for _, tt := range []struct {
+		model, url string
+		warn       bool
+	}{
+		{"", "http://127.0.0.1:11434/v1", true},
+		{"llama3", "http://localhost:11434/v1", false},
+		{"", "https://ai-gateway.vercel.sh/v1", false},
+	} {
+		vars := map[string]string{"SANDPIPER_MODEL": tt.model, "SANDPIPER_MODEL_BASE_URL": tt.url, "SANDPIPER_MODEL_API_KEY": "k"}
+		m, err := agentconfig.LoadModel(t.Context(), envconfig.MapLookuper(vars))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		warnStart(&b, agentconfig.Agent{Model: m}, agent.Runtime{}, nil)
+		want := ""
+		if tt.warn {
+			want = "sandpiper: SANDPIPER_MODEL is not set, so the default anthropic/claude-opus-4.8 is asked for, which a server on this machine may not have: set SANDPIPER_MODEL to one of its models.\n"
+		}
+		if b.String() != want {
+			t.Errorf("%+v: warned %q, want %q", tt, &b, want)
+		}
 	}
 }

@@ -134,6 +134,7 @@ func startPTY(t *testing.T, model *chatModel, env map[string]string, args ...str
 		"XDG_CACHE_HOME":           filepath.Join(dir, "cache"),
 		"SANDPIPER_MODEL_API":      "openai",
 		"SANDPIPER_MODEL_BASE_URL": model.URL + "/v1",
+		"SANDPIPER_MODEL":          "test-model",
 		"SANDPIPER_MODEL_API_KEY":  "test-key",
 		"SANDPIPER_PYTHON":         testPython,
 	}

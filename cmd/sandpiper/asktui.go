@@ -72,7 +72,7 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c ag
 	}
 	defer sb.Close()
 	defer sources.Close()
-	warnDataStack(stderr, rt, sb) // above the UI, in the scrollback
+	warnStart(stderr, c, rt, sb) // above the UI, in the scrollback
 
 	// The runs share a workspace: the --file files, and what each run
 	// writes, for the runs after it; /new starts again from the files.

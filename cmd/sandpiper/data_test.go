@@ -135,7 +135,7 @@ print(len(pd.read_csv("/mnt/data/sales_by_region.csv")))`}},
 	dir := t.TempDir()
 	t.Chdir(dir)
 	for k, v := range map[string]string{
-		"SANDPIPER_MODEL_API": "openai", "SANDPIPER_MODEL_BASE_URL": m.URL + "/v1", "SANDPIPER_MODEL_API_KEY": "test-key",
+		"SANDPIPER_MODEL_API": "openai", "SANDPIPER_MODEL_BASE_URL": m.URL + "/v1", "SANDPIPER_MODEL_API_KEY": "test-key", "SANDPIPER_MODEL": "test-model",
 		"SANDPIPER_PYTHON": testPython, "SANDPIPER_DEBUG": "", "NO_COLOR": "1",
 		"SANDPIPER_SOURCE_SHOP": "sqlite:" + path,
 	} {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/bot"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 )
 
 const healthcheckUsage = `usage: sandpiper healthcheck [URL]
@@ -35,6 +37,9 @@ func runHealthcheck(ctx context.Context, args []string, _ io.Reader, stdout, std
 		lookup, err := cli.LoadEnv()
 		if err != nil {
 			return err
+		}
+		if _, err := config.LogLevel(lookup, slog.LevelInfo); err != nil { // every command checks it
+			return cli.ConfigError(err)
 		}
 		addr := bot.DefaultHTTPAddr
 		if v, ok := lookup.Lookup("SANDPIPER_HTTP_ADDR"); ok {

@@ -81,12 +81,13 @@ func (p Problems) Error() string {
 func (p Problems) Unwrap() []error { return p }
 
 // Join returns the errors that are not nil: nil when there are none, the
-// one error, or [Problems]. Problems in errs are flattened.
+// one error, or [Problems]. Errors joined already (Problems,
+// errors.Join's) are flattened.
 func Join(errs ...error) error {
 	var p Problems
 	for _, err := range errs {
-		if more, ok := err.(Problems); ok {
-			p = append(p, more...)
+		if more, ok := err.(interface{ Unwrap() []error }); ok {
+			p = append(p, more.Unwrap()...)
 		} else if err != nil {
 			p = append(p, err)
 		}
