@@ -590,3 +590,18 @@ func TestStepRetriedAfterABrokenAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestAPIErrorOneFullStop: the hint follows the API's message after one
+// full stop, whether or not the message ended its sentence.
+func TestAPIErrorOneFullStop(t *testing.T) {
+	for _, tt := range []struct{ msg, want string }{
+		{"You do not have access to it.", "model: openai: 403 Forbidden: You do not have access to it. Check the key."},
+		{"no access", "model: openai: 403 Forbidden: no access. Check the key."},
+		{"Really?", "model: openai: 403 Forbidden: Really? Check the key."},
+	} {
+		e := &APIError{Provider: "openai", StatusCode: 403, Message: tt.msg, Hint: "Check the key."}
+		if got := e.Error(); got != tt.want {
+			t.Errorf("Error() = %q, want %q", got, tt.want)
+		}
+	}
+}

@@ -163,7 +163,12 @@ func (e *APIError) Error() string {
 		fmt.Fprintf(&b, " (after %d retries)", e.Retries)
 	}
 	if e.Hint != "" {
-		b.WriteString(". ")
+		// One full stop between the two, whether the message ended a
+		// sentence or not.
+		if s := b.String(); !strings.ContainsAny(s[len(s)-1:], ".!?") {
+			b.WriteByte('.')
+		}
+		b.WriteByte(' ')
 		b.WriteString(e.Hint)
 	}
 	return b.String()

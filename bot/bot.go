@@ -131,27 +131,30 @@ func (e *ConfigError) Error() string { return e.Var + ": " + e.Err.Error() }
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // Validate checks the configuration without calling Slack; its errors are
-// [*ConfigError]s naming the variable to fix.
+// [*ConfigError]s naming the variable to fix, all of them, joined.
 func (c *Config) Validate() error {
+	var errs []error
 	switch {
 	case c.BotToken == "":
-		return &ConfigError{"SLACK_BOT_TOKEN", errors.New("not set; copy the Bot User OAuth Token (xoxb-…) from the app's OAuth & Permissions page")}
+		errs = append(errs, &ConfigError{"SLACK_BOT_TOKEN", errors.New("not set; copy the Bot User OAuth Token (xoxb-…) from the app's OAuth & Permissions page")})
 	case !strings.HasPrefix(c.BotToken, "xoxb-"):
-		return &ConfigError{"SLACK_BOT_TOKEN", errors.New(`must be a bot token starting with "xoxb-"`)}
+		errs = append(errs, &ConfigError{"SLACK_BOT_TOKEN", errors.New(`must be a bot token starting with "xoxb-"`)})
+	}
+	switch {
 	case c.AppToken == "":
-		return &ConfigError{"SLACK_APP_TOKEN", errors.New("not set; create an app-level token with the connections:write scope on the app's Basic Information page")}
+		errs = append(errs, &ConfigError{"SLACK_APP_TOKEN", errors.New("not set; create an app-level token with the connections:write scope on the app's Basic Information page")})
 	case !strings.HasPrefix(c.AppToken, "xapp-"):
-		return &ConfigError{"SLACK_APP_TOKEN", errors.New(`must be an app-level token starting with "xapp-"`)}
+		errs = append(errs, &ConfigError{"SLACK_APP_TOKEN", errors.New(`must be an app-level token starting with "xapp-"`)})
 	}
 	if c.APIURL != "" && !strings.HasPrefix(c.APIURL, "https://") && !strings.HasPrefix(c.APIURL, "http://") {
-		return &ConfigError{"SLACK_API_URL", fmt.Errorf("%q is not an http(s) URL", c.APIURL)}
+		errs = append(errs, &ConfigError{"SLACK_API_URL", fmt.Errorf("%q is not an http(s) URL", c.APIURL)})
 	}
 	for _, a := range c.Admins {
 		if !reAdminID.MatchString(a) {
-			return &ConfigError{"SANDPIPER_ADMINS", fmt.Errorf("%q is not a Slack user ID (like U0123ABCD)", a)}
+			errs = append(errs, &ConfigError{"SANDPIPER_ADMINS", fmt.Errorf("%q is not a Slack user ID (like U0123ABCD)", a)})
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // settingsStore keeps per-channel settings: in a file of the data

@@ -33,13 +33,7 @@ type Check struct {
 func Doctor(ctx context.Context, cfg Config) []Check {
 	cfg.setDefaults()
 	var checks []Check
-	add := func(name string, err error, ok string) {
-		if err != nil {
-			checks = append(checks, Check{Name: name, Detail: err.Error()})
-			return
-		}
-		checks = append(checks, Check{Name: name, OK: true, Detail: ok})
-	}
+	add := func(name string, err error, ok string) { checks = append(checks, result(name, err, ok)) }
 	tokensOK := true
 	for _, c := range []struct{ v, val, prefix string }{
 		{"SLACK_BOT_TOKEN", cfg.BotToken, "xoxb-"}, {"SLACK_APP_TOKEN", cfg.AppToken, "xapp-"},
@@ -56,9 +50,15 @@ func Doctor(ctx context.Context, cfg Config) []Check {
 	if tokensOK {
 		api := slackapi.New(cfg.BotToken, cfg.AppToken, cfg.APIURL, slackapi.CallTimeout)
 		auth, err := api.AuthTestContext(ctx)
-		if err != nil {
+		switch {
+		case err != nil && !slackapi.Refused(err):
+			// Slack never answered: not the tokens' fault, and the app
+			// token's check would say the same.
+			add("Slack", fmt.Errorf("cannot reach Slack at %s: %v: check the network, a proxy, or SLACK_API_URL", cfg.APIURL, err), "")
+			return append(checks, doctorData(ctx, cfg)...)
+		case err != nil:
 			add("Slack bot token (auth.test)", fmt.Errorf("%v: check SLACK_BOT_TOKEN (OAuth & Permissions → Bot User OAuth Token) and that the app is installed", slackapi.Explain(err)), "")
-		} else {
+		default:
 			add("Slack bot token (auth.test)", nil, fmt.Sprintf("workspace %s, bot user %s", auth.Team, auth.UserID))
 			have := map[string]bool{}
 			for _, s := range strings.Split(auth.Header.Get("X-OAuth-Scopes"), ",") {
@@ -91,6 +91,21 @@ func Doctor(ctx context.Context, cfg Config) []Check {
 			add("Slack app token (apps.connections.open)", nil, "Socket Mode connection allowed")
 		}
 	}
+	return append(checks, doctorData(ctx, cfg)...)
+}
+
+// result is a check that failed with err, or passed saying ok.
+func result(name string, err error, ok string) Check {
+	if err != nil {
+		return Check{Name: name, Detail: err.Error()}
+	}
+	return Check{Name: name, OK: true, Detail: ok}
+}
+
+// doctorData checks Redis, when configured, and the data directory.
+func doctorData(ctx context.Context, cfg Config) []Check {
+	var checks []Check
+	add := func(name string, err error, ok string) { checks = append(checks, result(name, err, ok)) }
 	if cfg.RedisURL != "" {
 		checks = append(checks, doctorRedis(ctx, cfg))
 	}

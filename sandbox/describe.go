@@ -24,6 +24,14 @@ func FormatSize(n int64) string {
 	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
 }
 
+// FormatCPUs writes a number of CPUs: "1 CPU", "0.5 CPU", "2 CPUs".
+func FormatCPUs(n float64) string {
+	if n > 1 {
+		return strconv.FormatFloat(n, 'g', -1, 64) + " CPUs"
+	}
+	return strconv.FormatFloat(n, 'g', -1, 64) + " CPU"
+}
+
 // VerdictKind is how a run ended, one of the Verdict* constants. Its
 // values are short words fit for logs and metrics labels.
 type VerdictKind string

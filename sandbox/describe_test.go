@@ -72,3 +72,12 @@ func TestVerdictDefaults(t *testing.T) {
 		t.Errorf("String = %q, want %q", got, want)
 	}
 }
+
+// TestFormatCPUs: one CPU, or less, is singular.
+func TestFormatCPUs(t *testing.T) {
+	for n, want := range map[float64]string{1: "1 CPU", 0.5: "0.5 CPU", 2: "2 CPUs", 1.5: "1.5 CPUs"} {
+		if got := FormatCPUs(n); got != want {
+			t.Errorf("FormatCPUs(%g) = %q, want %q", n, got, want)
+		}
+	}
+}

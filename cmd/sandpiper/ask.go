@@ -17,6 +17,7 @@ import (
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 )
 
 const askUsage = `usage: sandpiper ask [--debug] [--plain] [--file PATH]... [--out DIR] [QUESTION]
@@ -97,7 +98,7 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		}
 		return err
 	}
-	lookup, c, err := cli.Load(ctx, agentconfig.Load)
+	lookup, c, err := cli.Load(ctx, loadAsk)
 	if err != nil {
 		return err
 	}
@@ -119,17 +120,14 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	term, _ := lookup.Lookup("TERM")
 	ui := chat.New(stdout, stderr, chat.Options{NoColor: noColor != "", Term: term, OutDir: flags.outDir})
 	defer ui.StopSpinner()
-	level := slog.LevelWarn
-	if flags.debug || c.Model.Debug {
-		level = slog.LevelDebug
-	}
-	log := terminalLog(ui.LogWriter(), level)
+	log := terminalLog(ui.LogWriter(), askLevel(flags, c, lookup))
 	a, rt, sb, sources, err := startShown(ctx, ui, c, flags.question == "", log)
 	if err != nil {
 		return err
 	}
 	defer sb.Close()
 	defer sources.Close()
+	warnStart(stderr, c, rt, sb)
 	ui.SetSources(sources.Names(), terminalUser(lookup)) // the terminal may query every source
 	// The runs share a workspace: the --file files, and what each run
 	// writes, for the runs after it (in a chat, also the next questions').
@@ -159,6 +157,25 @@ func runAsk(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return nil
 }
 
+// loadAsk reads what ask reads: the agent's settings and, for the log,
+// SANDPIPER_LOG_LEVEL; errors name every setting to fix.
+func loadAsk(ctx context.Context, lookup envconfig.Lookuper) (agentconfig.Agent, error) {
+	c, err := agentconfig.Load(ctx, lookup)
+	_, level := config.LogLevel(lookup, slog.LevelWarn)
+	return c, config.Join(level, err)
+}
+
+// askLevel is the level of ask's log: debug with --debug or
+// SANDPIPER_DEBUG, else SANDPIPER_LOG_LEVEL's, warn by default (the
+// terminal shows warnings and errors only).
+func askLevel(flags askFlags, c agentconfig.Agent, lookup envconfig.Lookuper) slog.Level {
+	if flags.debug || bool(c.Model.Debug) {
+		return slog.LevelDebug
+	}
+	level, _ := config.LogLevel(lookup, slog.LevelWarn) // checked by loadAsk
+	return level
+}
+
 // terminalLog is the log of a terminal session, at level, to w: no
 // timestamps.
 func terminalLog(w io.Writer, level slog.Leveler) *slog.Logger {
@@ -185,6 +202,31 @@ func startShown(ctx context.Context, ui *chat.UI, c agentconfig.Agent, chatting 
 		return nil, rt, nil, nil, cli.Exit(cli.ExitInterrupted)
 	}
 	return a, rt, sb, sources, err
+}
+
+// warnStart says, once, in words, what may make the answers fail: a
+// default model id sent to a server on this machine, which may not have
+// it, and data modules the sandbox's Python lacks.
+func warnStart(w io.Writer, c agentconfig.Agent, rt agent.Runtime, sb config.Runner) {
+	if note := c.Model.ModelNote(); note != "" {
+		fmt.Fprintf(w, "sandpiper: %s.\n", note)
+	}
+	warnDataStack(w, rt, sb)
+}
+
+// warnDataStack says, once, in words, when the sandbox's Python lacks
+// modules that data questions need (when the modules could be listed).
+func warnDataStack(w io.Writer, rt agent.Runtime, sb config.Runner) {
+	missing := rt.Missing(config.DataModules...)
+	if rt.Python == "" || len(missing) == 0 {
+		return
+	}
+	python := "the sandbox's Python"
+	if py, ok := sb.(interface{ Python() local.Python }); ok {
+		python += " (" + py.Python().Executable + ")"
+	}
+	fmt.Fprintf(w, "sandpiper: %s lacks %s, so questions about data, files and charts may fail. Install them for it, or set SANDPIPER_PYTHON to a Python that has them: sandpiper doctor looks for one.\n",
+		python, strings.Join(missing, ", "))
 }
 
 // terminalUser names who asks in the terminal, for the queries' audit

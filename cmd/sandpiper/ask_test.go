@@ -16,6 +16,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sethvargo/go-envconfig"
+
+	"github.com/sandpiper-bot/sandpiper/agent"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
 	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 )
 
@@ -193,6 +198,7 @@ func askEnv(t *testing.T, f *fakeModel, api string) {
 	for k, v := range map[string]string{
 		"SANDPIPER_MODEL_API":      api,
 		"SANDPIPER_MODEL_BASE_URL": base,
+		"SANDPIPER_MODEL":          "test-model", // the fake's: on loopback, the default would be warned about
 		"SANDPIPER_PYTHON":         testPython,
 		"SANDPIPER_DEBUG":          "",
 		"NO_COLOR":                 "1",
@@ -218,14 +224,18 @@ func TestAskEndToEnd(t *testing.T) {
 			out := stdout.String()
 			t.Logf("stdout:\n%s\nstderr:\n%s", out, &stderr)
 			for _, want := range []string{
-				"Let me compute that.\n╭─ Python ─",
-				"│ print(5 + 5 - 84**3)\n├─ ✓ exit 0 · ",
-				"│ -592694\n╰───",
+				"Let me compute that.\nPython\n",
+				"  print(5 + 5 - 84**3)\n✓ exit 0 · ",
+				"  -592694\n\n",
 				"\n5 + 5 − 84³ = -592694\n",
 			} {
 				if !strings.Contains(out, want) {
 					t.Errorf("stdout lacks %q", want)
 				}
+			}
+			// Plain output is plain lines: no frames.
+			if strings.ContainsAny(out, "╭│├╰─") {
+				t.Errorf("plain output draws frames:\n%s", out)
 			}
 			if !strings.Contains(stderr.String(), "2 steps · 200 tokens in, 20 out") {
 				t.Errorf("stderr lacks the usage line:\n%s", &stderr)
@@ -253,7 +263,7 @@ func TestAskFailingProgram(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, &stdout, &stderr)
 	}
 	out := stdout.String()
-	for _, want := range []string{"├─ ✗ exit 1 · ", "│ NameError: name 'undefined_name' is not defined\n"} {
+	for _, want := range []string{"✗ exit 1 · ", "  NameError: name 'undefined_name' is not defined\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
@@ -332,7 +342,7 @@ func TestAskCancel(t *testing.T) {
 	done := make(chan int)
 	go func() { done <- run(ctx, []string{"ask", "loop"}, strings.NewReader(""), &stdout, &stderr) }()
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(stdout.String(), "│ import time") {
+	for !strings.Contains(stdout.String(), "  import time") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the program never started:\n%s\n%s", stdout.String(), stderr.String())
 		}
@@ -352,7 +362,7 @@ func TestAskCancel(t *testing.T) {
 	if d := time.Since(t0); d > 2*time.Second {
 		t.Errorf("ask took %v to stop", d)
 	}
-	if out := stdout.String(); strings.Contains(out, "exit") || !strings.Contains(out, "├─ ✗ stopped · ") {
+	if out := stdout.String(); strings.Contains(out, "exit") || !strings.Contains(out, "✗ stopped · ") {
 		t.Errorf("the cancelled run's card:\n%s", out)
 	}
 	if got := stderr.String(); !strings.HasSuffix(got, "sandpiper: interrupted\n") {
@@ -412,9 +422,10 @@ func TestAskUsageErrors(t *testing.T) {
 	}{
 		{[]string{"ask", "--frobnicate"}, nil, 2, "sandpiper: ask: unknown flag --frobnicate"},
 		{[]string{"ask", "--help"}, nil, 0, ""},
-		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_MODEL_API": "gemini"}, 2, `config: SANDPIPER_MODEL_API="gemini": want "openai"`},
+		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_MODEL_API": "gemini"}, 2, `config: SANDPIPER_MODEL_API=gemini is not a model API: want openai`},
+		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_LOG_LEVEL": "loud"}, 2, "config: SANDPIPER_LOG_LEVEL=loud is not a log level: want debug, info, warn or error"},
 		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_MAX_STEPS": "0"}, 2, "config: SANDPIPER_MAX_STEPS=0 is out of range: want at least 1"},
-		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_MAX_STEPS": "ten"}, 2, "config: SANDPIPER_MAX_STEPS"},
+		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_MAX_STEPS": "ten"}, 2, "config: SANDPIPER_MAX_STEPS=ten is not a whole number: want e.g. SANDPIPER_MAX_STEPS=10"},
 		{[]string{"ask", "q"}, map[string]string{"SANDPIPER_MODEL_API_KEY": ""}, 2,
 			"sandpiper: config: no model API key: set SANDPIPER_MODEL_API_KEY, AI_GATEWAY_API_KEY, VERCEL_OIDC_TOKEN or OPENAI_API_KEY"},
 	} {
@@ -425,6 +436,7 @@ func TestAskUsageErrors(t *testing.T) {
 			t.Setenv("SANDPIPER_MODEL_API_KEY", "k")
 			t.Setenv("SANDPIPER_MODEL_API", "openai")
 			t.Setenv("SANDPIPER_MAX_STEPS", "10")
+			t.Setenv("SANDPIPER_LOG_LEVEL", "")
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
@@ -456,7 +468,7 @@ func TestAskWithFiles(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, &stdout, &stderr)
 	}
 	out := stdout.String()
-	for _, want := range []string{"│ 42 ['data-2.csv', 'data.csv', 'out']\n", "│ saved results/out/total.txt (2 bytes)\n"} {
+	for _, want := range []string{"  42 ['data-2.csv', 'data.csv', 'out']\n", "  saved results/out/total.txt (2 bytes)\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
@@ -493,6 +505,7 @@ func TestAskFileErrors(t *testing.T) {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			t.Setenv("SANDPIPER_MODEL_API_KEY", "k")
 			t.Setenv("SANDPIPER_MODEL_API", "openai")
+			t.Setenv("SANDPIPER_LOG_LEVEL", "")
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
@@ -518,7 +531,7 @@ func TestAskChatWithFiles(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, &stdout, &stderr)
 	}
 	// The second run saw the file the first wrote, and added to it.
-	if out := stdout.String(); !strings.Contains(out, "│ ['count.txt', 'in.txt'] x\n") || !strings.Contains(out, "│ ['count.txt', 'in.txt'] xx\n") {
+	if out := stdout.String(); !strings.Contains(out, "  ['count.txt', 'in.txt'] x\n") || !strings.Contains(out, "  ['count.txt', 'in.txt'] xx\n") {
 		t.Errorf("stdout:\n%s", out)
 	}
 	reqs := f.requests()
@@ -579,12 +592,79 @@ func TestAskChatKeepsVariables(t *testing.T) {
 				}
 				return
 			}
-			if !strings.Contains(out, "│ 42 (3, 2)\n") {
+			if !strings.Contains(out, "  42 (3, 2)\n") {
 				t.Errorf("the second run did not print 42 (3, 2):\n%s", out)
 			}
 			if !strings.Contains(result, `"restored":["pd","df","x"]`) || !strings.Contains(result, `"kept":["pd","df","x"]`) {
 				t.Errorf("the model's tool result does not list the variables:\n%s", result)
 			}
 		})
+	}
+}
+
+// TestHelp: -h prints each command's help on stdout and exits 0, as help
+// asked for is no error; an unknown flag is one.
+func TestHelp(t *testing.T) {
+	for _, cmd := range []string{"run", "ask", "exec", "doctor", "healthcheck"} {
+		for _, flag := range []string{"-h", "--help"} {
+			var stdout, stderr bytes.Buffer
+			code := run(t.Context(), []string{cmd, flag}, strings.NewReader(""), &stdout, &stderr)
+			if code != 0 || !strings.Contains(stdout.String(), "sandpiper "+cmd) && !(cmd == "run" && strings.Contains(stdout.String(), "sandpiper [run]")) || stderr.Len() > 0 {
+				t.Errorf("%s %s: exit %d, stdout %q, stderr %q; want 0, the help, nothing", cmd, flag, code, &stdout, &stderr)
+			}
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(t.Context(), []string{"doctor", "--frobnicate"}, strings.NewReader(""), &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "doctor takes no arguments") {
+		t.Errorf("doctor --frobnicate: exit %d, stderr %q; want 2, the usage", code, &stderr)
+	}
+}
+
+// TestWarnDataStack: ask says once, in words, which data modules the
+// sandbox's Python lacks, and nothing when it has them all.
+func TestWarnDataStack(t *testing.T) {
+	var b bytes.Buffer
+	warnDataStack(&b, agent.Runtime{Python: "3.12.1", Modules: []agent.Module{{Name: "numpy"}, {Name: "pandas"}}}, nil)
+	want := "sandpiper: the sandbox's Python lacks matplotlib, scipy, sympy, openpyxl, so questions about data, files and charts may fail. Install them for it, or set SANDPIPER_PYTHON to a Python that has them: sandpiper doctor looks for one.\n"
+	if b.String() != want {
+		t.Errorf("warning:\n got %q\nwant %q", &b, want)
+	}
+	b.Reset()
+	var all []agent.Module
+	for _, m := range config.DataModules {
+		all = append(all, agent.Module{Name: m})
+	}
+	warnDataStack(&b, agent.Runtime{Python: "3.12.1", Modules: all}, nil)
+	if b.Len() > 0 {
+		t.Errorf("warned with every module there: %q", &b)
+	}
+}
+
+// TestWarnDefaultModelOnLoopback: ask says, in words, that a server on
+// this machine is sent the default model's id when SANDPIPER_MODEL is not
+// set; not when it is, nor for a remote API.
+func TestWarnDefaultModelOnLoopback(t *testing.T) {
+	for _, tt := range []struct {
+		model, url string
+		warn       bool
+	}{
+		{"", "http://127.0.0.1:11434/v1", true},
+		{"llama3", "http://localhost:11434/v1", false},
+		{"", "https://ai-gateway.vercel.sh/v1", false},
+	} {
+		vars := map[string]string{"SANDPIPER_MODEL": tt.model, "SANDPIPER_MODEL_BASE_URL": tt.url, "SANDPIPER_MODEL_API_KEY": "k"}
+		m, err := agentconfig.LoadModel(t.Context(), envconfig.MapLookuper(vars))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		warnStart(&b, agentconfig.Agent{Model: m}, agent.Runtime{}, nil)
+		want := ""
+		if tt.warn {
+			want = "sandpiper: SANDPIPER_MODEL is not set, so the default anthropic/claude-opus-4.8 is asked for, which a server on this machine may not have: set SANDPIPER_MODEL to one of its models.\n"
+		}
+		if b.String() != want {
+			t.Errorf("%+v: warned %q, want %q", tt, &b, want)
+		}
 	}
 }

@@ -134,6 +134,7 @@ func startPTY(t *testing.T, model *chatModel, env map[string]string, args ...str
 		"XDG_CACHE_HOME":           filepath.Join(dir, "cache"),
 		"SANDPIPER_MODEL_API":      "openai",
 		"SANDPIPER_MODEL_BASE_URL": model.URL + "/v1",
+		"SANDPIPER_MODEL":          "test-model",
 		"SANDPIPER_MODEL_API_KEY":  "test-key",
 		"SANDPIPER_PYTHON":         testPython,
 	}
@@ -309,6 +310,25 @@ func TestChatOnTerminal(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(r.dir, "state", "sandpiper", "history")); err == nil && fi.Mode().Perm() != 0o600 {
 		t.Errorf("history file mode %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+// TestChatFirstEnter: a question typed, with Enter, while the sandbox
+// starts is sent, not left in the editor with a new line.
+func TestChatFirstEnter(t *testing.T) {
+	model := newChatModel(t)
+	r := startPTY(t, model, nil, "ask")
+	r.waitFor("the start", func() bool {
+		return strings.Contains(r.shown(), "Starting the sandbox") || strings.Contains(r.shown(), idleHint)
+	})
+	r.typ("add these\r")
+	r.waitAfter("the answer", 0, "The program printed", "2 steps", idleHint)
+	if got := model.asked(); len(got) != 1 || got[0][len(got[0])-1] != "add these" {
+		t.Errorf("the model was asked %q, want the question typed", got)
+	}
+	r.typ("\x04")
+	if err := r.wait(); err != nil {
+		t.Errorf("sandpiper ask: %v, want exit status 0", err)
 	}
 }
 

@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/muesli/termenv"
 	"github.com/sethvargo/go-envconfig"
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
@@ -43,6 +45,9 @@ func isTerminal(v any) bool {
 // askTUI is ask on a terminal: the chat, or one question shown the same
 // way, in the terminal UI.
 func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c agentconfig.Agent, inputs []agent.InputFile, stdin io.Reader, stdout, stderr io.Writer) error {
+	// The first Enter sends, even typed while the sandbox starts: see
+	// keepCR.
+	defer keepCR(stdin)()
 	getenv := func(k string) string { v, _ := lookup.Lookup(k); return v }
 	// Before the UI reads the terminal: Detect may ask it for its
 	// background colour.
@@ -51,13 +56,15 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c ag
 	// The log goes to stderr until the UI shows, and above its live area
 	// while it does.
 	var level slog.LevelVar
-	level.Set(slog.LevelWarn)
-	if flags.debug || c.Model.Debug {
-		level.Set(slog.LevelDebug)
+	level.Set(askLevel(flags, c, lookup))
+	quiet := level.Level() // after /debug off
+	if quiet <= slog.LevelDebug {
+		quiet = slog.LevelWarn
 	}
 	logw := &switchWriter{}
 	logw.set(stderr)
-	log := terminalLog(logw, &level)
+	status := statusHandler{terminalLog(logw, &level).Handler(), new(atomic.Pointer[func(string)])}
+	log := slog.New(status)
 	spin := chat.New(stdout, stderr, chat.Options{NoColor: profile == termenv.Ascii, Term: getenv("TERM")})
 	a, rt, sb, sources, err := startShown(ctx, spin, c, flags.question == "", log)
 	if err != nil {
@@ -65,6 +72,7 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c ag
 	}
 	defer sb.Close()
 	defer sources.Close()
+	warnStart(stderr, c, rt, sb) // above the UI, in the scrollback
 
 	// The runs share a workspace: the --file files, and what each run
 	// writes, for the runs after it; /new starts again from the files.
@@ -78,7 +86,7 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c ag
 			if on {
 				level.Set(slog.LevelDebug)
 			} else {
-				level.Set(slog.LevelWarn)
+				level.Set(quiet)
 			}
 		},
 		Debug: level.Level() == slog.LevelDebug,
@@ -104,7 +112,10 @@ func askTUI(ctx context.Context, flags askFlags, lookup envconfig.Lookuper, c ag
 	}
 	m := tui.New(ctx, opts)
 	logw.set(m.LogWriter())
+	show := m.Status
+	status.show.Store(&show)
 	err = m.Run(stdin, stdout)
+	status.show.Store(nil)
 	logw.set(stderr)
 	switch {
 	case ctx.Err() != nil:
@@ -213,3 +224,83 @@ type switchWriter struct{ w atomic.Pointer[io.Writer] }
 func (s *switchWriter) set(w io.Writer) { s.w.Store(&w) }
 
 func (s *switchWriter) Write(p []byte) (int, error) { return (*s.w.Load()).Write(p) }
+
+// keepCR has the terminal in keep carriage returns as typed, from now
+// until the returned function restores it. Typed before the UI takes the
+// terminal (while the sandbox starts), Enter would otherwise reach the UI
+// as a line feed (the terminal's ICRNL), which the editor reads as
+// Ctrl+J, a new line, and the question would not be sent.
+func keepCR(stdin io.Reader) (restore func()) {
+	f, ok := stdin.(*os.File)
+	if !ok {
+		return func() {}
+	}
+	fd := int(f.Fd())
+	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil || old.Iflag&unix.ICRNL == 0 {
+		return func() {}
+	}
+	t := *old
+	t.Iflag &^= unix.ICRNL
+	if unix.IoctlSetTermios(fd, unix.TCSETS, &t) != nil { // TCSETS: what was typed stays
+		return func() {}
+	}
+	return func() { unix.IoctlSetTermios(fd, unix.TCSETS, old) }
+}
+
+// retryMsg is the message the model's providers log before a retry.
+const retryMsg = "model: retrying"
+
+// statusHandler is the chat's log: while the UI shows (show is set), a
+// retry of the model's API goes to its status line ([tui.Model.Status]),
+// in words, rather than into the conversation as a log line; everything
+// else, and everything before the UI shows, goes to Handler.
+type statusHandler struct {
+	slog.Handler
+	show *atomic.Pointer[func(string)]
+}
+
+func (h statusHandler) Handle(ctx context.Context, r slog.Record) error {
+	if show := h.show.Load(); show != nil && r.Message == retryMsg {
+		(*show)(retryStatus(r))
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h statusHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return statusHandler{h.Handler.WithAttrs(attrs), h.show}
+}
+
+func (h statusHandler) WithGroup(name string) slog.Handler {
+	return statusHandler{h.Handler.WithGroup(name), h.show}
+}
+
+// retryStatus says what a retry's record does, in words: "the model's
+// API answered 429 (rate limited); retry 1 in 2s".
+func retryStatus(r slog.Record) string {
+	var status, try int64
+	var why string
+	var delay time.Duration
+	r.Attrs(func(a slog.Attr) bool {
+		switch a.Key {
+		case "status":
+			status = a.Value.Int64()
+		case "retry":
+			try = a.Value.Int64()
+		case "err":
+			why = a.Value.String()
+		case "delay":
+			delay = a.Value.Duration()
+		}
+		return true
+	})
+	s := "the model's API did not answer"
+	if status != 0 {
+		s = fmt.Sprintf("the model's API answered %d", status)
+	}
+	if why != "" {
+		s += " (" + why + ")"
+	}
+	return fmt.Sprintf("%s; retry %d in %s", s, try, delay.Round(100*time.Millisecond))
+}

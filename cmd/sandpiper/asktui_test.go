@@ -1,8 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"log/slog"
 	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/creack/pty"
 	"github.com/sethvargo/go-envconfig"
@@ -43,5 +49,33 @@ func TestUseTUI(t *testing.T) {
 				t.Errorf("useTUI = %v, want %v", got, test.want)
 			}
 		})
+	}
+}
+
+// TestRetryToStatusLine: while the chat shows, the model's retries go to
+// its status line, in words, not into the log; other records, and retries
+// before the chat shows, are logged.
+func TestRetryToStatusLine(t *testing.T) {
+	var logged bytes.Buffer
+	h := statusHandler{terminalLog(&logged, slog.LevelWarn).Handler(), new(atomic.Pointer[func(string)])}
+	log := slog.New(h).With("provider", "openai")
+	retry := func() {
+		log.Warn("model: retrying", "status", 429, "err", "slow down", "retry", 1, "delay", 2*time.Second)
+	}
+	retry()
+	if !strings.Contains(logged.String(), `msg="model: retrying"`) {
+		t.Errorf("a retry before the chat shows was not logged: %q", &logged)
+	}
+	logged.Reset()
+	var shown []string
+	show := func(s string) { shown = append(shown, s) }
+	h.show.Store(&show)
+	retry()
+	log.Warn("something else")
+	if want := []string{"the model's API answered 429 (slow down); retry 1 in 2s"}; !slices.Equal(shown, want) {
+		t.Errorf("status line got %q, want %q", shown, want)
+	}
+	if strings.Contains(logged.String(), "retrying") || !strings.Contains(logged.String(), "something else") {
+		t.Errorf("log: %q; want the other record only", &logged)
 	}
 }

@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sandpiper-bot/sandpiper/bot"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/agentconfig"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config/botconfig"
 )
@@ -20,21 +20,18 @@ func runBot(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer
 	if err := noArgs("run", args); err != nil {
 		return err
 	}
-	lookup, env, err := cli.Load(ctx, botconfig.Load)
+	// Every setting that is missing or wrong is reported at once.
+	lookup, err := cli.LoadEnv()
 	if err != nil {
 		return err
 	}
-	log, err := env.Logger(stderr)
-	if err != nil {
-		return cli.ConfigError(err)
-	}
+	env, botErr := botconfig.Load(ctx, lookup)
+	log := env.Logger(stderr)
 	cfg := env.Config(log)
-	if err := cfg.Validate(); err != nil {
-		return cli.ConfigError(fmt.Errorf("config: %w", err))
-	}
-	c, err := agentconfig.Load(ctx, lookup)
-	if err != nil {
-		return cli.ConfigError(err)
+	slackErr := cfg.Validate()
+	c, agentErr := agentconfig.Load(ctx, lookup)
+	if err := config.Join(botErr, slackErr, agentErr); err != nil {
+		return cli.ConfigError(config.Locate(lookup, err))
 	}
 	c.Sandbox.LongLived = true
 	a, rt, sb, sources, err := start(ctx, c, log)
@@ -45,7 +42,7 @@ func runBot(ctx context.Context, args []string, _ io.Reader, _, stderr io.Writer
 	defer sources.Close()
 	if rt.Python != "" {
 		log.Info("sandbox runtime", "python", rt.String())
-		if missing := rt.Missing(dataModules...); len(missing) > 0 {
+		if missing := rt.Missing(config.DataModules...); len(missing) > 0 {
 			log.Warn("the sandbox's Python lacks modules for data questions and charts", "missing", strings.Join(missing, ", "))
 		}
 	}

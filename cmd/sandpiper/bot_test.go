@@ -40,3 +40,31 @@ func TestRunConfigErrorsNameTheVariable(t *testing.T) {
 		})
 	}
 }
+
+// TestRunNamesEverySetting: run with nothing set names every setting to
+// fix in one go, the tokens and the model's key, not one a try.
+func TestRunNamesEverySetting(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, k := range []string{"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SANDPIPER_MODEL_API_KEY", "AI_GATEWAY_API_KEY", "VERCEL_OIDC_TOKEN", "OPENAI_API_KEY", "SANDPIPER_MODEL_BASE_URL", "SANDPIPER_MODEL_API"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	t.Setenv("SANDPIPER_WORKERS", "x")
+	var out, errb bytes.Buffer
+	code := run(t.Context(), []string{"run"}, strings.NewReader(""), &out, &errb)
+	got := errb.String()
+	for _, want := range []string{
+		"sandpiper: config: 4 settings to fix:\n",
+		"\n  SANDPIPER_WORKERS=x is not a whole number: want e.g. SANDPIPER_WORKERS=8\n",
+		"\n  SLACK_BOT_TOKEN: not set",
+		"\n  SLACK_APP_TOKEN: not set",
+		"\n  no model API key: set SANDPIPER_MODEL_API_KEY",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, got)
+		}
+	}
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+}

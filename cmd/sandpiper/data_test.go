@@ -135,7 +135,7 @@ print(len(pd.read_csv("/mnt/data/sales_by_region.csv")))`}},
 	dir := t.TempDir()
 	t.Chdir(dir)
 	for k, v := range map[string]string{
-		"SANDPIPER_MODEL_API": "openai", "SANDPIPER_MODEL_BASE_URL": m.URL + "/v1", "SANDPIPER_MODEL_API_KEY": "test-key",
+		"SANDPIPER_MODEL_API": "openai", "SANDPIPER_MODEL_BASE_URL": m.URL + "/v1", "SANDPIPER_MODEL_API_KEY": "test-key", "SANDPIPER_MODEL": "test-model",
 		"SANDPIPER_PYTHON": testPython, "SANDPIPER_DEBUG": "", "NO_COLOR": "1",
 		"SANDPIPER_SOURCE_SHOP": "sqlite:" + path,
 	} {
@@ -149,11 +149,11 @@ print(len(pd.read_csv("/mnt/data/sales_by_region.csv")))`}},
 		t.Fatalf("exit %d", code)
 	}
 	for _, want := range []string{
-		"╭─ SQL · shop ",
-		"│ SELECT region, sum(amount) AS total FROM orders GROUP BY region ORDER BY total DESC\n├─ ✓ 3 rows · SQLite · ",
-		"│ region  total\n│ ──────  ──────\n│ north   1234.5\n│ south   7.25\n│ east    NULL\n",
-		"│ result in /mnt/data/sales_by_region.csv (",
-		"│ north 1234.5\n",
+		"SQL · shop\n",
+		"  SELECT region, sum(amount) AS total FROM orders GROUP BY region ORDER BY total DESC\n✓ 3 rows · SQLite · ",
+		"  region  total\n  ──────  ──────\n  north   1234.5\n  south   7.25\n  east    NULL\n",
+		"  result in /mnt/data/sales_by_region.csv (",
+		"  north 1234.5\n",
 		"The top region is north 1234.5.",
 		"There are 3 regions.",
 	} {

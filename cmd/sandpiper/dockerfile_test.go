@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 )
 
 // The Dockerfile cannot be built here (no Docker engine), so this test
@@ -295,7 +297,7 @@ func lintDockerfile(t testing.TB, repo, path string) {
 			t.Errorf("the runtime stage does not pip install %s", name)
 		}
 	}
-	for _, m := range dataModules {
+	for _, m := range config.DataModules {
 		if _, ok := want[m]; !ok {
 			t.Errorf("sandpiper doctor expects %s, which the image does not install", m)
 		}

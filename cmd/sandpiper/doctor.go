@@ -33,7 +33,10 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 		return err
 	}
 	var checks []bot.Check
-	fail := func(name string, err error) { checks = append(checks, bot.Check{Name: name, Detail: err.Error()}) }
+	var lookup envconfig.Lookuper
+	fail := func(name string, err error) {
+		checks = append(checks, bot.Check{Name: name, Detail: config.Locate(lookup, err).Error()})
+	}
 	pass := func(name, detail string) { checks = append(checks, bot.Check{Name: name, OK: true, Detail: detail}) }
 	quiet := slog.New(slog.DiscardHandler)
 
@@ -64,9 +67,14 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 		}, nil)
 		cancel()
 		if err != nil {
-			fail("model "+mc.Model, fmt.Errorf("%v (check SANDPIPER_MODEL, SANDPIPER_MODEL_BASE_URL and the key in %s)", err, mc.KeySource()))
+			fail("model "+mc.Model, fmt.Errorf("%v (check SANDPIPER_MODEL, SANDPIPER_MODEL_BASE_URL and the key; %s)", err, mc.KeyNote()))
+		} else if reply := strings.TrimSpace(resp.Message.Text); reply == "" {
+			fail("model "+mc.Model, fmt.Errorf("%s at %s answered with nothing to the question \"Say OK.\" (%s); check SANDPIPER_MODEL: is it a chat model the server serves?", mc.API, mc.BaseURL, mc.KeyNote()))
 		} else {
-			pass("model "+mc.Model, fmt.Sprintf("%s at %s answered %q (key from %s)", mc.API, mc.BaseURL, strings.TrimSpace(resp.Message.Text), mc.KeySource()))
+			pass("model "+mc.Model, fmt.Sprintf("%s at %s answered %q (%s)", mc.API, mc.BaseURL, reply, mc.KeyNote()))
+		}
+		if note := mc.ModelNote(); note != "" {
+			checks = append(checks, bot.Check{Name: "model id", OK: true, Warn: true, Detail: note})
 		}
 	}
 
@@ -97,7 +105,7 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 			py, isLocal := sb.(interface{ Python() local.Python })
 			ls, _ := sbCfg.Settings().(*config.Local)
 			if isLocal && ls != nil {
-				pass("sandbox python", describePython(ls.Python, py.Python()))
+				pass("sandbox python", describePython(ls, py.Python()))
 			}
 			if w, ok := sb.(interface {
 				Warmth(context.Context) (string, error)
@@ -116,14 +124,14 @@ func runDoctor(ctx context.Context, args []string, _ io.Reader, stdout, _ io.Wri
 			pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 			rt, err := agent.ProbeRuntime(pctx, sb)
 			cancel()
-			switch missing := rt.Missing(dataModules...); {
+			switch missing := rt.Missing(config.DataModules...); {
 			case err != nil:
 				fail("sandbox Python modules", err)
 			case len(missing) > 0:
 				msg := fmt.Sprintf("%s; missing %s, which data questions, files and charts need: install them for the interpreter in SANDPIPER_PYTHON (the Docker image has them)", rt, strings.Join(missing, ", "))
 				if isLocal {
 					// Another interpreter on this machine may have them.
-					if others := pythonsWith(ctx, py.Python().Executable, dataModules, os.Getenv("PATH")); len(others) > 0 {
+					if others := local.PythonsWith(ctx, py.Python().Executable, config.DataModules, os.Getenv("PATH"), nil); len(others) > 0 {
 						msg += fmt.Sprintf(", or use %s, which has them all: SANDPIPER_PYTHON=%s", others[0], others[0])
 					}
 				}
@@ -170,26 +178,25 @@ func precheck(ctx context.Context, checks *[]bot.Check, p config.Prechecker, cfg
 	return ok
 }
 
-// dataModules are the modules data questions, files and charts need: run
-// warns and doctor fails when the sandbox's Python lacks one.
-var dataModules = []string{"numpy", "pandas", "matplotlib", "scipy", "sympy", "openpyxl"}
-
 // describePython says which interpreter the sandbox runs, and how it was
-// found from name (SANDPIPER_PYTHON, or the default): the real executable
+// found from SANDPIPER_PYTHON, or chosen without it: the real executable
 // behind a symbolic link or a version manager's shim.
-func describePython(name string, py local.Python) string {
-	name = cmp.Or(name, local.DefaultPython)
+func describePython(ls *config.Local, py local.Python) string {
+	name := cmp.Or(ls.Python, local.DefaultPython)
+	if ls.Choice != nil {
+		name = ls.Choice.Python
+	}
 	s := fmt.Sprintf("%s (Python %s)", py.Executable, py.Version)
 	found, err := exec.LookPath(name)
 	switch {
 	case err != nil || found == py.Executable:
-	case isExecutable(mustEvalSymlinks(found)):
+	case local.IsELF(mustEvalSymlinks(found)):
 		s += ", the file " + found + " links to"
 	default:
 		s += ", which the shim " + found + " runs; set SANDPIPER_PYTHON=" + py.Executable + " to skip the shim"
 	}
-	if name == local.DefaultPython {
-		s += " (SANDPIPER_PYTHON unset: " + name + " on PATH)"
+	if ls.Choice != nil {
+		s += " (" + ls.Choice.Why + ")"
 	}
 	return s
 }

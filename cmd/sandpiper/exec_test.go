@@ -125,8 +125,15 @@ func TestExecLocal(t *testing.T) {
 				// exec passes the program's own output through untouched, like
 				// python3: control text included.
 				{"raw output", []string{"-c", `import sys; print('\x1b[31mred\x1b[0m\x07\u202e'); sys.stderr.write('\x1b]0;t\x07')`}, "", nil, 0, "\x1b[31mred\x1b[0m\a\u202e\n", []string{"\x1b]0;t\a"}},
-				{"bad limit", []string{"-c", "print(1)"}, "", map[string]string{"SANDPIPER_SANDBOX_MEMORY": "lots"}, 2, "", []string{"SANDPIPER_SANDBOX_MEMORY"}},
+				{"bad limit", []string{"-c", "print(1)"}, "", map[string]string{"SANDPIPER_SANDBOX_MEMORY": "lots"}, 2, "", []string{"SANDPIPER_SANDBOX_MEMORY=lots is not a size: want a number of bytes, or with a unit (KiB, MiB, GiB; KB, MB, GB), e.g. SANDPIPER_SANDBOX_MEMORY=512MiB"}},
+				{"bad limits at once", []string{"-c", "print(1)"}, "", map[string]string{"SANDPIPER_SANDBOX_TIMEOUT": "-1", "SANDPIPER_SANDBOX_CPUS": "two", "SANDPIPER_LOG_LEVEL": "loud"}, 2, "", []string{
+					"config: 3 settings to fix:",
+					"SANDPIPER_SANDBOX_TIMEOUT=-1 is not a duration: want a number with a unit (ms, s, m, h), e.g. SANDPIPER_SANDBOX_TIMEOUT=30s",
+					"SANDPIPER_SANDBOX_CPUS=two is not a number: want e.g. SANDPIPER_SANDBOX_CPUS=1",
+					"SANDPIPER_LOG_LEVEL=loud is not a log level"}},
+				{"verbose", []string{"-v", "-c", "print(1)"}, "", nil, 0, "1\n", []string{", 1 CPU, ", "sandpiper: python: ", "sandpiper: exit 0 in "}},
 				{"stray argument", []string{"print(1)"}, "", nil, 2, "", []string{"usage: sandpiper exec"}},
+				{"a script", []string{"script.py"}, "", nil, 2, "", []string{"give the code after -c, in quotes, or a file on standard input: sandpiper exec < script.py"}},
 				{"unknown flag", []string{"-x"}, "", nil, 2, "", []string{"flag provided but not defined: -x", "usage: sandpiper exec"}},
 			} {
 				t.Run(tc.name, func(t *testing.T) {
@@ -278,6 +285,25 @@ print("done")`
 			if _, err := os.Stat(filepath.Join(dir, "saved", ".cache")); !os.IsNotExist(err) {
 				t.Errorf("the hidden cache was saved (%v)", err)
 			}
+
+			// -out naming a file is refused before the run; a file that
+			// cannot be saved fails the command.
+			if err := os.WriteFile("a-file", nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, stderr, c := p.run(t.Context(), t, "", "-out", "a-file", "-c", code); c != 2 || !strings.Contains(stderr, "exec: -out a-file is a file; give a folder") {
+				t.Errorf("-out a-file: exit %d, stderr %q; want 2, what to give", c, stderr)
+			}
+			if err := os.MkdirAll(filepath.Join("blocked", "plots"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(filepath.Join("blocked", "plots"))
+			if err := os.WriteFile(filepath.Join("blocked", "plots"), nil, 0o644); err != nil { // where a folder must go
+				t.Fatal(err)
+			}
+			if _, stderr, c := p.run(t.Context(), t, "", "-out", "blocked", "-c", code); c != 1 || !strings.Contains(stderr, "could not save plots/") {
+				t.Errorf("-out with a file unsaveable: exit %d, stderr %q; want 1, which", c, stderr)
+			}
 		})
 	}
 }
@@ -422,5 +448,36 @@ func TestExecKubernetesHandsBack(t *testing.T) {
 		if want := "kubernetes: no cluster configured"; code != 1 || !strings.Contains(stderr, want) || handedOver {
 			t.Errorf("%v: exit %d, stderr %q, run by sandpiper-exec %v; want 1, %q from sandpiper", args, code, stderr, handedOver, want)
 		}
+	}
+}
+
+// TestExecChoosesPython: with SANDPIPER_PYTHON unset and a python3 first
+// on PATH that cannot run the data stack, exec runs an interpreter that
+// has it, and -v says which and why.
+func TestExecChoosesPython(t *testing.T) {
+	requireSandbox(t)
+	if err := exec.Command("/usr/bin/python3", "-c", "import numpy, pandas, matplotlib, scipy, sympy, openpyxl").Run(); err != nil {
+		t.Skip("/usr/bin/python3 lacks the data stack")
+	}
+	bad := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bad, "python3"), []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	paths := execPaths(t) // built with the go on PATH
+	t.Setenv("PATH", bad+":/usr/bin:/bin")
+	t.Setenv("SANDPIPER_PYTHON", "")
+	t.Setenv("SANDPIPER_SANDBOX", "local")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Chdir(t.TempDir())
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) {
+			stdout, stderr, c := p.run(t.Context(), t, "", "-v", "-c", "import numpy; print(numpy.__name__)")
+			if c != 0 || stdout != "numpy\n" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want numpy imported", c, stdout, stderr)
+			}
+			if want := "; SANDPIPER_PYTHON unset: python3 on PATH lacks numpy, pandas, matplotlib, scipy, sympy, openpyxl; /usr/bin/python3 has them all\n"; !strings.Contains(stderr, want) {
+				t.Errorf("stderr %q lacks %q", stderr, want)
+			}
+		})
 	}
 }

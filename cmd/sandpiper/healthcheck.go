@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/sandpiper-bot/sandpiper/bot"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
+	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 )
 
 const healthcheckUsage = `usage: sandpiper healthcheck [URL]
@@ -26,11 +28,7 @@ the reason, while the bot is not connected to Slack or cannot reach Redis.
 // runHealthcheck is `sandpiper healthcheck`.
 func runHealthcheck(ctx context.Context, args []string, _ io.Reader, stdout, stderr io.Writer) error {
 	if len(args) > 1 || len(args) == 1 && strings.HasPrefix(args[0], "-") {
-		fmt.Fprint(stderr, healthcheckUsage)
-		if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
-			return nil
-		}
-		return cli.Exit(cli.ExitUsage)
+		return cli.UsageError(fmt.Errorf("healthcheck: unexpected %q", args[0]), healthcheckUsage)
 	}
 	url := ""
 	if len(args) == 1 {
@@ -39,6 +37,9 @@ func runHealthcheck(ctx context.Context, args []string, _ io.Reader, stdout, std
 		lookup, err := cli.LoadEnv()
 		if err != nil {
 			return err
+		}
+		if _, err := config.LogLevel(lookup, slog.LevelInfo); err != nil { // every command checks it
+			return cli.ConfigError(err)
 		}
 		addr := bot.DefaultHTTPAddr
 		if v, ok := lookup.Lookup("SANDPIPER_HTTP_ADDR"); ok {

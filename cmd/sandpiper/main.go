@@ -53,9 +53,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	var err error
 	switch cmd, ok := commands[name]; {
+	case len(args) == 1 && isHelp(args[0]) && helps[name] != "":
+		fmt.Fprint(stdout, helps[name]) // asked for: not an error
 	case ok:
 		err = cmd(ctx, args, stdin, stdout, stderr)
-	case name == "help" || name == "-h" || name == "-help" || name == "--help":
+	case name == "help" || isHelp(name):
 		fmt.Fprint(stdout, usage)
 	default:
 		err = cli.UsageError(fmt.Errorf("unknown command %q", name), usage)
@@ -63,10 +65,23 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return cli.Report(stderr, err)
 }
 
+// helps are the help of the commands that take no flags, for -h; ask and
+// exec print their own.
+var helps = map[string]string{
+	"run":         runUsage,
+	"doctor":      doctorUsage,
+	"healthcheck": healthcheckUsage,
+}
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help"
+}
+
 // noArgs refuses arguments given to a command that takes none.
 func noArgs(cmd string, args []string) error {
 	if len(args) > 0 {
-		return cli.UsageError(fmt.Errorf("%s takes no arguments", cmd), usage)
+		return cli.UsageError(fmt.Errorf("%s takes no arguments", cmd), helps[cmd])
 	}
 	return nil
 }
@@ -79,4 +94,20 @@ const usage = `Usage:
   sandpiper healthcheck     exit 0 when the running bot's /healthz is OK (for containers)
 
 Configuration comes from the environment (and .env.local, .env); see README.md.
+`
+
+const runUsage = `usage: sandpiper [run]
+
+Connects to Slack over Socket Mode and answers questions until SIGINT or
+SIGTERM, then finishes the answers in flight and exits 0. Needs
+SLACK_BOT_TOKEN, SLACK_APP_TOKEN and a model key; every setting that is
+missing or wrong is named at once. sandpiper doctor checks them all.
+`
+
+const doctorUsage = `usage: sandpiper doctor
+
+Checks the Slack tokens and scopes, the model endpoint and key, the
+sandbox (its interpreter, data modules, warm runs, how memory and CPU are
+bounded), the data directory, Redis and the data sources when configured,
+and says what to fix. Exits 1 when a check failed.
 `

@@ -46,12 +46,12 @@ func TestAskNeutralisesSandboxText(t *testing.T) {
 	}
 	out := stdout.String()
 	for _, want := range []string{
-		"│ import sys  # ␛[2J\ufffd\n",                         // the code
-		"│ osc52 ␛]52;c;cm0gLXJmIC8=␇␛[2J\ufffd\ufffd done\n",  // the output
-		"│ raw c1 \ufffd31m\n│ over\n",                         // a raw 8-bit CSI; CR ends a line
-		"│ ValueError: ␛]52;c;cm0gLXJmIC8=␇␛[2J\ufffd\ufffd\n", // the error
-		"│ saved results/evil\ufffdgnp.exe (2 bytes)\n",        // the files
-		"│ saved results/notes␇␛[2J.csv (4 bytes)\n",
+		"  import sys  # ␛[2J\ufffd\n",                         // the code
+		"  osc52 ␛]52;c;cm0gLXJmIC8=␇␛[2J\ufffd\ufffd done\n",  // the output
+		"  raw c1 \ufffd31m\n  over\n",                         // a raw 8-bit CSI; CR ends a line
+		"  ValueError: ␛]52;c;cm0gLXJmIC8=␇␛[2J\ufffd\ufffd\n", // the error
+		"  saved results/evil\ufffdgnp.exe (2 bytes)\n",        // the files
+		"  saved results/notes␇␛[2J.csv (4 bytes)\n",
 		"␛]8;;https://evil.example␇click␛]8;;␇ \ufffdtxt.exe \ufffd31m ␛[2K\n", // the answer
 	} {
 		if !strings.Contains(out, want) {

@@ -327,7 +327,7 @@ func (s *Sandbox) Enforcement() string {
 	if !s.cgroups.hasCPU() {
 		return "cgroup " + s.cgroups.String() + ": memory and processes bounded; no cpu controller, so the CPU quota (SANDPIPER_SANDBOX_CPUS) is not enforced"
 	}
-	return fmt.Sprintf("cgroup %s: memory, processes and %g CPUs bounded per run", s.cgroups.String(), s.cfg.Limits.CPUs)
+	return fmt.Sprintf("cgroup %s: memory, processes and %s bounded per run", s.cgroups.String(), sandbox.FormatCPUs(s.cfg.Limits.CPUs))
 }
 
 // Info reports the backend's limits, as a run gets them, and what this

@@ -9,7 +9,8 @@
 // sandpiper ask uses this package, not the terminal chat (package tui),
 // when standard input or output is not a terminal (a pipe, CI,
 // sandpiper ask "…" > answer.txt), with --plain, or with TERM=dumb: the
-// cards as text, the answer as the model wrote it, and without a question a
+// cards as plain lines (a title, the lines indented under it, no frames),
+// the answer as the model wrote it, and without a question a
 // line-by-line chat (Enter sends; Ctrl+D leaves). NO_COLOR (set and not
 // empty) turns colour off.
 package chat

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sandpiper-bot/sandpiper/agent"
 	"github.com/sandpiper-bot/sandpiper/agent/datasource"
@@ -21,7 +20,6 @@ import (
 // Terminal output limits.
 const (
 	cardLines    = 40 // lines of each stream shown in a tool card
-	cardWidth    = 60 // width of a tool card's rules
 	spinnerEvery = 100 * time.Millisecond
 )
 
@@ -151,7 +149,7 @@ func (u *UI) ToolCallStarted(_ context.Context, e agent.ToolCallEvent) {
 	if body == "" {
 		body = string(e.Call.Input)
 	}
-	fmt.Fprintf(u.out, "%s\n", u.rule("╭─ ", title))
+	fmt.Fprintf(u.out, "%s\n", u.title(title))
 	u.block(body, "", cardLines*4)
 	u.mu.Unlock()
 	if e.Call.Name == agent.ExecuteCodeName {
@@ -170,13 +168,13 @@ func (u *UI) ToolCallFinished(_ context.Context, e agent.ToolResultEvent) {
 	dur := e.Duration.Round(time.Millisecond).String()
 	switch res, v := e.Sandbox, sandbox.VerdictOf(e.Sandbox, e.Err); {
 	case v.Kind == sandbox.VerdictStopped:
-		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", u.yellow("✗ "+v.Phrase)+u.dim(" · "+dur)))
+		fmt.Fprintf(u.out, "%s\n", u.yellow("✗ "+v.Phrase)+u.dim(" · "+dur))
 	case e.Err != nil:
 		mark := "✗ " + v.Phrase
 		if e.Call.Name != agent.ExecuteCodeName {
 			mark = "✗ error" // another tool's: the verdict speaks of code
 		}
-		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", u.red(mark)+u.dim(" · "+dur)))
+		fmt.Fprintf(u.out, "%s\n", u.red(mark)+u.dim(" · "+dur))
 		u.block(e.Err.Error(), "red", cardLines)
 	case e.Query != nil:
 		u.queryCard(e.Query, dur)
@@ -185,41 +183,41 @@ func (u *UI) ToolCallFinished(_ context.Context, e agent.ToolResultEvent) {
 		if e.Result.IsError {
 			mark = u.red("✗ error")
 		}
-		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", mark+u.dim(" · "+dur)))
+		fmt.Fprintf(u.out, "%s\n", mark+u.dim(" · "+dur))
 		u.block(e.Result.Content, "", cardLines)
 	default:
-		fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", status(u, v)+u.dim(" · "+dur)))
+		fmt.Fprintf(u.out, "%s\n", status(u, v)+u.dim(" · "+dur))
 		if len(res.Stdout) == 0 && len(res.Stderr) == 0 {
-			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim("(no output)"))
+			fmt.Fprintf(u.out, "%s %s\n", u.dim(" "), u.dim("(no output)"))
 		}
 		u.block(string(res.Stdout), "", cardLines)
 		if res.StdoutTruncated {
-			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("… output cut at %d of %d bytes", len(res.Stdout), res.StdoutSize)))
+			fmt.Fprintf(u.out, "%s %s\n", u.dim(" "), u.dim(fmt.Sprintf("… output cut at %d of %d bytes", len(res.Stdout), res.StdoutSize)))
 		}
 		u.block(string(res.Stderr), "red", cardLines)
 		if res.StderrTruncated {
-			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("… stderr cut at %d of %d bytes", len(res.Stderr), res.StderrSize)))
+			fmt.Fprintf(u.out, "%s %s\n", u.dim(" "), u.dim(fmt.Sprintf("… stderr cut at %d of %d bytes", len(res.Stderr), res.StderrSize)))
 		}
 		for _, f := range res.Files {
 			if sandbox.HiddenPath(f.Name) {
 				continue
 			}
 			if u.opts.OutDir == "" {
-				fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("file %s (%s)", safetext.Line(f.Name), sandbox.FormatSize(int64(len(f.Data))))))
+				fmt.Fprintf(u.out, "%s %s\n", u.dim(" "), u.dim(fmt.Sprintf("file %s (%s)", safetext.Line(f.Name), sandbox.FormatSize(int64(len(f.Data))))))
 				continue
 			}
 			p, err := cli.SaveOutput(u.opts.OutDir, f)
 			if err != nil {
-				fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.red(safetext.Line(fmt.Sprintf("could not save %s: %v", f.Name, err))))
+				fmt.Fprintf(u.out, "%s %s\n", u.dim(" "), u.red(safetext.Line(fmt.Sprintf("could not save %s: %v", f.Name, err))))
 				continue
 			}
-			fmt.Fprintf(u.out, "%s saved %s %s\n", u.dim("│"), safetext.Line(p), u.dim("("+sandbox.FormatSize(int64(len(f.Data)))+")"))
+			fmt.Fprintf(u.out, "%s saved %s %s\n", u.dim(" "), safetext.Line(p), u.dim("("+sandbox.FormatSize(int64(len(f.Data)))+")"))
 		}
 		for _, o := range res.FilesOmitted {
-			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.yellow("not saved: "+safetext.Line(o)))
+			fmt.Fprintf(u.out, "%s %s\n", u.dim(" "), u.yellow("not saved: "+safetext.Line(o)))
 		}
 	}
-	fmt.Fprintf(u.out, "%s\n", u.dim("╰"+strings.Repeat("─", cardWidth-1)))
+	fmt.Fprintln(u.out) // the card's end
 	u.midLine = false
 }
 
@@ -235,7 +233,7 @@ func (u *UI) queryCard(q *agent.Query, dur string) {
 	default:
 		mark = u.red("✗ " + q.Outcome)
 	}
-	fmt.Fprintf(u.out, "%s\n", u.rule("├─ ", mark+u.dim(" · "+safetext.Line(q.Engine)+" · "+dur)))
+	fmt.Fprintf(u.out, "%s\n", mark+u.dim(" · "+safetext.Line(q.Engine)+" · "+dur))
 	if q.Err != "" {
 		u.block(q.Err, "red", cardLines)
 		return
@@ -243,11 +241,11 @@ func (u *UI) queryCard(q *agent.Query, dur string) {
 	if table, more := tui.QueryTable(q, tui.QueryRows, tui.QueryCellChars); table != "" {
 		u.block(table, "", tui.QueryRows+2)
 		if more > 0 {
-			fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("… %s more rows", tui.Commas(more))))
+			fmt.Fprintf(u.out, "%s %s\n", u.dim(" "), u.dim(fmt.Sprintf("… %s more rows", tui.Commas(more))))
 		}
 	}
 	if q.File != "" {
-		fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("result in %s/%s (%s)", sandbox.WorkDir, safetext.Line(q.File), sandbox.FormatSize(q.FileSize))))
+		fmt.Fprintf(u.out, "%s %s\n", u.dim(" "), u.dim(fmt.Sprintf("result in %s/%s (%s)", sandbox.WorkDir, safetext.Line(q.File), sandbox.FormatSize(q.FileSize))))
 	}
 }
 
@@ -328,34 +326,17 @@ func (u *UI) block(text, color string, max int) {
 		if color == "red" {
 			l = u.red(l)
 		}
-		fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), l)
+		fmt.Fprintf(u.out, "%s %s\n", u.dim(" "), l)
 	}
 	if more > 0 {
-		fmt.Fprintf(u.out, "%s %s\n", u.dim("│"), u.dim(fmt.Sprintf("… %d more lines", more)))
+		fmt.Fprintf(u.out, "%s %s\n", u.dim(" "), u.dim(fmt.Sprintf("… %d more lines", more)))
 	}
 }
 
-// rule is a card's horizontal rule with a title.
-func (u *UI) rule(lead, title string) string {
-	n := cardWidth - utf8.RuneCountInString(lead) - visibleLen(title) - 1
-	return u.dim(lead) + title + " " + u.dim(strings.Repeat("─", max(n, 3)))
-}
-
-// visibleLen counts the runes of s outside ANSI escape sequences.
-func visibleLen(s string) int {
-	n, esc := 0, false
-	for _, r := range s {
-		switch {
-		case esc:
-			esc = r != 'm'
-		case r == '\x1b':
-			esc = true
-		default:
-			n++
-		}
-	}
-	return n
-}
+// title starts a card: its title alone on a line. Plain output is plain
+// lines, no frames: a card's lines are indented under its title and its
+// verdict, and an empty line ends it.
+func (u *UI) title(title string) string { return u.bold(title) }
 
 // endLine ends a line of streamed text before something else is shown,
 // after the text held back from it.

@@ -97,7 +97,7 @@ func LoadEnv() (envconfig.Lookuper, error) {
 }
 
 // Load reads the variables and the part of them f reads; its errors are
-// ConfigErrors.
+// ConfigErrors, naming the dotenv file that set a wrong value.
 func Load[T any](ctx context.Context, f func(context.Context, envconfig.Lookuper) (T, error)) (envconfig.Lookuper, T, error) {
 	lookup, err := LoadEnv()
 	if err != nil {
@@ -106,7 +106,7 @@ func Load[T any](ctx context.Context, f func(context.Context, envconfig.Lookuper
 	}
 	v, err := f(ctx, lookup)
 	if err != nil {
-		return nil, v, ConfigError(err)
+		return nil, v, ConfigError(config.Locate(lookup, err))
 	}
 	return lookup, v, nil
 }

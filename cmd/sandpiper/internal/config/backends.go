@@ -2,7 +2,6 @@ package config
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/url"
 	"os"
@@ -50,7 +49,7 @@ var (
 	// every binary links, and those a binary registers.
 	registry = map[string]func() Settings{
 		sandbox.BackendLocal: func() Settings {
-			return &Local{Python: local.DefaultPython, Preload: strings.Join(local.DefaultPreload, ",")}
+			return &Local{Preload: strings.Join(local.DefaultPreload, ",")}
 		},
 		sandbox.BackendVercel: func() Settings {
 			return &Vercel{APIURL: vercel.DefaultAPIURL, VCPUs: vercel.DefaultVCPUs}
@@ -109,11 +108,21 @@ func registered(name string) (func() Settings, bool) {
 
 // Local is the local backend's settings (SANDPIPER_SANDBOX=local).
 type Local struct {
+	// Python is the interpreter; empty, New chooses one (see Choice).
 	Python string `env:"SANDPIPER_PYTHON"`
 	// Preload lists the modules warm runs start with, comma-separated;
 	// empty: every run starts cold.
 	Preload string `env:"SANDPIPER_SANDBOX_PRELOAD"`
+
+	// Choice is, after New, how the interpreter was chosen when Python
+	// was empty: one with the data modules ([local.ChoosePython]).
+	Choice *local.Choice
 }
+
+// DataModules are the modules data questions, files and charts need: an
+// interpreter is chosen for having them, run warns and ask says so when
+// the sandbox's lacks one, and doctor fails.
+var DataModules = []string{"numpy", "pandas", "matplotlib", "scipy", "sympy", "openpyxl"}
 
 // PreloadModules returns the modules of SANDPIPER_SANDBOX_PRELOAD.
 func (l *Local) PreloadModules() []string {
@@ -129,20 +138,26 @@ func (l *Local) PreloadModules() []string {
 // Check checks the modules to preload.
 func (l *Local) Check(Sandbox) error {
 	if err := local.CheckPreload(l.PreloadModules()); err != nil {
-		return fmt.Errorf("config: SANDPIPER_SANDBOX_PRELOAD=%q: %v", l.Preload, err)
+		return &SettingError{Name: "SANDPIPER_SANDBOX_PRELOAD", Value: l.Preload, Problem: "is not a list of modules (" + err.Error() + ")",
+			Want: "module names, comma-separated, e.g. SANDPIPER_SANDBOX_PRELOAD=numpy,pandas"}
 	}
 	return nil
 }
 
-// New builds the local backend: for one run (exec, doctor), no pool of
-// sandboxes.
+// New builds the local backend (for one run, exec and doctor, with no pool
+// of sandboxes), choosing the interpreter when SANDPIPER_PYTHON is not set.
 func (l *Local) New(ctx context.Context, c Sandbox, log *slog.Logger) (Runner, error) {
 	concurrency := c.Concurrency
 	if !c.LongLived {
 		concurrency = 1
 	}
+	python := l.Python
+	if python == "" {
+		c := local.ChoosePython(ctx, DataModules, probeCacheDir())
+		l.Choice, python = &c, c.Python
+	}
 	s, err := local.New(ctx, local.Config{
-		Python:        l.Python,
+		Python:        python,
 		Concurrency:   concurrency,
 		Limits:        c.Limits(),
 		PrepareCaches: c.LongLived,
@@ -182,17 +197,14 @@ type Vercel struct {
 
 // Check checks the memory a VM can have, the vCPUs and the API's URL.
 func (v *Vercel) Check(c Sandbox) error {
-	if err := CheckRange("SANDPIPER_SANDBOX_MEMORY", c.Memory,
-		"at most "+sandbox.FormatSize(vercel.MaxMemory)+" with SANDPIPER_SANDBOX=vercel", c.Memory.n > vercel.MaxMemory); err != nil {
-		return err
-	}
-	if v.VCPUs != 1 && (v.VCPUs < 2 || v.VCPUs > 8 || v.VCPUs%2 != 0) {
-		return fmt.Errorf("config: SANDPIPER_VERCEL_VCPUS=%d: want 1, 2, 4, 6 or 8", v.VCPUs)
-	}
+	var bad []error
 	if u, err := url.Parse(v.APIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return fmt.Errorf("config: SANDPIPER_VERCEL_API_URL=%q is not an http(s) URL", v.APIURL)
+		bad = append(bad, &SettingError{Name: "SANDPIPER_VERCEL_API_URL", Value: v.APIURL, Problem: "is not an http(s) URL", Want: "e.g. SANDPIPER_VERCEL_API_URL=" + vercel.DefaultAPIURL})
 	}
-	return nil
+	return Join(append(bad,
+		CheckRange("SANDPIPER_SANDBOX_MEMORY", c.Memory, "at most "+sandbox.FormatSize(vercel.MaxMemory)+" with SANDPIPER_SANDBOX=vercel", c.Memory.n > vercel.MaxMemory),
+		CheckRange("SANDPIPER_VERCEL_VCPUS", v.VCPUs, "1, 2, 4, 6 or 8", v.VCPUs != 1 && (v.VCPUs < 2 || v.VCPUs > 8 || v.VCPUs%2 != 0)),
+	)...)
 }
 
 // New builds the Vercel backend, checking the credentials.

@@ -13,13 +13,11 @@ package config
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 
@@ -40,6 +38,7 @@ var dotenvFiles = []string{".env.local", ".env"}
 // what the bot's children could inherit.
 func Lookup(dir string) (envconfig.Lookuper, []string, error) {
 	vars := map[string]string{}
+	from := map[string]string{} // the file that set each of vars
 	var read []string
 	for _, name := range dotenvFiles {
 		data, err := os.ReadFile(filepath.Join(dir, name))
@@ -55,12 +54,12 @@ func Lookup(dir string) (envconfig.Lookuper, []string, error) {
 		}
 		for k, v := range got {
 			if _, ok := vars[k]; !ok {
-				vars[k] = v
+				vars[k], from[k] = v, name
 			}
 		}
 		read = append(read, name)
 	}
-	return namedLookuper{envconfig.MultiLookuper(envconfig.OsLookuper(), envconfig.MapLookuper(vars)), vars}, read, nil
+	return namedLookuper{envconfig.MultiLookuper(envconfig.OsLookuper(), envconfig.MapLookuper(vars)), vars, from}, read, nil
 }
 
 // parseDotenv reads a dotenv file with godotenv: KEY=value lines, #
@@ -94,49 +93,6 @@ func parseDotenv(data []byte) (map[string]string, error) {
 		vars[k] = unmask.Replace(v)
 	}
 	return vars, nil
-}
-
-// Process sets the fields of target (a pointer to an env struct) whose
-// variables are set, keeping the others. Its errors name the variable.
-func Process(ctx context.Context, lookup envconfig.Lookuper, target any) error {
-	t := reflect.TypeOf(target).Elem()
-	for i := range t.NumField() {
-		// envconfig does not name the field whose struct decoder failed.
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("env"), ",")
-		if v, ok := lookup.Lookup(name); ok && t.Field(i).Type == reflect.TypeFor[ByteSize]() {
-			if _, err := parseByteSize(v); err != nil {
-				return fmt.Errorf("config: %s: %w", name, err)
-			}
-		}
-	}
-	err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: target, Lookuper: lookup, DefaultOverwrite: true})
-	if err != nil {
-		return fmt.Errorf("config: %s", envNames(err.Error(), t))
-	}
-	return nil
-}
-
-// envNames rewrites envconfig's "Field: problem" errors to name the
-// environment variable instead of the Go field.
-func envNames(msg string, t reflect.Type) string {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		name, _, _ := strings.Cut(f.Tag.Get("env"), ",")
-		if name != "" && strings.HasPrefix(msg, f.Name+":") {
-			return name + strings.TrimPrefix(msg, f.Name)
-		}
-	}
-	return msg
-}
-
-// CheckRange is one setting's bounds: when bad, it returns the start-up
-// error naming the variable, its value and what it may be. A Load
-// function returns the first of its checks that fails, with cmp.Or.
-func CheckRange(name string, value any, want string, bad bool) error {
-	if !bad {
-		return nil
-	}
-	return fmt.Errorf("config: %s=%v is out of range: want %s", name, value, want)
 }
 
 // ByteSize is a size in bytes written as 512MiB, 64MB, 1G or 4096. It
@@ -193,19 +149,20 @@ func parseByteSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// OnOff is a switch written "on" or "off".
+// OnOff is a switch, written as every switch is: on or off, true or
+// false, yes or no, 1 or 0, in any case.
 type OnOff bool
 
-// EnvDecode reads "on" or "off", in any case.
+// switchWords are the words a switch takes.
+var switchWords = map[string]OnOff{"on": true, "true": true, "yes": true, "1": true, "off": false, "false": false, "no": false, "0": false}
+
+// EnvDecode reads one of switchWords.
 func (o *OnOff) EnvDecode(s string) error {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "on":
-		*o = true
-	case "off":
-		*o = false
-	default:
+	v, ok := switchWords[strings.ToLower(strings.TrimSpace(s))]
+	if !ok {
 		return fmt.Errorf("%q is not on or off", s)
 	}
+	*o = v
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 
@@ -30,10 +29,7 @@ func (f Files) Limits() sandbox.FileLimits {
 func LoadFiles(ctx context.Context, lookup envconfig.Lookuper) (Files, error) {
 	d := sandbox.FileLimits{}.WithDefaults()
 	e := Files{FileSize: ByteSize{n: d.FileSize}, RunSize: ByteSize{n: d.RunSize}, RunFiles: d.RunFiles, ThreadSize: ByteSize{n: d.ThreadSize}, Uploads: d.Uploads}
-	if err := Process(ctx, lookup, &e); err != nil {
-		return e, err
-	}
-	return e, cmp.Or(
+	return e, Join(Process(ctx, lookup, &e),
 		CheckRange("SANDPIPER_FILE_MAX_SIZE", e.FileSize, "at least 1KiB", e.FileSize.n < 1<<10),
 		CheckRange("SANDPIPER_FILES_MAX_TOTAL", e.RunSize, "at least SANDPIPER_FILE_MAX_SIZE ("+e.FileSize.String()+")", e.RunSize.n < e.FileSize.n),
 		CheckRange("SANDPIPER_FILES_MAX_COUNT", e.RunFiles, fmt.Sprintf("1 to %d", sandbox.DefaultInputFiles), e.RunFiles < 1 || e.RunFiles > sandbox.DefaultInputFiles),

@@ -15,6 +15,16 @@ import (
 type namedLookuper struct {
 	envconfig.Lookuper
 	files map[string]string
+	from  map[string]string // the dotenv file that set each of files
+}
+
+// File names the dotenv file the variable name was read from, or ""
+// when the environment set it (or nothing did).
+func (l namedLookuper) File(name string) string {
+	if _, ok := os.LookupEnv(name); ok {
+		return ""
+	}
+	return l.from[name]
 }
 
 // Names returns the variables of the environment and of the dotenv

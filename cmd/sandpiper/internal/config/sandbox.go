@@ -1,12 +1,12 @@
 package config
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sethvargo/go-envconfig"
@@ -75,7 +75,7 @@ const (
 
 // validate names the variable to fix, its value and what it may be.
 func (c Sandbox) validate() error {
-	return cmp.Or(
+	return Join(
 		CheckRange("SANDPIPER_SANDBOX_TIMEOUT", c.Timeout, "more than 0s", c.Timeout <= 0),
 		CheckRange("SANDPIPER_SANDBOX_MEMORY", c.Memory, "at least 16MiB", c.Memory.n < 16<<20),
 		CheckRange("SANDPIPER_SANDBOX_PROCESSES", c.Processes, "at least 1", c.Processes < 1),
@@ -99,29 +99,23 @@ func LoadSandbox(ctx context.Context, lookup envconfig.Lookuper) (Sandbox, error
 		Timeout: d.Timeout, Memory: ByteSize{n: d.Memory}, Processes: d.Processes, CPUTime: d.CPUTime,
 		CPUs: d.CPUs, OpenFiles: d.OpenFiles, Disk: ByteSize{n: d.DiskSize}, Output: ByteSize{n: d.Output},
 	}
-	if err := Process(ctx, lookup, &c); err != nil {
-		return c, err
-	}
-	if err := c.validate(); err != nil {
-		return c, err
-	}
+	shared := Join(Process(ctx, lookup, &c), c.validate())
 	defaults, ok := registered(c.Backend)
 	switch {
 	case !ok && slices.Contains(sandbox.Backends, c.Backend):
-		return c, nil
+		return c, shared
 	case !ok:
-		return c, fmt.Errorf("config: SANDPIPER_SANDBOX=%q: want \"local\" (this host), \"vercel\" (Vercel Sandbox) or \"kubernetes\" (agent-sandbox on a cluster)", c.Backend)
+		return c, Join(shared, &SettingError{Name: "SANDPIPER_SANDBOX", Value: c.Backend, Problem: "is not a sandbox backend",
+			Want: `local (this host), vercel (Vercel Sandbox) or kubernetes (agent-sandbox on a cluster), e.g. SANDPIPER_SANDBOX=local`})
 	}
 	c.settings = defaults()
-	if err := Process(ctx, lookup, c.settings); err != nil {
-		return c, err
-	}
+	err := Process(ctx, lookup, c.settings)
 	if l, ok := c.settings.(*Local); ok {
-		if v, set := lookup.Lookup("SANDPIPER_SANDBOX_PRELOAD"); set && v == "" {
-			l.Preload = "" // set and empty: warming off (envconfig keeps the default)
+		if v, set := lookup.Lookup("SANDPIPER_SANDBOX_PRELOAD"); set && strings.TrimSpace(v) == "" {
+			l.Preload = "" // set and empty: warming off
 		}
 	}
-	return c, c.settings.Check(c)
+	return c, Join(shared, err, c.settings.Check(c))
 }
 
 // Runner is a sandbox backend, as the commands use it.

@@ -35,7 +35,7 @@ func TestLoadSandboxConfigVercel(t *testing.T) {
 					t.Errorf("settings %+v", v)
 				}
 			}},
-		{name: "unknown backend", env: map[string]string{"SANDPIPER_SANDBOX": "docker"}, wantErr: `SANDPIPER_SANDBOX="docker": want "local" (this host), "vercel" (Vercel Sandbox) or "kubernetes"`},
+		{name: "unknown backend", env: map[string]string{"SANDPIPER_SANDBOX": "docker"}, wantErr: `SANDPIPER_SANDBOX=docker is not a sandbox backend: want local (this host), vercel (Vercel Sandbox) or kubernetes`},
 		// The cluster's backend is not linked here (cmd/sandpiper's tests
 		// check its settings): loading leaves it to New to refuse.
 		{name: "kubernetes not linked", env: map[string]string{"SANDPIPER_SANDBOX": "kubernetes"}, check: func(t *testing.T, c Sandbox) {

@@ -19,8 +19,5 @@ type State struct {
 // LoadState reads the state's variables; errors name the variable to fix.
 func LoadState(ctx context.Context, lookup envconfig.Lookuper) (State, error) {
 	s := State{On: true, MaxSize: ByteSize{n: sandbox.DefaultStateSize}}
-	if err := Process(ctx, lookup, &s); err != nil {
-		return s, err
-	}
-	return s, CheckRange("SANDPIPER_STATE_MAX_SIZE", s.MaxSize, "at least 64KiB", s.MaxSize.n < 64<<10)
+	return s, Join(Process(ctx, lookup, &s), CheckRange("SANDPIPER_STATE_MAX_SIZE", s.MaxSize, "at least 64KiB", s.MaxSize.n < 64<<10))
 }

@@ -53,12 +53,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
+
+	"github.com/sethvargo/go-envconfig"
 
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/cli"
 	"github.com/sandpiper-bot/sandpiper/cmd/sandpiper/internal/config"
 	"github.com/sandpiper-bot/sandpiper/sandbox"
+	"github.com/sandpiper-bot/sandpiper/sandbox/local"
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
 )
 
@@ -109,7 +113,10 @@ func (e Exec) Run(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		var u strings.Builder
 		fs.SetOutput(&u)
 		fs.Usage()
-		return cli.UsageError(fmt.Errorf("exec: unexpected argument %q (the code goes after -c, in quotes)", fs.Arg(0)), u.String())
+		return cli.UsageError(fmt.Errorf("exec: unexpected argument %q: give the code after -c, in quotes, or a file on standard input: sandpiper exec < %s", fs.Arg(0), scriptName(fs.Arg(0))), u.String())
+	}
+	if fi, err := os.Stat(*outDir); *outDir != "" && err == nil && !fi.IsDir() {
+		return cli.ConfigError(fmt.Errorf("exec: -out %s is a file; give a folder (it is made if missing)", *outDir))
 	}
 	if *code == "" {
 		b, err := io.ReadAll(stdin)
@@ -118,17 +125,18 @@ func (e Exec) Run(ctx context.Context, args []string, stdin io.Reader, stdout, s
 		}
 		*code = string(b)
 	}
-	_, cfg, err := cli.Load(ctx, config.LoadSandbox)
+	_, c, err := cli.Load(ctx, load)
 	if err != nil {
 		return err
 	}
+	cfg := c.sandbox
 	// One run, in a new sandbox, and the process ends: nothing built
 	// ahead, nothing warmed (exec always runs cold), no self-test (a
 	// sandbox that cannot be made says why when the run fails).
 	cfg.OneShot = true
 	log := slog.New(slog.DiscardHandler)
 	if *verbose {
-		log = slog.New(slog.NewTextHandler(stderr, nil))
+		log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: c.level}))
 	}
 	sb, err := cfg.New(ctx, log)
 	if errors.Is(err, config.ErrNotLinked) && e.HandBack != "" {
@@ -149,8 +157,15 @@ func (e Exec) Run(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	info := sb.Info()
 	if *verbose {
 		l := info.Limits
-		fmt.Fprintf(stderr, "sandpiper: limits: %s wall time, %s CPU time, %g CPUs, %s memory, %d processes, %d open files, %s of files, %s of output per stream\n",
-			l.Timeout, l.CPUTime, l.CPUs, sandbox.FormatSize(l.Memory), l.Processes, l.OpenFiles, sandbox.FormatSize(l.DiskSize), sandbox.FormatSize(l.Output))
+		fmt.Fprintf(stderr, "sandpiper: limits: %s wall time, %s CPU time, %s, %s memory, %d processes, %d open files, %s of files, %s of output per stream\n",
+			l.Timeout, l.CPUTime, sandbox.FormatCPUs(l.CPUs), sandbox.FormatSize(l.Memory), l.Processes, l.OpenFiles, sandbox.FormatSize(l.DiskSize), sandbox.FormatSize(l.Output))
+		if py, ok := sb.(interface{ Python() local.Python }); ok {
+			fmt.Fprintf(stderr, "sandpiper: python: %s (Python %s)", py.Python().Executable, py.Python().Version)
+			if ls, ok := cfg.Settings().(*config.Local); ok && ls.Choice != nil {
+				fmt.Fprintf(stderr, "; %s", ls.Choice.Why)
+			}
+			fmt.Fprintln(stderr)
+		}
 		for _, u := range info.Unenforced {
 			fmt.Fprintf(stderr, "sandpiper: %s not enforced: %s\n", u.Field, u.Why)
 		}
@@ -169,7 +184,7 @@ func (e Exec) Run(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	if res.StderrTruncated {
 		fmt.Fprintf(stderr, "\nsandpiper: stderr truncated: %d of %d bytes shown\n", len(res.Stderr), res.StderrSize)
 	}
-	saveFiles(stderr, *outDir, res)
+	saved := saveFiles(stderr, *outDir, res)
 	v := res.Verdict()
 	if v.Limited() || v.Kind == sandbox.VerdictGone {
 		fmt.Fprintf(stderr, "sandpiper: %s\n", safetext.Line(v.Phrase))
@@ -182,6 +197,9 @@ func (e Exec) Run(ctx context.Context, args []string, stdin io.Reader, stdout, s
 	}
 	switch v.Kind {
 	case sandbox.VerdictOK:
+		if !saved {
+			return cli.Exit(1) // saveFiles said which
+		}
 		return nil
 	case sandbox.VerdictTimeout:
 		return cli.Exit(exitTimedOut)
@@ -202,8 +220,9 @@ func interrupted(ctx context.Context, err error) error {
 
 // saveFiles saves the files the program wrote under dir and says where
 // each went; without a dir, it says how many there were and how to keep
-// them. Hidden and cache files are left out, as ask leaves them out.
-func saveFiles(w io.Writer, dir string, res *sandbox.Result) {
+// them. Hidden and cache files are left out, as ask leaves them out. It
+// reports whether every file to save was saved.
+func saveFiles(w io.Writer, dir string, res *sandbox.Result) bool {
 	var files []sandbox.File
 	for _, f := range res.Files {
 		if !sandbox.HiddenPath(f.Name) {
@@ -219,12 +238,14 @@ func saveFiles(w io.Writer, dir string, res *sandbox.Result) {
 			fmt.Fprintf(w, "sandpiper: the program wrote %s in /mnt/data (%s); -out DIR saves them\n",
 				plural(len(files), "file"), strings.Join(names, ", "))
 		}
-		return
+		return true
 	}
+	ok := true
 	for _, f := range files {
 		p, err := cli.SaveOutput(dir, f)
 		if err != nil {
 			fmt.Fprintf(w, "sandpiper: could not save %s: %s\n", safetext.Line(f.Name), safetext.Line(err.Error()))
+			ok = false
 			continue
 		}
 		fmt.Fprintf(w, "sandpiper: saved %s (%s)\n", safetext.Line(p), sandbox.FormatSize(int64(len(f.Data))))
@@ -232,6 +253,29 @@ func saveFiles(w io.Writer, dir string, res *sandbox.Result) {
 	for _, o := range res.FilesOmitted {
 		fmt.Fprintf(w, "sandpiper: not saved: %s\n", safetext.Line(o))
 	}
+	return ok
+}
+
+// settings are what exec reads: the sandbox's, and the log's level.
+type settings struct {
+	sandbox config.Sandbox
+	level   slog.Level
+}
+
+// load reads exec's settings; errors name every setting to fix.
+func load(ctx context.Context, lookup envconfig.Lookuper) (settings, error) {
+	sb, err := config.LoadSandbox(ctx, lookup)
+	level, lerr := config.LogLevel(lookup, slog.LevelInfo)
+	return settings{sb, level}, config.Join(lerr, err)
+}
+
+// scriptName is arg when it names a Python file, else script.py: how to
+// give a file on standard input.
+func scriptName(arg string) string {
+	if strings.HasSuffix(arg, ".py") && !strings.ContainsAny(arg, " '\"$;&|<>") {
+		return arg
+	}
+	return "script.py"
 }
 
 // plural is "1 file", "2 files".

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/glamour"
 	"github.com/charmbracelet/glamour/ansi"
 	"github.com/charmbracelet/glamour/styles"
+	xansi "github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
 	"github.com/sandpiper-bot/sandpiper/sandbox/safetext"
@@ -21,6 +22,12 @@ import (
 type markdown struct {
 	width int
 	r     *glamour.TermRenderer
+
+	// For tables narrower than width, which glamour would stretch to it:
+	// renderers at their own widths, made as needed.
+	profile termenv.Profile
+	config  ansi.StyleConfig
+	narrow  map[int]*markdown
 }
 
 // newMarkdown returns a renderer wrapping text at width columns. A nil
@@ -35,7 +42,7 @@ func newMarkdown(width int, profile termenv.Profile, config ansi.StyleConfig) *m
 		// Only a bad style option fails, and ours are fixed.
 		panic("tui: glamour: " + err.Error())
 	}
-	return &markdown{width: width, r: r}
+	return &markdown{width: width, r: r, profile: profile, config: config}
 }
 
 // codeWrap is the width given to the renderer of a card's code: wide
@@ -78,7 +85,106 @@ func codeStyle(dark bool) ansi.StyleConfig {
 // spaces that pad its lines. On a rendering error, the neutralised text is
 // returned as it is.
 func (md *markdown) render(text string) string {
-	return md.renderClean(cleanMarkdown(text))
+	clean := cleanMarkdown(text)
+	segs := splitTables(clean)
+	if len(segs) == 1 {
+		return md.renderClean(clean)
+	}
+	// A table is rendered alone, at its own width, which glamour would
+	// otherwise stretch to the whole width.
+	margin := 0
+	if m := md.config.Document.Margin; m != nil {
+		margin = int(*m)
+	}
+	var parts []string
+	for _, s := range segs {
+		r := md
+		if w := s.width + 2*margin; s.width > 0 && w < md.width {
+			if r = md.narrow[w]; r == nil {
+				r = newMarkdown(w, md.profile, md.config)
+				if md.narrow == nil {
+					md.narrow = map[int]*markdown{}
+				}
+				md.narrow[w] = r
+			}
+		}
+		if out := r.renderClean(s.text); out != "" {
+			parts = append(parts, out)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// segment is a part of a Markdown text: a table, with the width it needs
+// (its widest cells, their margins and the separators), or other text
+// (width 0).
+type segment struct {
+	text  string
+	width int
+}
+
+// tableDelim matches a table's delimiter row: | --- | :-: |.
+var tableDelim = regexp.MustCompile(`^ {0,3}\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$`)
+
+// splitTables cuts Markdown text into its top-level tables and the text
+// between them; fenced code is never a table.
+func splitTables(s string) []segment {
+	lines := strings.Split(s, "\n")
+	var segs []segment
+	var text []string
+	fence := ""
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if t := strings.TrimLeft(l, " "); fence == "" && (strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")) {
+			fence = t[:3]
+		} else if fence != "" && strings.HasPrefix(strings.TrimLeft(l, " "), fence) {
+			fence = ""
+		}
+		if fence != "" || i+1 >= len(lines) || !strings.Contains(l, "|") || !tableDelim.MatchString(lines[i+1]) || len(cells(l)) != len(cells(lines[i+1])) {
+			text = append(text, l)
+			continue
+		}
+		end := i + 2
+		for end < len(lines) && strings.Contains(lines[end], "|") && strings.TrimSpace(lines[end]) != "" {
+			end++
+		}
+		if len(text) > 0 {
+			segs = append(segs, segment{text: strings.Join(text, "\n")})
+			text = nil
+		}
+		widths := make([]int, len(cells(l)))
+		for _, row := range append([]string{l}, lines[i+2:end]...) {
+			for c, cell := range cells(row) {
+				if c < len(widths) {
+					widths[c] = max(widths[c], xansi.StringWidth(cell))
+				}
+			}
+		}
+		w := len(widths) - 1 // the separators
+		for _, cw := range widths {
+			w += cw + 2 // a cell and its margins
+		}
+		segs = append(segs, segment{text: strings.Join(lines[i:end], "\n"), width: w})
+		i = end - 1
+	}
+	if len(text) > 0 || len(segs) == 0 {
+		segs = append(segs, segment{text: strings.Join(text, "\n")})
+	}
+	return segs
+}
+
+// cells returns a table row's cells, trimmed.
+func cells(row string) []string {
+	row = strings.TrimSpace(row)
+	row = strings.TrimPrefix(row, "|")
+	if strings.HasSuffix(row, "|") && !strings.HasSuffix(row, "\\|") {
+		row = row[:len(row)-1]
+	}
+	parts := strings.Split(row, "|")
+	for i, p := range parts {
+		parts[i] = strings.TrimSpace(p)
+	}
+	return parts
 }
 
 // code returns code, neutralised, highlighted as lang. It is rendered as

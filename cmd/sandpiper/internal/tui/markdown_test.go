@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	xansi "github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 )
 
@@ -123,5 +124,36 @@ func TestStreamedAnswer(t *testing.T) {
 	want := stripSGR(md.render(text))
 	if got != want {
 		t.Errorf("streamed:\n%s\nat once:\n%s", got, want)
+	}
+}
+
+// TestMarkdownTableNaturalWidth: a small table keeps its own width on a
+// wide terminal, rather than being stretched across it; the text around
+// it still wraps at the terminal's width.
+func TestMarkdownTableNaturalWidth(t *testing.T) {
+	md := newMarkdown(100, termenv.Ascii, answerStyle(true))
+	long := strings.Repeat("word ", 30)
+	out := md.render("Before. " + long + "\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\nAfter.")
+	lines := strings.Split(out, "\n")
+	var table []string
+	for _, l := range lines {
+		if strings.Contains(l, "│") || strings.Contains(l, "─") {
+			table = append(table, l)
+		}
+	}
+	if len(table) < 3 {
+		t.Fatalf("no table in:\n%s", out)
+	}
+	for _, l := range table {
+		if w := xansi.StringWidth(strings.TrimRight(l, " ")); w > 20 {
+			t.Errorf("table line %d columns wide, want its own width:\n%s", w, out)
+		}
+	}
+	if !strings.Contains(out, "Before.") || !strings.Contains(out, "After.") || xansi.StringWidth(lines[0]) < 80 {
+		t.Errorf("the text around the table:\n%s", out)
+	}
+	// Fenced code holding a table's lines is code.
+	if segs := splitTables("```\n| a | b |\n|---|---|\n```"); len(segs) != 1 || segs[0].width != 0 {
+		t.Errorf("splitTables of fenced code = %+v", segs)
 	}
 }

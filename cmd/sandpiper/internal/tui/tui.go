@@ -78,6 +78,9 @@ type (
 	doneMsg struct{ err error }
 	// logMsg is a line of the front end's log.
 	logMsg string
+	// statusMsg is a passing state of the run (a retry), shown in the
+	// status line until the run's next event.
+	statusMsg string
 	// printedMsg says that what was printed last has reached the
 	// renderer, in order.
 	printedMsg struct{}
@@ -114,6 +117,7 @@ type Model struct {
 	runStart   time.Time
 	phase      string
 	phaseStart time.Time
+	status     string // beside the phase: a retry ([Model.Status])
 	answer     string // streamed text not printed yet
 	tool       *agent.ToolCallEvent
 	toolStart  time.Time
@@ -240,6 +244,18 @@ func (m *Model) LogWriter() io.Writer {
 	})
 }
 
+// Status shows text in the status line, beside what the run is doing,
+// until the run's next event: a retry of the model's API, say, which
+// the log would otherwise print into the conversation. Dropped when the
+// UI is behind.
+func (m *Model) Status(text string) {
+	select {
+	case m.events <- statusMsg(text):
+	case <-m.closed:
+	default:
+	}
+}
+
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
@@ -292,6 +308,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case logMsg:
 		m.print(m.t.dim.Render(m.wrap(safetext.Line(string(msg)), m.width)))
 		cmds = append(cmds, m.next)
+	case statusMsg:
+		if m.running {
+			m.status = safetext.Line(string(msg))
+		}
+		cmds = append(cmds, m.next)
 	case doneMsg:
 		m.done(msg.err)
 		cmds = append(cmds, m.next)
@@ -308,6 +329,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // observe shows one of the run's events.
 func (m *Model) observe(e tea.Msg) {
+	m.status = "" // the run moved on
 	switch e := e.(type) {
 	case agent.StepEvent:
 		m.stepStarted(e)
@@ -506,6 +528,7 @@ func (m *Model) stop() {
 
 // done ends a run.
 func (m *Model) done(err error) {
+	m.status = ""
 	m.flushAnswer(true)
 	if m.tool != nil { // its end never came
 		m.print(cardBottom(m.t, m.width, agent.ToolResultEvent{ToolCallEvent: *m.tool, Err: context.Canceled, Duration: m.now().Sub(m.toolStart)}, nil))
@@ -736,6 +759,7 @@ func (m *Model) help() string {
 		k("Ctrl+C, Esc", "stop the answer; Ctrl+C also clears the line"),
 		k("Ctrl+D, Ctrl+C", "leave, at an empty prompt"),
 		k("Ctrl+W, Ctrl+U", "delete a word, the line before the cursor"),
+		k("Ctrl+K", "delete the line after the cursor"),
 		k("Alt+←/→, Ctrl+←/→", "jump a word; Home, End: the line's ends"),
 		"",
 		m.t.bold.Render("Commands"),
@@ -814,7 +838,11 @@ func (m *Model) View() string {
 		if m.tool != nil && !m.stopping {
 			parts = append(parts, cardRunning(m.t, m.width, spin, elapsed))
 		} else {
-			parts = append(parts, "", spin+" "+m.phase+"… "+m.t.dim.Render(formatDuration(elapsed)))
+			line := spin + " " + m.phase + "… " + m.t.dim.Render(formatDuration(elapsed))
+			if m.status != "" {
+				line += m.t.dim.Render(" · " + m.status)
+			}
+			parts = append(parts, "", m.wrap(line, m.width))
 		}
 	}
 	if m.oneShot {

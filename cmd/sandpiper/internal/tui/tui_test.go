@@ -30,6 +30,7 @@ import (
 type session struct {
 	t  *testing.T
 	tm *teatest.TestModel
+	m  *Model
 	w  int
 
 	mu  sync.Mutex
@@ -42,7 +43,7 @@ func newSession(t *testing.T, opts Options, w, h int) *session {
 	m := New(t.Context(), opts)
 	m.now = func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) }
 	m.animate = false
-	s := &session{t: t, w: w}
+	s := &session{t: t, m: m, w: w}
 	s.tm = teatest.NewTestModel(t, m, teatest.WithInitialTermSize(w, h))
 	return s
 }
@@ -642,6 +643,37 @@ func TestBannerOneLine(t *testing.T) {
 	})
 	if sc := s.screen(); strings.Contains(sc, "la\nst line") {
 		t.Errorf("/help wraps inside a word:\n%s", sc)
+	}
+	s.key(tea.KeyCtrlD)
+	s.finish()
+}
+
+// TestStatusLine: a retry shown with Status stands beside what the run
+// does, in the status line, until the run's next event; it is never
+// printed into the conversation.
+func TestStatusLine(t *testing.T) {
+	release := make(chan struct{})
+	a := &asker{scripts: [][]any{{
+		agent.StepEvent{Step: 1, MaxSteps: 10},
+		step(func(ctx context.Context) error { <-release; return nil }),
+		agent.DeltaEvent{Step: 1, Text: "Forty-two."},
+		agent.FinishEvent{Steps: 1, Stop: agent.StopAnswered, Model: "test-model", Answer: "Forty-two."},
+	}}}
+	s := newSession(t, Options{Ask: a.ask}, 80, 24)
+	s.waitIdle()
+	s.typ("what is 6*7")
+	s.key(tea.KeyEnter)
+	s.waitFor("thinking", func(sc string) bool { return strings.Contains(sc, "Thinking…") })
+	const retry = "the model's API answered 429 (slow down); retry 1 in 2s"
+	s.m.Status(retry)
+	s.waitFor("the retry in the status line", func(sc string) bool {
+		return strings.Contains(lastLines(sc, 4), "Thinking… 0s · "+retry)
+	})
+	close(release)
+	s.waitFor("the answer", func(sc string) bool { return strings.Contains(sc, "Forty-two.") })
+	s.waitIdle()
+	if sc := s.screen(); strings.Contains(sc, retry) {
+		t.Errorf("the retry stayed on the screen after the run moved on:\n%s", sc)
 	}
 	s.key(tea.KeyCtrlD)
 	s.finish()

@@ -25,28 +25,17 @@ type Agent struct {
 // Load reads the agent's variables; its errors name the variable to fix.
 func Load(ctx context.Context, lookup envconfig.Lookuper) (Agent, error) {
 	var c Agent
-	var err error
-	if c.Model, err = LoadModel(ctx, lookup); err != nil {
-		return c, err
-	}
-	if c.Sandbox, err = config.LoadSandbox(ctx, lookup); err != nil {
-		return c, err
-	}
-	f, err := config.LoadFiles(ctx, lookup)
-	if err != nil {
-		return c, err
-	}
+	var model, sb, files, state, sources error
+	c.Model, model = LoadModel(ctx, lookup)
+	c.Sandbox, sb = config.LoadSandbox(ctx, lookup)
+	f, files := config.LoadFiles(ctx, lookup)
 	c.Files = f.Limits()
-	if c.State, err = config.LoadState(ctx, lookup); err != nil {
-		return c, err
-	}
+	c.State, state = config.LoadState(ctx, lookup)
 	c.Sandbox.StateSize = c.State.MaxSize.Bytes() // the backend bounds the state, and says so
-	if c.Sources, err = LoadSources(ctx, lookup); err != nil {
-		return c, err
-	}
+	c.Sources, sources = LoadSources(ctx, lookup)
 	// Restoring or saving a state takes about twice its size in the
 	// run's memory, besides the interpreter's.
 	room := sandbox.StateRoom(c.Sandbox.Memory.Bytes())
-	return c, config.CheckRange("SANDPIPER_STATE_MAX_SIZE", c.State.MaxSize,
-		"at most half of SANDPIPER_SANDBOX_MEMORY less "+sandbox.FormatSize(sandbox.StateOverhead/2)+" ("+sandbox.FormatSize(max(room, 0))+")", c.State.MaxSize.Bytes() > room)
+	return c, config.Join(model, sb, files, state, sources, config.CheckRange("SANDPIPER_STATE_MAX_SIZE", c.State.MaxSize,
+		"at most half of SANDPIPER_SANDBOX_MEMORY less "+sandbox.FormatSize(sandbox.StateOverhead/2)+" ("+sandbox.FormatSize(max(room, 0))+")", state == nil && sb == nil && c.State.MaxSize.Bytes() > room))
 }

@@ -48,22 +48,24 @@ type Model struct {
 	Retries      int           `env:"SANDPIPER_MODEL_RETRIES"`
 	MaxSteps     int           `env:"SANDPIPER_MAX_STEPS"`
 	Instructions string        `env:"SANDPIPER_INSTRUCTIONS"`
-	Debug        bool          `env:"SANDPIPER_DEBUG"`
+	Debug        config.OnOff  `env:"SANDPIPER_DEBUG"`
 
 	// Key is found among keyVars, not by envconfig.
 	Key agent.APIKey
+	// DefaultModel is set when SANDPIPER_MODEL is not: Model is the
+	// default, which a local server may not have.
+	DefaultModel bool
 }
 
 // LoadModel reads the model variables, fills in defaults and finds
 // the key. Its errors name the variable to fix.
 func LoadModel(ctx context.Context, lookup envconfig.Lookuper) (Model, error) {
 	c := Model{API: apiOpenAI, Timeout: agent.DefaultRequestTimeout, Retries: agent.DefaultMaxRetries, MaxSteps: agent.DefaultMaxSteps}
-	if err := config.Process(ctx, lookup, &c); err != nil {
-		return c, err
-	}
+	parse := config.Process(ctx, lookup, &c)
 	c.API = strings.ToLower(strings.TrimSpace(c.API))
 	// The AI Gateway names models provider/model; Anthropic's own API
 	// does not.
+	c.DefaultModel = c.Model == ""
 	switch c.API {
 	case apiOpenAI:
 		c.BaseURL = cmp.Or(c.BaseURL, openai.DefaultBaseURL)
@@ -75,20 +77,20 @@ func LoadModel(ctx context.Context, lookup envconfig.Lookuper) (Model, error) {
 		}
 		c.Model = cmp.Or(c.Model, openai.DefaultModel)
 	default:
-		return c, fmt.Errorf("config: SANDPIPER_MODEL_API=%q: want %q (OpenAI-compatible chat completions, the default) or %q (Anthropic Messages)", c.API, apiOpenAI, apiAnthropic)
+		return c, config.Join(parse, &config.SettingError{Name: "SANDPIPER_MODEL_API", Value: c.API, Problem: "is not a model API",
+			Want: fmt.Sprintf("%s (OpenAI-compatible chat completions, the default) or %s (Anthropic Messages), e.g. SANDPIPER_MODEL_API=%s", apiOpenAI, apiAnthropic, apiOpenAI)})
 	}
 	u, err := url.Parse(c.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return c, fmt.Errorf("config: SANDPIPER_MODEL_BASE_URL=%q is not an http(s) URL", c.BaseURL)
+		return c, config.Join(parse, &config.SettingError{Name: "SANDPIPER_MODEL_BASE_URL", Value: c.BaseURL, Problem: "is not an http(s) URL",
+			Want: "e.g. SANDPIPER_MODEL_BASE_URL=" + openai.DefaultBaseURL + " or http://localhost:11434/v1 (Ollama)"})
 	}
-	if err := cmp.Or(
+	bad := config.Join(parse,
 		config.CheckRange("SANDPIPER_MAX_STEPS", c.MaxSteps, "at least 1", c.MaxSteps < 1),
 		config.CheckRange("SANDPIPER_MODEL_TIMEOUT", c.Timeout, "at least 1s", c.Timeout < time.Second),
 		config.CheckRange("SANDPIPER_MODEL_RETRIES", c.Retries, "0 to 20", c.Retries < 0 || c.Retries > 20),
 		config.CheckRange("SANDPIPER_MODEL_MAX_TOKENS", c.MaxTokens, "0 (the provider's default) or more", c.MaxTokens < 0),
-	); err != nil {
-		return c, err
-	}
+	)
 	// Vercel's credentials go to the AI Gateway only: with another base
 	// URL they would fail there, and hand a Vercel token to a third party.
 	gateway := u.Hostname() == aiGatewayHost || isLoopback(u.Hostname())
@@ -112,17 +114,34 @@ func LoadModel(ctx context.Context, lookup envconfig.Lookuper) (Model, error) {
 		case c.API == apiOpenAI:
 			where += "; AI_GATEWAY_API_KEY and VERCEL_OIDC_TOKEN are sent only to " + aiGatewayHost
 		}
-		return c, fmt.Errorf("config: no model API key: set %s (%s)", orList(candidates), where)
+		return c, config.Join(bad, fmt.Errorf("config: no model API key: set %s (%s)", orList(candidates), where))
 	}
-	return c, nil
+	return c, bad
 }
 
-// KeySource names where the key came from.
-func (c Model) KeySource() string {
+// KeyNote says where the key came from: "key from SANDPIPER_MODEL_API_KEY",
+// or that none was sent, as a server on loopback needs none.
+func (c Model) KeyNote() string {
 	if c.Key.Source == "" {
-		return "no variable (none needed on loopback)"
+		return "no key sent: a server on this machine needs none"
 	}
-	return c.Key.Source
+	return "key from " + c.Key.Source
+}
+
+// Local reports whether the model's server is on this machine (Ollama,
+// vLLM, LiteLLM).
+func (c Model) Local() bool {
+	u, err := url.Parse(c.BaseURL)
+	return err == nil && isLoopback(u.Hostname())
+}
+
+// ModelNote says, for a server on this machine given no SANDPIPER_MODEL,
+// that the default model's id is sent, which it may not serve; else "".
+func (c Model) ModelNote() string {
+	if !c.DefaultModel || !c.Local() {
+		return ""
+	}
+	return fmt.Sprintf("SANDPIPER_MODEL is not set, so the default %s is asked for, which a server on this machine may not have: set SANDPIPER_MODEL to one of its models", c.Model)
 }
 
 // isLoopback reports whether host is this machine, where servers such as

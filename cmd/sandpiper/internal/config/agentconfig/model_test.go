@@ -90,12 +90,12 @@ func TestLoadModelConfig(t *testing.T) {
 		{
 			name:    "unknown API",
 			env:     map[string]string{"SANDPIPER_MODEL_API": "bedrock", "SANDPIPER_MODEL_API_KEY": "k"},
-			wantErr: `config: SANDPIPER_MODEL_API="bedrock": want "openai"`,
+			wantErr: `config: SANDPIPER_MODEL_API=bedrock is not a model API: want openai`,
 		},
 		{
 			name:    "bad base URL",
 			env:     map[string]string{"SANDPIPER_MODEL_BASE_URL": "ai-gateway.vercel.sh/v1", "SANDPIPER_MODEL_API_KEY": "k"},
-			wantErr: `config: SANDPIPER_MODEL_BASE_URL="ai-gateway.vercel.sh/v1" is not an http(s) URL`,
+			wantErr: `config: SANDPIPER_MODEL_BASE_URL=ai-gateway.vercel.sh/v1 is not an http(s) URL: want e.g. SANDPIPER_MODEL_BASE_URL=https://ai-gateway.vercel.sh/v1`,
 		},
 		{
 			name:    "bad timeout",

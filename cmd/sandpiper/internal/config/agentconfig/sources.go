@@ -57,19 +57,12 @@ func LoadSources(ctx context.Context, lookup envconfig.Lookuper) (Sources, error
 	if err := c.MaxSize.EnvDecode(fmt.Sprint(d.Bytes)); err != nil {
 		return c, err
 	}
-	if err := config.Process(ctx, lookup, &c); err != nil {
-		return c, err
-	}
-	if err := config.CheckRange("SANDPIPER_QUERY_TIMEOUT", c.Timeout, "at least 1s", c.Timeout < time.Second); err != nil {
-		return c, err
-	}
-	if err := config.CheckRange("SANDPIPER_QUERY_MAX_ROWS", c.MaxRows, "at least 1", c.MaxRows < 1); err != nil {
-		return c, err
-	}
-	if err := config.CheckRange("SANDPIPER_QUERY_MAX_SIZE", c.MaxSize, "at least 1KiB", c.MaxSize.Bytes() < 1<<10); err != nil {
-		return c, err
-	}
-	if err := config.CheckRange("SANDPIPER_SCHEMA_CACHE_TTL", c.SchemaTTL, "at least 1s", c.SchemaTTL < time.Second); err != nil {
+	if err := config.Join(config.Process(ctx, lookup, &c),
+		config.CheckRange("SANDPIPER_QUERY_TIMEOUT", c.Timeout, "at least 1s", c.Timeout < time.Second),
+		config.CheckRange("SANDPIPER_QUERY_MAX_ROWS", c.MaxRows, "at least 1", c.MaxRows < 1),
+		config.CheckRange("SANDPIPER_QUERY_MAX_SIZE", c.MaxSize, "at least 1KiB", c.MaxSize.Bytes() < 1<<10),
+		config.CheckRange("SANDPIPER_SCHEMA_CACHE_TTL", c.SchemaTTL, "at least 1s", c.SchemaTTL < time.Second),
+	); err != nil {
 		return c, err
 	}
 	urls := map[string]string{}

@@ -4,9 +4,7 @@
 package botconfig
 
 import (
-	"cmp"
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"regexp"
@@ -35,7 +33,8 @@ type Bot struct {
 	ShutdownTimeout time.Duration `env:"SANDPIPER_SHUTDOWN_TIMEOUT"`
 	AnswerTimeout   time.Duration `env:"SANDPIPER_ANSWER_TIMEOUT"`
 	Workers         int           `env:"SANDPIPER_WORKERS"`
-	LogLevel        string        `env:"SANDPIPER_LOG_LEVEL"`
+	// Level is SANDPIPER_LOG_LEVEL's (config.LogLevel).
+	Level slog.Level
 	// HTTPAddr is "-" when SANDPIPER_HTTP_ADDR is set empty: no server.
 	HTTPAddr string `env:"SANDPIPER_HTTP_ADDR"`
 	// RedisURL turns on replicas sharing state through Redis; empty, the
@@ -47,8 +46,8 @@ type Bot struct {
 	Replica string `env:"SANDPIPER_REPLICA"`
 	// Stream streams answers as the model writes them (chat.startStream);
 	// false posts each answer whole when it is done.
-	Stream           bool `env:"SANDPIPER_STREAM"`
-	StreamAppendsMin int  `env:"SANDPIPER_STREAM_APPENDS_PER_MINUTE"`
+	Stream           config.OnOff `env:"SANDPIPER_STREAM"`
+	StreamAppendsMin int          `env:"SANDPIPER_STREAM_APPENDS_PER_MINUTE"`
 
 	// Schedules turns scheduled reports ("repeat every monday 9:00") on
 	// or off; the limits bound them.
@@ -67,19 +66,19 @@ func Load(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
 	e := Bot{
 		APIURL: bot.DefaultAPIURL, DataDir: bot.DefaultDataDir, ThreadTTL: bot.DefaultThreadTTL,
 		ShutdownTimeout: bot.DefaultShutdownTimeout, AnswerTimeout: bot.DefaultAnswerTimeout, NumberCheck: bot.DefaultNumberCheck,
-		Workers: bot.DefaultWorkers, LogLevel: "info", HTTPAddr: bot.DefaultHTTPAddr,
+		Workers: bot.DefaultWorkers, HTTPAddr: bot.DefaultHTTPAddr,
 		RedisClaimAfter: bot.DefaultRedisClaimAfter,
 		Stream:          true, StreamAppendsMin: bot.DefaultStreamAppendsPerMinute,
 		Schedules: true, SchedulesPerChannel: schedule.DefaultPerChannel, SchedulesPerUser: schedule.DefaultPerUser,
 		ScheduleMinInterval: schedule.DefaultMinInterval,
 	}
-	if err := config.Process(ctx, lookup, &e); err != nil {
-		return e, err
-	}
+	parse := config.Process(ctx, lookup, &e)
 	if v, ok := lookup.Lookup("SANDPIPER_HTTP_ADDR"); ok && strings.TrimSpace(v) == "" {
 		e.HTTPAddr = "-"
 	}
-	return e, cmp.Or(
+	var level error
+	e.Level, level = config.LogLevel(lookup, slog.LevelInfo)
+	return e, config.Join(parse, level,
 		config.CheckRange("SANDPIPER_THREAD_TTL", e.ThreadTTL, "at least 1m", e.ThreadTTL < time.Minute),
 		config.CheckRange("SANDPIPER_SHUTDOWN_TIMEOUT", e.ShutdownTimeout, "more than 0s", e.ShutdownTimeout <= 0),
 		config.CheckRange("SANDPIPER_ANSWER_TIMEOUT", e.AnswerTimeout, "at least 10s", e.AnswerTimeout < 10*time.Second),
@@ -94,12 +93,8 @@ func Load(ctx context.Context, lookup envconfig.Lookuper) (Bot, error) {
 }
 
 // Logger returns the bot's logger, at SANDPIPER_LOG_LEVEL, writing to w.
-func (e Bot) Logger(w io.Writer) (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(e.LogLevel)); err != nil {
-		return nil, fmt.Errorf("config: SANDPIPER_LOG_LEVEL: %q is not debug, info, warn or error", e.LogLevel)
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
+func (e Bot) Logger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: e.Level}))
 }
 
 // Config returns the bot's configuration, logging to log.
@@ -111,7 +106,7 @@ func (e Bot) Config(log *slog.Logger) bot.Config {
 		ShutdownTimeout: e.ShutdownTimeout, AnswerTimeout: e.AnswerTimeout,
 		HTTPAddr: e.HTTPAddr, Workers: e.Workers, Logger: log,
 		RedisURL: strings.TrimSpace(e.RedisURL), RedisClaimAfter: e.RedisClaimAfter, Replica: e.Replica,
-		NoStream: !e.Stream, StreamAppendsPerMinute: e.StreamAppendsMin,
+		NoStream: !bool(e.Stream), StreamAppendsPerMinute: e.StreamAppendsMin,
 		SchedulesOff: !bool(e.Schedules),
 		Schedules:    schedule.Limits{PerChannel: e.SchedulesPerChannel, PerUser: e.SchedulesPerUser, MinInterval: e.ScheduleMinInterval},
 	}
