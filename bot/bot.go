@@ -343,6 +343,8 @@ func New(ctx context.Context, cfg Config) (*Bot, error) {
 	}
 	b.actions.handle(feedbackActionID, b.onFeedback)
 	b.actions.handle(repeatActionID, b.onRepeatClick)
+	b.actions.handle(scheduleToggleID, b.onScheduleClick)
+	b.actions.handle(scheduleDeleteID, b.onScheduleClick)
 	if !cfg.SchedulesOff {
 		var st schedule.Store
 		if rs != nil {

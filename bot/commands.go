@@ -44,8 +44,8 @@ type commandCall struct {
 	args          []string // the words after the command's name, as typed
 	im            bool     // typed in a direct message with the bot
 	// ts and threadTS are the command's message and its thread, for a
-	// mention ("" for a slash command).
-	ts, threadTS string
+	// mention ("" for a slash command); responseURL is a slash command's.
+	ts, threadTS, responseURL string
 }
 
 // usage is the command with its arguments: "debug on|off|status".
@@ -221,7 +221,10 @@ func (b *Bot) onSlashCommand(cmd slack.SlashCommand) {
 				args = words[1:]
 			}
 			im := cmd.ChannelName == "directmessage" || strings.HasPrefix(cmd.ChannelID, "D")
-			reply, _ = c.run(ctx, b, commandCall{channel: cmd.ChannelID, user: cmd.UserID, args: args, im: im})
+			reply, _ = c.run(ctx, b, commandCall{channel: cmd.ChannelID, user: cmd.UserID, args: args, im: im, responseURL: cmd.ResponseURL})
+			if reply == "" {
+				return // the command replied itself
+			}
 		} else {
 			reply = fmt.Sprintf("To ask a question, mention me: <@%s> %s\nType `/sandpiper help` for examples.", b.userID, render.Escape(cmd.Text))
 		}

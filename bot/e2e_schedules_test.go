@@ -81,11 +81,26 @@ func TestScheduledReport(t *testing.T) {
 	}
 
 	list := slash(t, h, "U0BOB", "schedules", "_how many sign-ups this week?_ every Monday at 9:00 (Europe/Paris), set up by <@U0ALICE> · next ")
-	id := strings.Split(list, "`")[1]
-	slash(t, h, "U0BOB", "schedules delete "+id, "only <@U0ALICE>, who set it up, or an admin")
+	id := strings.Split(list.Text, "`")[1]
+	click := func(user string, m slacktest.Message, actionID, want string) {
+		t.Helper()
+		if _, err := h.slack.ClickButton(slacktest.Click{Channel: "C0MATH", MessageTS: m.TS, User: user, ActionID: actionID}); err != nil {
+			t.Fatal(err)
+		}
+		if msgs, ok := waitEphemeral(h, "C0MATH", user, want); !ok {
+			t.Fatalf("%s clicking %s: no reply with %q:\n%s", user, actionID, want, dump(msgs))
+		}
+	}
+	click("U0BOB", list, "sandpiper_schedule_delete", "only <@U0ALICE>, who set it up, or an admin")
+	click("U0ALICE", slash(t, h, "U0ALICE", "schedules", id), "sandpiper_schedule_toggle", "Paused the schedule `"+id+"`")
+	h.bot.TickSchedules(t.Context(), monday.AddDate(0, 0, 14))
+	if rs := reports(); len(rs) != 2 {
+		t.Errorf("%d reports while paused, want 2", len(rs))
+	}
+	click("U0ALICE", slash(t, h, "U0ALICE", "schedules", "paused: paused by <@U0ALICE>"), "sandpiper_schedule_toggle", "Resumed the schedule `"+id+"`")
 
 	h.slack.ArchiveChannel("C0MATH")
-	h.bot.TickSchedules(t.Context(), monday.AddDate(0, 0, 14))
+	h.bot.TickSchedules(t.Context(), monday.AddDate(0, 0, 21))
 	for _, user := range []string{"U0ALICE", "U0ADMIN"} {
 		dms := h.slack.Messages(user)
 		if len(dms) != 1 || !strings.Contains(dms[0].Text, ":double_vertical_bar: I paused the scheduled report _how many sign-ups this week?_ in <#C0MATH> (`"+id+"`): the channel was archived.") {
@@ -94,7 +109,7 @@ func TestScheduledReport(t *testing.T) {
 	}
 	slash(t, h, "U0ALICE", "schedules", "paused: the channel was archived")
 	slash(t, h, "U0ALICE", "schedules delete "+id, "Deleted the schedule `"+id+"`")
-	h.bot.TickSchedules(t.Context(), monday.AddDate(0, 0, 21))
+	h.bot.TickSchedules(t.Context(), monday.AddDate(0, 0, 28))
 	if rs := reports(); len(rs) != 2 {
 		t.Errorf("%d reports after the schedule was deleted, want 2", len(rs))
 	}
@@ -102,7 +117,7 @@ func TestScheduledReport(t *testing.T) {
 
 // slash sends "/sandpiper text" in C0MATH as user and returns its reply,
 // which must hold want.
-func slash(t *testing.T, h *harness, user, text, want string) string {
+func slash(t *testing.T, h *harness, user, text, want string) slacktest.Message {
 	t.Helper()
 	env, err := h.slack.SlashCommand("C0MATH", user, "/sandpiper", text)
 	if err != nil {
@@ -117,10 +132,10 @@ func slash(t *testing.T, h *harness, user, text, want string) string {
 	}
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if m := msgs[i]; m.Ephemeral && m.EphemeralTo == user && strings.Contains(m.Visible(), want) {
-			return m.Visible()
+			return m
 		}
 	}
-	return ""
+	return slacktest.Message{}
 }
 
 // TestRepeatRefused: repeat's mistakes are answered in words, and nothing

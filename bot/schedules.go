@@ -140,37 +140,100 @@ func (b *Bot) schedulesCommand(ctx context.Context, c commandCall) (string, bool
 	if len(c.args) == 1 {
 		return "Usage: `schedules` lists this channel's; `schedules pause ID`, `schedules resume ID` or `schedules delete ID` changes one (its owner or an admin).", true
 	}
-	list, err := b.scheduleStore.List(ctx)
+	text, blocks, err := b.scheduleList(ctx, c.channel)
 	if err != nil {
 		b.log.Error("schedules: reading", "err", err)
 		return ":warning: I couldn't read the schedules. The operator should check the data directory or Redis.", true
 	}
-	var lines []string
+	if blocks == nil {
+		return text, true
+	}
+	// The list with its buttons, to the user alone.
+	opts := []slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...)}
+	var perr error
+	if c.responseURL != "" {
+		_, _, perr = b.api.PostMessageContext(ctx, c.channel, append(opts, slack.MsgOptionResponseURL(c.responseURL, slack.ResponseTypeEphemeral))...)
+	} else {
+		_, perr = b.api.PostEphemeralContext(ctx, c.channel, c.user, append(opts, slack.MsgOptionTS(c.threadTS))...)
+	}
+	if perr != nil {
+		b.log.Warn("schedules: posting the list failed; sending it as text", "err", slackapi.Explain(perr))
+		return text, true
+	}
+	return "", true
+}
+
+// The list's buttons: Pause or Resume, and Delete (two action_ids: they
+// share a block); their value is "verb:ID".
+const (
+	scheduleToggleID = "sandpiper_schedule_toggle"
+	scheduleDeleteID = "sandpiper_schedule_delete"
+)
+
+// scheduleList returns a channel's schedules as text and as blocks with a
+// Pause (or Resume) and a Delete button each; blocks is nil when the
+// channel has none.
+func (b *Bot) scheduleList(ctx context.Context, channel string) (string, []slack.Block, error) {
+	list, err := b.scheduleStore.List(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	const head = "*Scheduled reports in this channel*"
+	const foot = "Their owner or an admin can pause, resume or delete one (or `/sandpiper schedules pause ID`, `resume ID`, `delete ID`)."
+	plain := func(s string) *slack.TextBlockObject {
+		return slack.NewTextBlockObject(slack.PlainTextType, s, false, false)
+	}
+	lines := []string{head}
+	blocks := []slack.Block{slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, head, false, false), nil, nil)}
 	for _, sc := range list {
-		if sc.Channel != c.channel {
+		if sc.Channel != channel {
 			continue
 		}
 		line := fmt.Sprintf("• `%s` _%s_ %s (%s), set up by <@%s>", sc.ID, quote(sc.Question), schedule.Describe(sc.Spec), sc.TZ, sc.Owner)
+		toggle := slack.NewButtonBlockElement(scheduleToggleID, "pause:"+sc.ID, plain("Pause"))
 		switch {
 		case sc.Paused != "":
 			line += " · :double_vertical_bar: paused: " + render.Escape(safetext.Line(sc.Paused))
+			toggle = slack.NewButtonBlockElement(scheduleToggleID, "resume:"+sc.ID, plain("Resume"))
 		default:
 			line += " · next " + when(sc.Next(b.now()), sc.TZ)
 		}
 		if l := sc.Last; l != nil {
 			switch {
-			case l.Skipped:
+			case l.Skipped && l.Missed > 0:
 				line += " · last time skipped (I was not running)"
 			case l.Err != "":
 				line += " · last time failed: " + render.Escape(render.Truncate(safetext.Line(l.Err), 200))
 			}
 		}
+		del := slack.NewButtonBlockElement(scheduleDeleteID, "delete:"+sc.ID, plain("Delete")).WithStyle(slack.StyleDanger)
+		del.Confirm = slack.NewConfirmationBlockObject(plain("Delete this report?"), slack.NewTextBlockObject(slack.PlainTextType, "It will not be posted again.", false, false), plain("Delete"), plain("Keep it"))
 		lines = append(lines, line)
+		blocks = append(blocks,
+			slack.NewSectionBlock(slack.NewTextBlockObject(slack.MarkdownType, line, false, false), nil, nil),
+			slack.NewActionBlock("sandpiper_schedule_"+sc.ID, toggle, del))
 	}
-	if len(lines) == 0 {
-		return "This channel has no scheduled reports. Under an answer, say `@sandpiper repeat every monday 9:00` in its thread to have its question answered again at those times.", true
+	if len(lines) == 1 {
+		return "This channel has no scheduled reports. Under an answer, click Repeat… or say `@sandpiper repeat every monday 9:00` in its thread to have its question answered again at those times.", nil, nil
 	}
-	return "*Scheduled reports in this channel*\n" + strings.Join(lines, "\n") + "\n\nThe owner or an admin can `/sandpiper schedules pause ID`, `resume ID` or `delete ID`.", true
+	lines = append(lines, "", foot)
+	blocks = append(blocks, slack.NewContextBlock("", slack.NewTextBlockObject(slack.MarkdownType, foot, false, false)))
+	return strings.Join(lines, "\n"), blocks, nil
+}
+
+// onScheduleClick pauses, resumes or deletes the schedule of a list's
+// button, for its owner or an admin, and says what became of it.
+func (b *Bot) onScheduleClick(ctx context.Context, a action) {
+	verb, id, _ := strings.Cut(a.Value, ":")
+	reply := b.changeSchedule(ctx, commandCall{channel: a.Channel, user: a.User}, verb, id)
+	if a.ResponseURL != "" {
+		// Replace the list the click came from with the news.
+		if _, _, err := b.api.PostMessageContext(ctx, a.Channel, slack.MsgOptionText(reply, false),
+			slack.MsgOptionResponseURL(a.ResponseURL, slack.ResponseTypeEphemeral), slack.MsgOptionReplaceOriginal(a.ResponseURL)); err == nil {
+			return
+		}
+	}
+	b.ephemeral(ctx, a.Channel, a.User, a.ThreadTS, reply)
 }
 
 // changeSchedule pauses, resumes or deletes the schedule id for c.user,
