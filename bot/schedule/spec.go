@@ -153,15 +153,17 @@ func (p *Plan) Next(t time.Time) time.Time {
 
 // Latest returns the last time the plan fired after after and at or
 // before now, and how many of its times fell in that span (0: none).
-// It gives up counting past maxLatestSteps times.
+// Past maxLatestSteps times it counts on from the day before now only
+// (a schedule stopped for months that fires every minute).
 func (p *Plan) Latest(after, now time.Time) (time.Time, int) {
 	var last time.Time
 	n := 0
 	for t := p.Next(after); !t.IsZero() && !t.After(now); t = p.Next(t) {
 		last = t
 		if n++; n == maxLatestSteps {
-			// Far behind (a schedule stopped for years): jump ahead.
-			return p.Latest(now.Add(-7*24*time.Hour), now)
+			if day := now.Add(-24 * time.Hour); day.After(t) {
+				t = day // far behind: jump ahead
+			}
 		}
 	}
 	return last, n

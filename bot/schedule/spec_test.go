@@ -130,3 +130,20 @@ func TestParseWhen(t *testing.T) {
 		}
 	}
 }
+
+// TestLatestFarBehind: a schedule firing every minute, stopped for a
+// year, finds its latest time without walking every minute of the year.
+func TestLatestFarBehind(t *testing.T) {
+	p, err := NewPlan("* * * * *", "UTC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 6, 10, 0, 30, 0, time.UTC)
+	last, n := p.Latest(now.AddDate(-1, 0, 0), now)
+	if !last.Equal(time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC)) || n < maxLatestSteps || n > maxLatestSteps+24*60 {
+		t.Errorf("Latest = %s, %d times", last, n)
+	}
+	if last, n := p.Latest(now, now); !last.IsZero() || n != 0 {
+		t.Errorf("Latest(now, now) = %s, %d", last, n)
+	}
+}
