@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -433,21 +434,10 @@ func (f scheduleFirer) Tell(ctx context.Context, sc schedule.Schedule, n schedul
 			to = append(to, b.cfg.Admins...)
 		}
 	}
-	for _, user := range dedupe(to) {
+	slices.Sort(to)
+	for _, user := range slices.Compact(to) {
 		if _, _, err := b.api.PostMessageContext(ctx, user, slack.MsgOptionText(text, false)); err != nil {
 			b.log.Warn("schedules: telling a user failed", "user", user, "err", slackapi.Explain(err))
 		}
 	}
-}
-
-func dedupe(s []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range s {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
 }

@@ -127,24 +127,14 @@ func (m *mysqlDB) query(ctx context.Context, q string, lim Limits, s *sink) erro
 }
 
 func (m *mysqlDB) read(ctx context.Context, cancel func(), conn *sql.Conn, q string, s *sink) error {
-	rows, err := conn.QueryContext(ctx, q)
+	rows, cols, err := queryColumns(ctx, conn, q, mysqlKind, myError)
 	if err != nil {
-		return myError(err)
+		return err
 	}
 	defer rows.Close()
-	types, err := rows.ColumnTypes()
-	if err != nil {
-		return myError(err)
-	}
-	cols := make([]column, len(types))
-	binary := make([]bool, len(types))
-	for i, t := range types {
-		name := strings.ToLower(t.DatabaseTypeName())
-		cols[i] = column{Name: t.Name(), Type: name, Kind: mysqlKind(name)}
-		binary[i] = cols[i].Kind == KindBinary
-	}
-	if len(cols) == 0 {
-		return &dbError{msg: "the statement returned no rows and no columns: send one SELECT (or another statement that returns rows)"}
+	binary := make([]bool, len(cols))
+	for i, c := range cols {
+		binary[i] = c.Kind == KindBinary
 	}
 	s.columns(cols)
 	raw := make([]sql.RawBytes, len(cols))

@@ -2,6 +2,7 @@ package datasource
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -125,6 +126,32 @@ func queryEnded(ctx context.Context, qerr error) error {
 		return ctx.Err()
 	}
 	return qerr
+}
+
+// queryColumns runs q on conn (the engines on database/sql) and returns
+// its rows with their columns, typed by kind from their declared type in
+// lower case; errs turns the driver's errors into ours. A statement that
+// returns no columns is a *dbError.
+func queryColumns(ctx context.Context, conn *sql.Conn, q string, kind func(string) Kind, errs func(error) error) (*sql.Rows, []column, error) {
+	rows, err := conn.QueryContext(ctx, q)
+	if err != nil {
+		return nil, nil, errs(err)
+	}
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		rows.Close()
+		return nil, nil, errs(err)
+	}
+	if len(types) == 0 {
+		rows.Close()
+		return nil, nil, &dbError{msg: "the statement returned no rows and no columns: send one SELECT (or another statement that returns rows)"}
+	}
+	cols := make([]column, len(types))
+	for i, t := range types {
+		decl := strings.ToLower(t.DatabaseTypeName())
+		cols[i] = column{Name: t.Name(), Type: decl, Kind: kind(decl)}
+	}
+	return rows, cols, nil
 }
 
 // simple runs a query of ours (not the model's: the schema, a health

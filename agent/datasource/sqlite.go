@@ -97,23 +97,11 @@ func (d *sqliteDB) read(ctx context.Context, conn *sql.Conn, q string, s *sink) 
 		// The driver would run them all; the file is read-only either way.
 		return &dbError{msg: "SQLite: more than one statement: send one statement per call"}
 	}
-	rows, err := conn.QueryContext(ctx, q)
+	rows, cols, err := queryColumns(ctx, conn, q, sqliteKind, sqliteError)
 	if err != nil {
-		return sqliteError(err)
+		return err
 	}
 	defer rows.Close()
-	types, err := rows.ColumnTypes()
-	if err != nil {
-		return sqliteError(err)
-	}
-	cols := make([]column, len(types))
-	for i, t := range types {
-		decl := strings.ToLower(t.DatabaseTypeName())
-		cols[i] = column{Name: t.Name(), Type: decl, Kind: sqliteKind(decl)}
-	}
-	if len(cols) == 0 {
-		return &dbError{msg: "the statement returned no rows and no columns: send one SELECT (or another statement that returns rows)"}
-	}
 	vals := make([]any, len(cols))
 	dest := make([]any, len(cols))
 	for i := range vals {

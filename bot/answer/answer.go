@@ -53,6 +53,10 @@ func (a *Answerer) react(ctx context.Context, ref slack.ItemRef, add bool, log *
 func (a *Answerer) answer(ctx context.Context, m Question, isFollowUp bool) {
 	start := time.Now()
 	log := a.log.With("channel", m.Channel, "thread", m.ThreadTS, "user", m.User)
+	done := m.Done
+	if done == nil {
+		done = func(Info, error) {}
+	}
 
 	history, foreign, ours, err := a.memory.History(ctx, m.Channel, m.ThreadTS, m.TS, !isFollowUp)
 	if err != nil {
@@ -69,9 +73,7 @@ func (a *Answerer) answer(ctx context.Context, m Question, isFollowUp bool) {
 	if strings.TrimSpace(m.Text) == "" {
 		if len(m.Files) == 0 {
 			a.Notice(ctx, m, "I didn't find a question in your message. Ask me something like _what is the 20th Fibonacci number?_")
-			if m.Done != nil {
-				m.Done(Info{}, errors.New("no question"))
-			}
+			done(Info{}, errors.New("no question"))
 			return
 		}
 		m.Text = thread.FilesOnlyQuestion
@@ -163,20 +165,21 @@ func (a *Answerer) answer(ctx context.Context, m Question, isFollowUp bool) {
 			a.upload(pctx, m, render.Attachment{Name: "answer.md", Title: "Full answer", Content: text})
 		}
 		a.metrics.answerSeconds.Observe(time.Since(start).Seconds())
-		if m.Done != nil {
-			m.Done(info, nil)
-		}
+		done(info, nil)
 	case by != "":
 		stream.Abandon(pctx)
 		a.Notice(pctx, m, stopNotice(by))
-		if m.Done != nil {
-			m.Done(Info{}, fmt.Errorf("stopped by %s", cmp.Or(by, "a user")))
-		}
+		done(Info{}, fmt.Errorf("stopped by %s", by))
 	default:
 		stream.Abandon(pctx)
 		kind, text := failureText(ctx, err, timedOut, out, a.lim.Answer)
 		a.metrics.errors.WithLabelValues(kind).Inc()
 		log.Warn("no answer", "kind", kind, "err", err, "steps", out.Steps)
+		why := "the model gave none"
+		if err != nil {
+			why = userError(err)
+		}
+		done(Info{}, fmt.Errorf("no answer (%s): %s", kind, why))
 		if text == "" {
 			break // handed on: another replica answers
 		}
@@ -185,22 +188,6 @@ func (a *Answerer) answer(ctx context.Context, m Question, isFollowUp bool) {
 		}
 		a.Notice(pctx, m, text)
 	}
-	if !answered && by == "" && m.Done != nil {
-		m.Done(Info{}, fmt.Errorf("no answer (%s): %s", kind(ctx, err, timedOut, out, a.lim.Answer), cmp.Or(userErrorOrNil(err), "the model gave none")))
-	}
-}
-
-// kind is failureText's kind alone.
-func kind(ctx context.Context, err error, timedOut bool, out *agent.Outcome, limit time.Duration) string {
-	k, _ := failureText(ctx, err, timedOut, out, limit)
-	return k
-}
-
-func userErrorOrNil(err error) string {
-	if err == nil {
-		return ""
-	}
-	return userError(err)
 }
 
 // answerText is the answer to post for a run: the model's last text, with

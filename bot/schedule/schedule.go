@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"time"
@@ -40,27 +41,13 @@ type Limits struct {
 
 // WithDefaults fills the zero fields.
 func (l Limits) WithDefaults() Limits {
-	if l.PerChannel == 0 {
-		l.PerChannel = DefaultPerChannel
-	}
-	if l.PerUser == 0 {
-		l.PerUser = DefaultPerUser
-	}
-	if l.MinInterval == 0 {
-		l.MinInterval = DefaultMinInterval
-	}
-	if l.Grace == 0 {
-		l.Grace = DefaultGrace
-	}
-	if l.Retries == 0 {
-		l.Retries = DefaultRetries
-	}
-	if l.Backoff == 0 {
-		l.Backoff = DefaultBackoff
-	}
-	if l.Poll == 0 {
-		l.Poll = DefaultPoll
-	}
+	l.PerChannel = cmp.Or(l.PerChannel, DefaultPerChannel)
+	l.PerUser = cmp.Or(l.PerUser, DefaultPerUser)
+	l.MinInterval = cmp.Or(l.MinInterval, DefaultMinInterval)
+	l.Grace = cmp.Or(l.Grace, DefaultGrace)
+	l.Retries = cmp.Or(l.Retries, DefaultRetries)
+	l.Backoff = cmp.Or(l.Backoff, DefaultBackoff)
+	l.Poll = cmp.Or(l.Poll, DefaultPoll)
 	return l
 }
 
