@@ -88,8 +88,9 @@ func repeatView(question, channel, tz, meta string) slack.ModalViewRequest {
 		opt(schedule.Weekly, "Once a week"), opt(schedule.Monthly, "Once a month"), opt(schedule.Cron, "A cron line")}
 	kind := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain("How often"), "kind", kinds...).WithInitialOption(kinds[2])
 	var days []*slack.OptionBlockObject
-	for d := time.Monday; d <= time.Saturday+1; d++ {
-		days = append(days, opt(strconv.Itoa(int(d%7)), (d%7).String()))
+	for i := 1; i <= 7; i++ { // Monday first, Sunday (0) last
+		d := time.Weekday(i % 7)
+		days = append(days, opt(strconv.Itoa(int(d)), d.String()))
 	}
 	weekday := slack.NewOptionsSelectBlockElement(slack.OptTypeStatic, plain("Day"), "weekday", days...).WithInitialOption(days[0])
 	clock := slack.NewTimePickerBlockElement("clock")
